@@ -1,0 +1,128 @@
+// core/v1 types: the subset of PodSpec and friends that Skiff runs.
+import type { Condition } from './conditions.js';
+import type { KObject } from './meta.js';
+
+export interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: {
+    fieldRef?: { fieldPath: string; apiVersion?: string };
+    resourceFieldRef?: { resource: string; containerName?: string; divisor?: string };
+    secretKeyRef?: { name: string; key: string; optional?: boolean };
+    configMapKeyRef?: { name: string; key: string; optional?: boolean };
+  };
+}
+
+export interface EnvFromSource {
+  prefix?: string;
+  configMapRef?: { name: string; optional?: boolean };
+  secretRef?: { name: string; optional?: boolean };
+}
+
+export interface ResourceRequirements {
+  requests?: Record<string, string | number>;
+  limits?: Record<string, string | number>;
+}
+
+export interface ContainerPort {
+  name?: string;
+  containerPort: number;
+  protocol?: string;
+  hostPort?: number;
+}
+
+export interface VolumeMount {
+  name: string;
+  mountPath: string;
+  subPath?: string;
+  readOnly?: boolean;
+}
+
+export interface Container {
+  name: string;
+  image?: string;
+  command?: string[];
+  args?: string[];
+  env?: EnvVar[];
+  envFrom?: EnvFromSource[];
+  workingDir?: string;
+  resources?: ResourceRequirements;
+  ports?: ContainerPort[];
+  volumeMounts?: VolumeMount[];
+  restartPolicy?: string;
+  imagePullPolicy?: string;
+}
+
+export interface KeyToPath {
+  key: string;
+  path: string;
+  mode?: number;
+}
+
+export interface Volume {
+  name: string;
+  emptyDir?: { medium?: string; sizeLimit?: string };
+  hostPath?: { path: string; type?: string };
+  persistentVolumeClaim?: { claimName: string; readOnly?: boolean };
+  configMap?: { name: string; items?: KeyToPath[]; optional?: boolean; defaultMode?: number };
+  secret?: { secretName: string; items?: KeyToPath[]; optional?: boolean; defaultMode?: number };
+}
+
+export interface PodSpec {
+  containers: Container[];
+  initContainers?: Container[];
+  volumes?: Volume[];
+  restartPolicy?: 'Always' | 'OnFailure' | 'Never';
+  terminationGracePeriodSeconds?: number;
+  activeDeadlineSeconds?: number;
+  nodeName?: string;
+  nodeSelector?: Record<string, string>;
+  tolerations?: unknown[];
+  hostname?: string;
+  subdomain?: string;
+  serviceAccountName?: string;
+  schedulerName?: string;
+  priorityClassName?: string;
+  priority?: number;
+}
+
+export interface ContainerState {
+  waiting?: { reason?: string; message?: string };
+  running?: { startedAt: string };
+  terminated?: { exitCode: number; signal?: number; reason?: string; message?: string; startedAt?: string; finishedAt?: string; containerID?: string };
+}
+
+export interface ContainerStatus {
+  name: string;
+  image?: string;
+  imageID?: string;
+  containerID?: string;
+  ready: boolean;
+  started?: boolean;
+  restartCount: number;
+  state: ContainerState;
+  lastState: ContainerState;
+}
+
+export interface PodStatus {
+  phase?: 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
+  conditions?: Condition[];
+  message?: string;
+  reason?: string;
+  hostIP?: string;
+  podIP?: string;
+  podIPs?: { ip: string }[];
+  startTime?: string;
+  initContainerStatuses?: ContainerStatus[];
+  containerStatuses?: ContainerStatus[];
+}
+
+export interface Pod extends KObject {
+  spec: PodSpec;
+  status?: PodStatus;
+}
+
+export interface PodTemplateSpec {
+  metadata?: { labels?: Record<string, string>; annotations?: Record<string, string>; name?: string };
+  spec: PodSpec;
+}

@@ -1,0 +1,357 @@
+// core/v1 kinds: Namespace, Pod, ConfigMap, Secret, PersistentVolumeClaim, Service, Node, Event.
+import type { FieldError } from './errors.js';
+import type { KindDef } from './registry.js';
+import type { KObject, StoredObject } from './meta.js';
+import { deepEqual } from './meta.js';
+import { parseQuantity } from './quantity.js';
+import { Validator, cIdentifier, envVarName, isDns1123Subdomain } from './validation.js';
+
+const restartPolicies = ['Always', 'OnFailure', 'Never'] as const;
+
+export interface PodSpecOptions {
+  /** allowed restart policies (a Job's template allows only OnFailure and Never) */
+  restartPolicies?: readonly string[];
+  /** a template inside another kind: images may be left empty there */
+  template?: boolean;
+}
+
+function validateContainer(v: Validator, c: unknown, path: string, volumeNames: Set<string>, opts: PodSpecOptions): string | undefined {
+  if (!v.object(path, c, true)) return undefined;
+  v.dnsLabel(`${path}.name`, c.name);
+  if (!opts.template) v.string(`${path}.image`, c.image, true);
+  else v.string(`${path}.image`, c.image);
+  v.stringArray(`${path}.command`, c.command);
+  v.stringArray(`${path}.args`, c.args);
+  v.string(`${path}.workingDir`, c.workingDir);
+  if (v.array(`${path}.env`, c.env)) {
+    c.env.forEach((e: any, i: number) => {
+      const p = `${path}.env[${i}]`;
+      if (!v.object(p, e, true)) return;
+      if (v.string(`${p}.name`, e.name, true) && !envVarName.test(e.name)) {
+        v.invalid(`${p}.name`, e.name, "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit");
+      }
+      if (e.value !== undefined) v.string(`${p}.value`, e.value);
+      if (e.valueFrom !== undefined && v.object(`${p}.valueFrom`, e.valueFrom)) {
+        const sources = ['fieldRef', 'resourceFieldRef', 'secretKeyRef', 'configMapKeyRef'].filter((k) => e.valueFrom[k] !== undefined);
+        if (sources.length !== 1) v.invalid(`${p}.valueFrom`, '', 'must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`');
+        if (e.value !== undefined && e.value !== '') v.invalid(`${p}.valueFrom`, '', 'may not be specified when `value` is not empty');
+        const f = e.valueFrom.fieldRef;
+        if (f !== undefined && v.object(`${p}.valueFrom.fieldRef`, f)) v.string(`${p}.valueFrom.fieldRef.fieldPath`, f.fieldPath, true);
+        for (const ref of ['secretKeyRef', 'configMapKeyRef'] as const) {
+          const r = e.valueFrom[ref];
+          if (r !== undefined && v.object(`${p}.valueFrom.${ref}`, r)) {
+            v.string(`${p}.valueFrom.${ref}.name`, r.name, true);
+            v.string(`${p}.valueFrom.${ref}.key`, r.key, true);
+          }
+        }
+      }
+    });
+  }
+  if (v.array(`${path}.envFrom`, c.envFrom)) {
+    c.envFrom.forEach((e: any, i: number) => {
+      const p = `${path}.envFrom[${i}]`;
+      if (!v.object(p, e, true)) return;
+      if (e.prefix !== undefined && v.string(`${p}.prefix`, e.prefix) && e.prefix && !cIdentifier.test(e.prefix[0] === '_' ? e.prefix : e.prefix.replace(/^[0-9]/, ''))) {
+        v.invalid(`${p}.prefix`, e.prefix, 'must be a C identifier prefix');
+      }
+      const n = (e.configMapRef ? 1 : 0) + (e.secretRef ? 1 : 0);
+      if (n !== 1) v.invalid(p, '', 'must specify one of: `configMapRef` or `secretRef`');
+      if (e.configMapRef) v.string(`${p}.configMapRef.name`, e.configMapRef.name, true);
+      if (e.secretRef) v.string(`${p}.secretRef.name`, e.secretRef.name, true);
+    });
+  }
+  if (v.object(`${path}.resources`, c.resources)) {
+    for (const kind of ['requests', 'limits'] as const) {
+      const m = c.resources[kind];
+      if (v.object(`${path}.resources.${kind}`, m)) for (const [k, q] of Object.entries(m)) v.quantity(`${path}.resources.${kind}[${k}]`, q);
+    }
+    const req = c.resources.requests ?? {};
+    const lim = c.resources.limits ?? {};
+    for (const k of Object.keys(req)) {
+      if (k in lim && typeof req[k] === typeof lim[k] && qty(req[k]) > qty(lim[k])) {
+        v.invalid(`${path}.resources.requests[${k}]`, req[k], `must be less than or equal to ${k} limit of ${lim[k]}`);
+      }
+    }
+  }
+  if (v.array(`${path}.ports`, c.ports)) {
+    c.ports.forEach((port: any, i: number) => {
+      const p = `${path}.ports[${i}]`;
+      if (!v.object(p, port, true)) return;
+      if (v.int(`${p}.containerPort`, port.containerPort, 1, true) && port.containerPort > 65535) v.invalid(`${p}.containerPort`, port.containerPort, 'must be between 1 and 65535, inclusive');
+      if (port.name !== undefined && v.string(`${p}.name`, port.name) && !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(port.name)) v.invalid(`${p}.name`, port.name, 'must be an IANA_SVC_NAME');
+      v.oneOf(`${p}.protocol`, port.protocol, ['TCP', 'UDP', 'SCTP']);
+    });
+  }
+  if (v.array(`${path}.volumeMounts`, c.volumeMounts)) {
+    const seen = new Set<string>();
+    c.volumeMounts.forEach((m: any, i: number) => {
+      const p = `${path}.volumeMounts[${i}]`;
+      if (!v.object(p, m, true)) return;
+      if (v.string(`${p}.name`, m.name, true) && !volumeNames.has(m.name)) v.add(`${p}.name`, 'FieldValueNotFound', `Not found: "${m.name}"`);
+      if (v.string(`${p}.mountPath`, m.mountPath, true)) {
+        if (!m.mountPath.startsWith('/')) v.invalid(`${p}.mountPath`, m.mountPath, 'must be an absolute path');
+        if (seen.has(m.mountPath)) v.invalid(`${p}.mountPath`, m.mountPath, 'must be unique');
+        seen.add(m.mountPath);
+      }
+      if (m.subPath !== undefined && v.string(`${p}.subPath`, m.subPath) && (m.subPath.startsWith('/') || m.subPath.split('/').includes('..'))) {
+        v.invalid(`${p}.subPath`, m.subPath, "must be a relative path without '..'");
+      }
+      v.bool(`${p}.readOnly`, m.readOnly);
+    });
+  }
+  return typeof c.name === 'string' ? c.name : undefined;
+}
+
+function qty(q: unknown): number {
+  return parseQuantity(q) ?? NaN;
+}
+
+function validateVolumes(v: Validator, vols: unknown, path: string): Set<string> {
+  const names = new Set<string>();
+  if (!v.array(path, vols)) return names;
+  vols.forEach((vol: any, i: number) => {
+    const p = `${path}[${i}]`;
+    if (!v.object(p, vol, true)) return;
+    v.dnsLabel(`${p}.name`, vol.name);
+    if (typeof vol.name === 'string') {
+      if (names.has(vol.name)) v.add(`${p}.name`, 'FieldValueDuplicate', `Duplicate value: "${vol.name}"`);
+      names.add(vol.name);
+    }
+    const sources = ['emptyDir', 'hostPath', 'persistentVolumeClaim', 'configMap', 'secret'].filter((k) => vol[k] !== undefined && vol[k] !== null);
+    const unsupported = Object.keys(vol).filter((k) => k !== 'name' && !sources.includes(k));
+    if (unsupported.length > 0) v.notSupported(`${p}.${unsupported[0]}`, unsupported[0], ['emptyDir', 'hostPath', 'persistentVolumeClaim', 'configMap', 'secret']);
+    else if (sources.length === 0) v.required(p, 'must specify a volume type');
+    else if (sources.length > 1) v.add(`${p}.${sources[1]}`, 'FieldValueForbidden', 'Forbidden: may not specify more than 1 volume type');
+    if (vol.hostPath !== undefined && v.object(`${p}.hostPath`, vol.hostPath)) {
+      if (v.string(`${p}.hostPath.path`, vol.hostPath.path, true) && !vol.hostPath.path.startsWith('/')) v.invalid(`${p}.hostPath.path`, vol.hostPath.path, 'must be an absolute path');
+      v.oneOf(`${p}.hostPath.type`, vol.hostPath.type, ['', 'DirectoryOrCreate', 'Directory', 'FileOrCreate', 'File', 'Socket', 'CharDevice', 'BlockDevice']);
+    }
+    if (vol.persistentVolumeClaim !== undefined && v.object(`${p}.persistentVolumeClaim`, vol.persistentVolumeClaim)) v.string(`${p}.persistentVolumeClaim.claimName`, vol.persistentVolumeClaim.claimName, true);
+    if (vol.configMap !== undefined && v.object(`${p}.configMap`, vol.configMap)) v.string(`${p}.configMap.name`, vol.configMap.name, true);
+    if (vol.secret !== undefined && v.object(`${p}.secret`, vol.secret)) v.string(`${p}.secret.secretName`, vol.secret.secretName, true);
+    for (const src of ['configMap', 'secret'] as const) {
+      const items = vol[src]?.items;
+      if (v.array(`${p}.${src}.items`, items)) {
+        items.forEach((it: any, j: number) => {
+          const ip = `${p}.${src}.items[${j}]`;
+          if (!v.object(ip, it, true)) return;
+          v.string(`${ip}.key`, it.key, true);
+          if (v.string(`${ip}.path`, it.path, true) && (it.path.startsWith('/') || it.path.split('/').includes('..'))) v.invalid(`${ip}.path`, it.path, "must be a relative path without '..'");
+        });
+      }
+    }
+  });
+  return names;
+}
+
+/** Validates a PodSpec at `path`; used by Pod and by every kind that carries a pod template. */
+export function validatePodSpec(v: Validator, spec: unknown, path: string, opts: PodSpecOptions = {}): void {
+  if (!v.object(path, spec, true)) return;
+  const volumeNames = validateVolumes(v, spec.volumes, `${path}.volumes`);
+  const names = new Set<string>();
+  const checkList = (list: unknown, field: string, required: boolean): void => {
+    if (!v.array(`${path}.${field}`, list, required)) return;
+    if (required && list.length === 0) v.required(`${path}.${field}`);
+    list.forEach((c, i) => {
+      const name = validateContainer(v, c, `${path}.${field}[${i}]`, volumeNames, opts);
+      if (name !== undefined) {
+        if (names.has(name)) v.add(`${path}.${field}[${i}].name`, 'FieldValueDuplicate', `Duplicate value: "${name}"`);
+        names.add(name);
+      }
+    });
+  };
+  checkList(spec.initContainers, 'initContainers', false);
+  checkList(spec.containers, 'containers', true);
+  const allowed = opts.restartPolicies ?? restartPolicies;
+  if (spec.restartPolicy !== undefined) v.oneOf(`${path}.restartPolicy`, spec.restartPolicy, allowed);
+  else if (!allowed.includes('Always')) v.required(`${path}.restartPolicy`, `Required value: valid values: ${allowed.map((a) => `"${a}"`).join(', ')}`);
+  v.int(`${path}.terminationGracePeriodSeconds`, spec.terminationGracePeriodSeconds, 0);
+  if (spec.activeDeadlineSeconds !== undefined) v.int(`${path}.activeDeadlineSeconds`, spec.activeDeadlineSeconds, 1);
+  v.string(`${path}.nodeName`, spec.nodeName);
+  v.stringMap(`${path}.nodeSelector`, spec.nodeSelector);
+  if (spec.hostname !== undefined) v.dnsLabel(`${path}.hostname`, spec.hostname);
+  if (spec.subdomain !== undefined) v.dnsLabel(`${path}.subdomain`, spec.subdomain);
+}
+
+export function defaultPodSpec(spec: any): void {
+  if (!spec || typeof spec !== 'object') return;
+  spec.restartPolicy ??= 'Always';
+  spec.terminationGracePeriodSeconds ??= 30;
+  spec.schedulerName ??= 'default-scheduler';
+  for (const c of [...(spec.initContainers ?? []), ...(spec.containers ?? [])]) {
+    if (c && typeof c === 'object') {
+      for (const p of c.ports ?? []) if (p && typeof p === 'object') p.protocol ??= 'TCP';
+    }
+  }
+}
+
+const namespace: KindDef = {
+  group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', singular: 'namespace', shortNames: ['ns'],
+  namespaced: false, hasStatus: true,
+  default(obj) {
+    obj.spec ??= {};
+    obj.spec.finalizers ??= ['kubernetes'];
+    obj.status ??= { phase: 'Active' };
+  },
+  validate(obj) {
+    const v = new Validator();
+    v.dnsLabel('metadata.name', obj.metadata.name);
+    return v.errors;
+  },
+  // the namespace controller empties it first, then clears spec.finalizers
+  deletionBlocked: (obj) => (obj.spec?.finalizers ?? []).length > 0,
+};
+
+function podUpdateErrors(obj: KObject, old: StoredObject): FieldError[] {
+  const v = new Validator();
+  const strip = (spec: any): any => {
+    const s = JSON.parse(JSON.stringify(spec ?? {}));
+    for (const c of [...(s.containers ?? []), ...(s.initContainers ?? [])]) delete c.image;
+    delete s.activeDeadlineSeconds;
+    if (!(old.spec?.nodeName)) delete s.nodeName;
+    delete s.tolerations;
+    return s;
+  };
+  if (!deepEqual(strip(obj.spec), strip(old.spec))) {
+    v.add('spec', 'FieldValueForbidden', 'Forbidden: pod updates may not change fields other than `spec.containers[*].image`, `spec.initContainers[*].image`, `spec.activeDeadlineSeconds` or `spec.tolerations` (only additions to existing tolerations)');
+  }
+  return v.errors;
+}
+
+const pod: KindDef = {
+  group: '', version: 'v1', kind: 'Pod', plural: 'pods', singular: 'pod', shortNames: ['po'],
+  namespaced: true, hasStatus: true,
+  default(obj) {
+    defaultPodSpec(obj.spec);
+    obj.status ??= { phase: 'Pending' };
+  },
+  validate(obj, old) {
+    const v = new Validator();
+    v.dnsSubdomain('metadata.name', obj.metadata.name);
+    validatePodSpec(v, obj.spec, 'spec');
+    if (old && v.errors.length === 0) return podUpdateErrors(obj, old);
+    return v.errors;
+  },
+  // a Pod placed on a node is deleted for good only after its node stopped its processes
+  deletionBlocked: (obj, opts) =>
+    opts.gracePeriodSeconds !== 0 && Boolean(obj.spec?.nodeName) && !['Succeeded', 'Failed'].includes(obj.status?.phase),
+};
+
+function validateData(v: Validator, obj: KObject, field: 'data' | 'stringData' | 'binaryData'): void {
+  const data = obj[field];
+  if (!v.stringMap(field, data)) return;
+  for (const k of Object.keys(data)) {
+    if (!/^[-._a-zA-Z0-9]+$/.test(k) || k.length > 253) v.invalid(`${field}[${k}]`, k, "a valid config key must consist of alphanumeric characters, '-', '_' or '.'");
+  }
+}
+
+const configMap: KindDef = {
+  group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', singular: 'configmap', shortNames: ['cm'],
+  namespaced: true, hasStatus: false,
+  validate(obj) {
+    const v = new Validator();
+    v.dnsSubdomain('metadata.name', obj.metadata.name);
+    validateData(v, obj, 'data');
+    validateData(v, obj, 'binaryData');
+    return v.errors;
+  },
+};
+
+const secret: KindDef = {
+  group: '', version: 'v1', kind: 'Secret', plural: 'secrets', singular: 'secret',
+  namespaced: true, hasStatus: false,
+  default(obj) {
+    obj.type ??= 'Opaque';
+    // stringData is write-only: it is merged into data, base64-encoded, as the API server does
+    const sd = obj.stringData as Record<string, unknown> | undefined;
+    if (sd && typeof sd === 'object') {
+      const data = (obj.data ??= {}) as Record<string, string>;
+      for (const [k, val] of Object.entries(sd)) if (typeof val === 'string') data[k] = Buffer.from(val).toString('base64');
+      delete obj.stringData;
+    }
+  },
+  validate(obj) {
+    const v = new Validator();
+    v.dnsSubdomain('metadata.name', obj.metadata.name);
+    validateData(v, obj, 'data');
+    const data = obj.data as Record<string, unknown> | undefined;
+    if (data && typeof data === 'object') {
+      for (const [k, val] of Object.entries(data)) {
+        if (typeof val === 'string' && !/^[A-Za-z0-9+/]*={0,2}$/.test(val)) v.invalid(`data[${k}]`, '<secret contents redacted>', 'must be base64-encoded');
+      }
+    }
+    return v.errors;
+  },
+};
+
+const pvc: KindDef = {
+  group: '', version: 'v1', kind: 'PersistentVolumeClaim', plural: 'persistentvolumeclaims', singular: 'persistentvolumeclaim', shortNames: ['pvc'],
+  namespaced: true, hasStatus: true,
+  default(obj) {
+    obj.spec ??= {};
+    obj.spec.volumeMode ??= 'Filesystem';
+    obj.status ??= { phase: 'Pending' };
+  },
+  validate(obj) {
+    const v = new Validator();
+    v.dnsSubdomain('metadata.name', obj.metadata.name);
+    if (v.object('spec', obj.spec, true)) {
+      if (v.stringArray('spec.accessModes', obj.spec.accessModes)) {
+        obj.spec.accessModes.forEach((m: string, i: number) => v.oneOf(`spec.accessModes[${i}]`, m, ['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod']));
+      }
+      if (v.object('spec.resources', obj.spec.resources) && v.object('spec.resources.requests', obj.spec.resources.requests)) {
+        v.quantity('spec.resources.requests[storage]', obj.spec.resources.requests.storage);
+      }
+    }
+    return v.errors;
+  },
+};
+
+const service: KindDef = {
+  group: '', version: 'v1', kind: 'Service', plural: 'services', singular: 'service', shortNames: ['svc'],
+  namespaced: true, hasStatus: true,
+  default(obj) {
+    obj.spec ??= {};
+    obj.spec.type ??= 'ClusterIP';
+    for (const p of obj.spec.ports ?? []) if (p && typeof p === 'object') p.protocol ??= 'TCP';
+  },
+  validate(obj) {
+    const v = new Validator();
+    v.dnsLabel('metadata.name', obj.metadata.name);
+    if (v.object('spec', obj.spec, true)) {
+      v.stringMap('spec.selector', obj.spec.selector);
+      if (v.array('spec.ports', obj.spec.ports)) {
+        obj.spec.ports.forEach((p: any, i: number) => {
+          if (!v.object(`spec.ports[${i}]`, p, true)) return;
+          if (v.int(`spec.ports[${i}].port`, p.port, 1, true) && p.port > 65535) v.invalid(`spec.ports[${i}].port`, p.port, 'must be between 1 and 65535, inclusive');
+        });
+      }
+    }
+    return v.errors;
+  },
+};
+
+const node: KindDef = {
+  group: '', version: 'v1', kind: 'Node', plural: 'nodes', singular: 'node', shortNames: ['no'],
+  namespaced: false, hasStatus: true,
+  validate(obj) {
+    const v = new Validator();
+    v.dnsSubdomain('metadata.name', obj.metadata.name);
+    return v.errors;
+  },
+};
+
+const event: KindDef = {
+  group: '', version: 'v1', kind: 'Event', plural: 'events', singular: 'event', shortNames: ['ev'],
+  namespaced: true, hasStatus: false,
+  validate(obj) {
+    const v = new Validator();
+    if (!isDns1123Subdomain(obj.metadata.name ?? '')) v.dnsSubdomain('metadata.name', obj.metadata.name);
+    v.object('involvedObject', obj.involvedObject, true);
+    v.string('reason', obj.reason);
+    v.oneOf('type', obj.type, ['Normal', 'Warning']);
+    return v.errors;
+  },
+};
+
+export const coreKinds: KindDef[] = [namespace, pod, configMap, secret, pvc, service, node, event];

@@ -1,0 +1,95 @@
+// Errors a user can act on. The server renders them as Kubernetes `Status` objects.
+
+export interface FieldError {
+  /** dotted path with indices, e.g. `spec.template.spec.containers[0].name` */
+  field: string;
+  /** Kubernetes cause reason: FieldValueRequired, FieldValueInvalid, FieldValueNotSupported, FieldValueDuplicate, FieldValueTooLong, FieldValueForbidden, FieldValueTypeInvalid */
+  type: string;
+  message: string;
+}
+
+export const StatusReason = {
+  BadRequest: 'BadRequest',
+  NotFound: 'NotFound',
+  AlreadyExists: 'AlreadyExists',
+  Conflict: 'Conflict',
+  Invalid: 'Invalid',
+  Gone: 'Expired',
+  MethodNotAllowed: 'MethodNotAllowed',
+  RequestEntityTooLarge: 'RequestEntityTooLarge',
+  UnsupportedMediaType: 'UnsupportedMediaType',
+  InternalError: 'InternalError',
+  Timeout: 'Timeout',
+} as const;
+export type StatusReason = (typeof StatusReason)[keyof typeof StatusReason];
+
+const codes: Record<StatusReason, number> = {
+  BadRequest: 400,
+  NotFound: 404,
+  AlreadyExists: 409,
+  Conflict: 409,
+  Invalid: 422,
+  Expired: 410,
+  MethodNotAllowed: 405,
+  RequestEntityTooLarge: 413,
+  UnsupportedMediaType: 415,
+  InternalError: 500,
+  Timeout: 504,
+};
+
+export interface StatusDetails {
+  name?: string;
+  group?: string;
+  kind?: string;
+  causes?: { reason: string; message: string; field: string }[];
+}
+
+/** Thrown by the store, validation and the server; carries what a Kubernetes Status carries. */
+export class ApiError extends Error {
+  readonly reason: StatusReason;
+  readonly code: number;
+  readonly details: StatusDetails;
+
+  constructor(reason: StatusReason, message: string, details: StatusDetails = {}) {
+    super(message);
+    this.name = 'ApiError';
+    this.reason = reason;
+    this.code = codes[reason];
+    this.details = details;
+  }
+
+  toStatus(): Record<string, unknown> {
+    return {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: this.message,
+      reason: this.reason,
+      details: this.details,
+      code: this.code,
+    };
+  }
+
+  static notFound(kind: string, group: string, name: string): ApiError {
+    const res = group ? `${kind.toLowerCase()}s.${group}` : `${kind.toLowerCase()}s`;
+    return new ApiError(StatusReason.NotFound, `${res} "${name}" not found`, { name, group, kind });
+  }
+
+  static invalid(kind: string, group: string, name: string, errs: FieldError[]): ApiError {
+    const msg = `${kind}${group ? '.' + group : ''} "${name}" is invalid: ` + errs.map((e) => `${e.field}: ${e.message}`).join(', ');
+    return new ApiError(StatusReason.Invalid, msg, {
+      name,
+      group,
+      kind,
+      causes: errs.map((e) => ({ reason: e.type, message: e.message, field: e.field })),
+    });
+  }
+}
+
+export function isNotFound(e: unknown): boolean {
+  return e instanceof ApiError && e.reason === StatusReason.NotFound;
+}
+export function isConflict(e: unknown): boolean {
+  return e instanceof ApiError && (e.reason === StatusReason.Conflict || e.reason === StatusReason.AlreadyExists);
+}

@@ -1,0 +1,74 @@
+// The kinds Skiff serves. Each API group file registers its kinds here; the server, the store client
+// and the CLI's discovery all read this one table.
+import type { FieldError } from './errors.js';
+import type { KObject, StoredObject } from './meta.js';
+
+export interface KindDef {
+  group: string;
+  version: string;
+  kind: string;
+  plural: string;
+  singular: string;
+  shortNames?: string[];
+  namespaced: boolean;
+  /** spec and status are written through separate endpoints */
+  hasStatus: boolean;
+  /** fills defaults in place (called before validation on create and update) */
+  default?(obj: KObject): void;
+  /** validates the whole object; `old` is set on update */
+  validate?(obj: KObject, old?: StoredObject): FieldError[];
+  /** true while deleting must wait for someone to finish it (a running Pod, a Namespace with content) */
+  deletionBlocked?(obj: StoredObject, opts: { gracePeriodSeconds?: number }): boolean;
+}
+
+export function apiVersionOf(def: KindDef): string {
+  return def.group ? `${def.group}/${def.version}` : def.version;
+}
+
+/** `jobs.batch`, `pods` — the resource name kubectl prints. */
+export function resourceName(def: KindDef): string {
+  return def.group ? `${def.plural}.${def.group}` : def.plural;
+}
+
+export class KindRegistry {
+  private readonly byKind = new Map<string, KindDef>();
+  private readonly byPlural = new Map<string, KindDef>();
+
+  register(...defs: KindDef[]): this {
+    for (const def of defs) {
+      this.byKind.set(`${apiVersionOf(def)}|${def.kind}`, def);
+      this.byPlural.set(`${def.group}|${def.version}|${def.plural}`, def);
+    }
+    return this;
+  }
+
+  forObject(apiVersion: string, kind: string): KindDef | undefined {
+    return this.byKind.get(`${apiVersion}|${kind}`);
+  }
+
+  /** by the store's key for a kind, `group/plural` */
+  forStorageKey(key: string): KindDef | undefined {
+    const i = key.indexOf('/');
+    const group = key.slice(0, i);
+    const plural = key.slice(i + 1);
+    return this.all().find((d) => d.group === group && d.plural === plural);
+  }
+
+  forResource(group: string, version: string, plural: string): KindDef | undefined {
+    return this.byPlural.get(`${group}|${version}|${plural}`);
+  }
+
+  all(): KindDef[] {
+    return [...this.byKind.values()];
+  }
+
+  groups(): Map<string, string[]> {
+    const out = new Map<string, string[]>();
+    for (const def of this.byKind.values()) {
+      const versions = out.get(def.group) ?? [];
+      if (!versions.includes(def.version)) versions.push(def.version);
+      out.set(def.group, versions);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,130 @@
+import { ApiError, CliError, ConnectionError, UsageError, formatError } from '../errors.js';
+import { findByGVK, objectRef, resourcePath, type ResourceInfo } from '../discovery.js';
+import { readManifests, type ManifestEntry } from '../manifests.js';
+import { prepareCreate, prepareUpdate } from '../merge.js';
+import type { KObject } from '../types.js';
+import { FILENAME_FLAG, NAMESPACE_FLAG, RECURSIVE_FLAG, type Command, type Context } from './common.js';
+
+export interface Target {
+  resource: ResourceInfo;
+  namespace?: string;
+  name: string;
+  /** The manifest with its namespace settled. */
+  object: KObject;
+}
+
+/**
+ * Maps a manifest object to its resource and namespace. Discovery is refreshed once per unknown
+ * apiVersion/kind, in case an earlier document created it (a CRD).
+ */
+export async function targetFor(ctx: Context, entry: ManifestEntry & { object: KObject }, refreshed: Set<string>): Promise<Target> {
+  const obj = entry.object;
+  const apiVersion = String(obj.apiVersion);
+  const kind = String(obj.kind);
+  let resource = findByGVK(await ctx.client.discovery(), apiVersion, kind);
+  const gvk = `${apiVersion}/${kind}`;
+  if (!resource && !refreshed.has(gvk)) {
+    refreshed.add(gvk);
+    resource = findByGVK(await ctx.client.discovery(true), apiVersion, kind);
+  }
+  const name = obj.metadata?.name;
+  if (!resource) {
+    throw new CliError(
+      `${entry.source}: no matches for kind "${kind}" in version "${apiVersion}"${name ? ` (object "${name}")` : ''}; see 'skiff api-resources'`,
+    );
+  }
+  if (typeof name !== 'string' || name === '') {
+    throw new CliError(`${entry.source}: ${kind} has no metadata.name${obj.metadata?.generateName ? ' (generateName cannot be used with apply)' : ''}`);
+  }
+  const object: KObject = { ...obj, metadata: { ...(obj.metadata ?? {}) } };
+  let namespace: string | undefined;
+  if (resource.namespaced) {
+    const own = obj.metadata?.namespace;
+    if (own && ctx.namespaceExplicit && own !== ctx.namespace) {
+      throw new CliError(
+        `${entry.source}: the namespace of ${objectRef(resource, name)} ("${own}") does not match the namespace "${ctx.namespace}" given with -n`,
+      );
+    }
+    namespace = own || ctx.namespace;
+    object.metadata = { ...object.metadata, namespace };
+  } else if (object.metadata) {
+    delete object.metadata.namespace;
+  }
+  return { resource, namespace, name, object };
+}
+
+async function applyOne(ctx: Context, t: Target): Promise<'created' | 'configured' | 'unchanged'> {
+  const objectPath = resourcePath(t.resource, { namespace: t.namespace, name: t.name });
+  for (let attempt = 0; ; attempt++) {
+    let live: KObject | undefined;
+    try {
+      live = await ctx.client.get(objectPath);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.isNotFound)) throw err;
+    }
+    try {
+      if (!live) {
+        await ctx.client.request('POST', resourcePath(t.resource, { namespace: t.namespace }), { body: prepareCreate(t.object) });
+        return 'created';
+      }
+      const { body, changed } = prepareUpdate(live, t.object);
+      if (!changed) return 'unchanged';
+      await ctx.client.request('PUT', objectPath, { body });
+      return 'configured';
+    } catch (err) {
+      // Someone else wrote in between (or created it first): read again and retry.
+      const retryable = err instanceof ApiError && (err.code === 409 || (!live && err.reason === 'AlreadyExists'));
+      if (!retryable || attempt >= 3) throw err;
+    }
+  }
+}
+
+export const command: Command = {
+  name: 'apply',
+  summary: 'Create or update objects from manifests',
+  usage: 'skiff apply -f FILE|DIR|URL|- [-f ...] [-R] [-n NS]',
+  description: `
+Reads YAML (multi-document) or JSON manifests, including List objects, and makes the server
+match them: objects that do not exist are created, the others updated. Directories contribute
+their .yaml, .yml and .json files in name order. Fields removed from a manifest since the
+previous apply are removed from the object (the applied manifest is kept in the
+kubectl.kubernetes.io/last-applied-configuration annotation, as kubectl does).`,
+  examples: `
+  skiff apply -f job.yaml
+  skiff apply -f manifests/ -n team-a
+  cat job.yaml | skiff apply -f -`,
+  flags: [FILENAME_FLAG, RECURSIVE_FLAG, NAMESPACE_FLAG],
+
+  async run(ctx) {
+    const files = ctx.args.strings('filename');
+    if (files.length === 0) throw new UsageError('you must specify at least one manifest with -f (a file, a directory, a URL or - for standard input)');
+    if (ctx.args.positionals.length > 0) throw new UsageError(`unexpected argument "${ctx.args.positionals[0]}"; manifests are given with -f`);
+    const entries = await readManifests(files, ctx.io, ctx.args.boolean('recursive'));
+    let failed = 0;
+    let done = 0;
+    const refreshed = new Set<string>();
+    for (const entry of entries) {
+      if (entry.error !== undefined) {
+        failed++;
+        await ctx.err(`error: ${entry.error}\n`);
+        continue;
+      }
+      try {
+        const t = await targetFor(ctx, entry, refreshed);
+        const result = await applyOne(ctx, t);
+        done++;
+        await ctx.out(`${objectRef(t.resource, t.name)} ${result}\n`);
+      } catch (err) {
+        if (!(err instanceof ApiError || err instanceof CliError) || err instanceof UsageError) throw err;
+        if (err instanceof ConnectionError) throw err;
+        failed++;
+        await ctx.err(`${formatError(err)}\n`);
+      }
+    }
+    if (failed === 0 && done === 0) {
+      await ctx.err('error: no objects passed to apply\n');
+      return 1;
+    }
+    return failed > 0 ? 1 : 0;
+  },
+};

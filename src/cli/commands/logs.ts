@@ -1,0 +1,147 @@
+import { ApiError, CliError, UsageError, isAbortError } from '../errors.js';
+import { parseDuration } from '../duration.js';
+import { findResource, objectRef, resolveResource, resourcePath, type ResourceInfo } from '../discovery.js';
+import type { KObject, Pod } from '../types.js';
+import { NAMESPACE_FLAG, positiveIntFlag, sleep, type Command, type Context } from './common.js';
+
+const DEFAULT_CONTAINER_ANNOTATION = 'kubectl.kubernetes.io/default-container';
+
+function created(o: KObject): number {
+  const t = o.metadata?.creationTimestamp ? Date.parse(o.metadata.creationTimestamp) : NaN;
+  return Number.isNaN(t) ? Number.MAX_SAFE_INTEGER : t;
+}
+
+/** Pods belonging to an owner object: by the job-name label for Jobs, else by ownerReferences uid. */
+async function podsOf(ctx: Context, podsRes: ResourceInfo, owner: ResourceInfo, obj: KObject, namespace: string): Promise<Pod[]> {
+  const podsPath = resourcePath(podsRes, { namespace });
+  const name = obj.metadata?.name ?? '';
+  if (owner.group === 'batch' && owner.kind === 'Job') {
+    const list = await ctx.client.list(podsPath, { labelSelector: `batch.kubernetes.io/job-name=${name}` });
+    if (list.items.length > 0) return list.items as Pod[];
+  }
+  const uid = obj.metadata?.uid;
+  const list = await ctx.client.list(podsPath);
+  return (list.items as Pod[]).filter((p) =>
+    (p.metadata?.ownerReferences ?? []).some((o) => (uid && o.uid === uid) || (!uid && o.kind === owner.kind && o.name === name)),
+  );
+}
+
+/** Resolves the argument to one pod (waiting up to `waitMs` for an owner's pods to appear). */
+async function resolvePod(ctx: Context, target: string, waitMs: number): Promise<Pod> {
+  const discovery = await ctx.client.discovery();
+  const podsRes = findResource(discovery, 'pods') ?? resolveResource(discovery, 'pods');
+  const slash = target.indexOf('/');
+  const kindArg = slash > 0 ? target.slice(0, slash) : 'pods';
+  const name = slash > 0 ? target.slice(slash + 1) : target;
+  if (!name) throw new UsageError(`invalid argument "${target}": expected POD or KIND/NAME`);
+  const r = slash > 0 ? resolveResource(discovery, kindArg) : podsRes;
+  const namespace = ctx.namespace;
+  const obj = await ctx.client.get(resourcePath(r, { namespace: r.namespaced ? namespace : undefined, name }));
+  if (r.group === '' && r.kind === 'Pod') return obj as Pod;
+
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const pods = await podsOf(ctx, podsRes, r, obj, namespace);
+    if (pods.length > 0) {
+      pods.sort((a, b) => created(a) - created(b) || (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
+      const pod = pods[0] as Pod;
+      if (pods.length > 1) await ctx.err(`Found ${pods.length} pods, using pod/${pod.metadata?.name ?? ''}\n`);
+      return pod;
+    }
+    if (Date.now() >= deadline || !(await sleep(Math.min(1000, deadline - Date.now()), ctx.signal))) {
+      throw new CliError(`no pods found for ${objectRef(r, name)}`);
+    }
+  }
+}
+
+function isNotStartedYet(err: unknown): boolean {
+  return (
+    err instanceof ApiError &&
+    err.code === 400 &&
+    /waiting to start|ContainerCreating|PodInitializing|not (yet )?(started|running)|is pending/i.test(err.message)
+  );
+}
+
+export const command: Command = {
+  name: 'logs',
+  summary: "Print the logs of a pod (or of a job's pod)",
+  usage: 'skiff logs POD|KIND/NAME [CONTAINER] [-c CONTAINER] [-f] [-p] [--tail N] [--timestamps] [-n NS]',
+  description: `
+For KIND/NAME other than a pod (e.g. job/pi) the logs of its first pod (oldest) are shown.`,
+  examples: `
+  skiff logs job/pi
+  skiff logs -f pi-x7k2q -c trainer
+  skiff logs pi-x7k2q --previous --tail 20`,
+  flags: [
+    NAMESPACE_FLAG,
+    { name: 'container', short: 'c', type: 'string', valueName: 'NAME', description: 'container to show (default: the only, or first, one)' },
+    { name: 'follow', short: 'f', type: 'boolean', description: 'keep streaming new output' },
+    { name: 'previous', short: 'p', type: 'boolean', description: 'logs of the previous (crashed) run of the container' },
+    { name: 'tail', type: 'string', default: '-1', valueName: 'N', description: 'only the last N lines (-1: all)' },
+    { name: 'timestamps', type: 'boolean', description: 'prefix each line with its timestamp' },
+    { name: 'pod-running-timeout', type: 'string', default: '20s', valueName: 'DURATION', description: 'how long to wait for a pod to appear or start' },
+  ],
+
+  async run(ctx) {
+    const a = ctx.args;
+    const [target, positionalContainer, extra] = a.positionals;
+    if (!target) throw new UsageError('you must specify a pod, or KIND/NAME (e.g. job/pi)');
+    if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`);
+    if (positionalContainer !== undefined && a.isSet('container')) throw new UsageError('give the container either as an argument or with -c, not both');
+    const tail = positiveIntFlag(a, 'tail') ?? -1;
+    const waitMs = parseDuration(a.string('pod-running-timeout') ?? '20s');
+    if (waitMs === undefined) throw new UsageError(`invalid --pod-running-timeout "${a.string('pod-running-timeout')}"`);
+
+    const pod = await resolvePod(ctx, target, waitMs);
+    const podName = pod.metadata?.name ?? '';
+    const containers = (pod.spec?.containers ?? []).map((c) => c.name ?? '');
+    let container = a.string('container') ?? positionalContainer;
+    if (!container && containers.length > 1) {
+      const preferred = pod.metadata?.annotations?.[DEFAULT_CONTAINER_ANNOTATION];
+      container = preferred && containers.includes(preferred) ? preferred : containers[0];
+      await ctx.err(`Defaulted container "${container}" out of: ${containers.join(', ')}\n`);
+    }
+
+    const discovery = await ctx.client.discovery();
+    const podsRes = findResource(discovery, 'pods') ?? resolveResource(discovery, 'pods');
+    const path = resourcePath(podsRes, { namespace: pod.metadata?.namespace ?? ctx.namespace, name: podName, subresource: 'log' });
+    const query = {
+      container,
+      follow: a.boolean('follow'),
+      previous: a.boolean('previous'),
+      tailLines: tail >= 0 ? tail : undefined,
+      timestamps: a.boolean('timestamps'),
+    };
+
+    const deadline = Date.now() + waitMs;
+    let res: Response;
+    for (;;) {
+      try {
+        res = await ctx.client.raw('GET', path, { query, signal: ctx.signal });
+        break;
+      } catch (err) {
+        if (isAbortError(err)) return 0;
+        // With -f, wait for a container that is still starting, as kubectl does.
+        if (a.boolean('follow') && isNotStartedYet(err) && Date.now() < deadline) {
+          if (!(await sleep(1000, ctx.signal))) return 0;
+          continue;
+        }
+        throw err;
+      }
+    }
+    if (!res.body) return 0;
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        const text = decoder.decode(chunk, { stream: true });
+        if (text) await ctx.out(text);
+      }
+      const rest = decoder.decode();
+      if (rest) await ctx.out(rest);
+    } catch (err) {
+      if (isAbortError(err) || ctx.signal?.aborted) return 0;
+      throw new CliError(`the log stream of pod/${podName} broke off: ${(err as Error).message}`);
+    }
+    return 0;
+  },
+};

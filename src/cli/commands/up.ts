@@ -1,0 +1,128 @@
+import { homedir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+import { CliError, UsageError } from '../errors.js';
+import type { Command } from './common.js';
+
+/** What `src/server/main.ts` exports (written by the server engineers). */
+export interface StartSkiffOptions {
+  dataDir?: string;
+  port?: number;
+  host?: string;
+  configFile?: string;
+}
+export interface RunningSkiff {
+  url: string;
+  stop(): Promise<void>;
+}
+type StartSkiff = (opts: StartSkiffOptions) => Promise<RunningSkiff>;
+
+/** Loads the server lazily (so other commands never pay for it). Overridable for tests. */
+export let loadServer = async (): Promise<StartSkiff> => {
+  const url = new URL('../../server/main.js', import.meta.url).href;
+  let mod: { startSkiff?: StartSkiff };
+  try {
+    mod = (await import(url)) as { startSkiff?: StartSkiff };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ERR_MODULE_NOT_FOUND' && String((err as Error).message).includes('server/main.js')) {
+      throw new CliError("the Skiff server is not built (dist/src/server/main.js is missing); run 'npm run build'");
+    }
+    throw err;
+  }
+  if (typeof mod.startSkiff !== 'function') throw new CliError('the Skiff server module does not export startSkiff()');
+  return mod.startSkiff;
+};
+
+export function setServerLoader(loader: () => Promise<StartSkiff>): void {
+  loadServer = loader;
+}
+
+export function expandHome(p: string, home = homedir()): string {
+  if (p === '~') return home;
+  if (p.startsWith('~/')) return join(home, p.slice(2));
+  return p;
+}
+
+function describeStartError(err: unknown, port: number | undefined, host: string | undefined): string {
+  const e = err as NodeJS.ErrnoException;
+  if (e?.code === 'EADDRINUSE') return `cannot start Skiff: ${host ?? '127.0.0.1'}:${port ?? 8080} is already in use (is Skiff already running? try --port)`;
+  if (e?.code === 'EACCES') return `cannot start Skiff: permission denied (${e.message})`;
+  return `cannot start Skiff: ${e instanceof Error ? e.message : String(err)}`;
+}
+
+export const command: Command = {
+  name: 'up',
+  summary: 'Start the Skiff platform in the foreground',
+  usage: 'skiff up [--data-dir DIR] [--port N] [--host H] [--config FILE]',
+  description: `
+Runs the API server and controllers until interrupted (Ctrl-C). State is kept in the data
+directory, so objects survive restarts.`,
+  flags: [
+    { name: 'data-dir', type: 'string', valueName: 'DIR', description: 'where state is kept (default ~/.skiff)' },
+    { name: 'port', type: 'string', valueName: 'N', description: 'port of the API server' },
+    { name: 'host', type: 'string', valueName: 'H', description: 'address to listen on' },
+    { name: 'config', type: 'string', valueName: 'FILE', description: 'platform configuration file' },
+  ],
+
+  async run(ctx) {
+    const a = ctx.args;
+    if (a.positionals.length > 0) throw new UsageError(`unexpected argument "${a.positionals[0]}"`);
+    const dataDir = resolve(ctx.io.cwd, expandHome(a.string('data-dir') ?? join(homedir(), '.skiff')));
+    let port: number | undefined;
+    const portRaw = a.string('port');
+    if (portRaw !== undefined) {
+      port = Number(portRaw);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`invalid --port "${portRaw}": expected a number from 0 to 65535`);
+    }
+    const host = a.string('host');
+    const configRaw = a.string('config');
+    const configFile = configRaw === undefined ? undefined : isAbsolute(expandHome(configRaw)) ? expandHome(configRaw) : resolve(ctx.io.cwd, configRaw);
+
+    const startSkiff = await loadServer();
+    const opts: StartSkiffOptions = { dataDir };
+    if (port !== undefined) opts.port = port;
+    if (host !== undefined) opts.host = host;
+    if (configFile !== undefined) opts.configFile = configFile;
+
+    // Stop on SIGINT/SIGTERM (or the injected signal); a second signal exits at once.
+    let stopRequested: () => void = () => {};
+    const stopped = new Promise<void>((r) => (stopRequested = r));
+    let signals = 0;
+    const onSignal = (): void => {
+      signals++;
+      if (signals === 1) stopRequested();
+      else process.exit(130);
+    };
+    const useProcessSignals = !ctx.signal;
+    if (useProcessSignals) {
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+    } else if (ctx.signal?.aborted) stopRequested();
+    else ctx.signal?.addEventListener('abort', onSignal, { once: true });
+
+    try {
+      let running: RunningSkiff;
+      try {
+        running = await startSkiff(opts);
+      } catch (err) {
+        if (err instanceof CliError) throw err;
+        throw new CliError(describeStartError(err, port, host));
+      }
+      await ctx.out(`Skiff is ready at ${running.url} (data in ${dataDir})\n`);
+      await stopped;
+      await ctx.err('Shutting down...\n');
+      try {
+        await running.stop();
+      } catch (err) {
+        throw new CliError(`Skiff did not stop cleanly: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      await ctx.err('Skiff stopped.\n');
+      return 0;
+    } finally {
+      if (useProcessSignals) {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+      }
+    }
+  },
+};

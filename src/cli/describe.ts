@@ -1,0 +1,267 @@
+/** `skiff describe` text: readable multi-line views of objects, ending with their events. */
+import { formatTimestamp } from './duration.js';
+import { LAST_APPLIED_ANNOTATION } from './merge.js';
+import { eventLastSeen, eventTime, jobDuration } from './printers.js';
+import type { ResourceInfo } from './discovery.js';
+import type { Condition, Container, ContainerState, ContainerStatus, Job, KEvent, KObject, Pod } from './types.js';
+
+type Value = string | string[];
+type Pair = [label: string, value: Value];
+
+/** Lines of `Label:  value`, values aligned; list values continue on the following lines. */
+export function fields(pairs: Pair[], indent = 0): string[] {
+  const pad = ' '.repeat(indent);
+  const width = Math.max(0, ...pairs.map(([l]) => l.length + 1)) + 2;
+  const lines: string[] = [];
+  for (const [label, value] of pairs) {
+    const values = Array.isArray(value) ? (value.length ? value : ['<none>']) : [value];
+    lines.push(`${pad}${`${label}:`.padEnd(width)}${values[0] ?? ''}`.trimEnd());
+    for (const v of values.slice(1)) lines.push(`${pad}${' '.repeat(width)}${v}`.trimEnd());
+  }
+  return lines;
+}
+
+/** A table with `----` under each header and 2-space gaps, as in describe output. */
+export function describeTable(headers: string[], rows: string[][], indent = 2): string[] {
+  const all = [headers, headers.map((h) => '-'.repeat(h.length)), ...rows];
+  const widths = headers.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
+  const pad = ' '.repeat(indent);
+  return all.map((r) => `${pad}${r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ')}`.trimEnd());
+}
+
+function mapLines(m: Record<string, string> | undefined, skip: string[] = []): string[] {
+  const entries = Object.entries(m ?? {}).filter(([k]) => !skip.includes(k));
+  if (!entries.length) return ['<none>'];
+  return entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => {
+    const val = String(v);
+    return `${k}: ${val.length > 200 || val.includes('\n') ? `${val.replace(/\n/g, ' ').slice(0, 200)}...` : val}`;
+  });
+}
+
+function labelLines(m: Record<string, string> | undefined): string[] {
+  const entries = Object.entries(m ?? {});
+  if (!entries.length) return ['<none>'];
+  return entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${k}=${v}`);
+}
+
+function metaPairs(obj: KObject): Pair[] {
+  const m = obj.metadata ?? {};
+  const pairs: Pair[] = [['Name', m.name ?? '']];
+  if (m.namespace !== undefined) pairs.push(['Namespace', m.namespace]);
+  pairs.push(['Labels', labelLines(m.labels)]);
+  pairs.push(['Annotations', mapLines(m.annotations, [LAST_APPLIED_ANNOTATION])]);
+  return pairs;
+}
+
+function controlledBy(obj: KObject): Pair[] {
+  const owner = (obj.metadata?.ownerReferences ?? []).find((o) => o.controller) ?? obj.metadata?.ownerReferences?.[0];
+  return owner ? [['Controlled By', `${owner.kind ?? ''}/${owner.name ?? ''}`]] : [];
+}
+
+function conditionsSection(conds: Condition[] | undefined, withDetails: boolean): string[] {
+  if (!conds || conds.length === 0) return [];
+  const rows = conds.map((c) =>
+    withDetails
+      ? [c.type ?? '', c.status ?? '', c.reason ?? '', (c.message ?? '').replace(/\s*\n\s*/g, ' ')]
+      : [c.type ?? '', c.status ?? ''],
+  );
+  const headers = withDetails ? ['Type', 'Status', 'Reason', 'Message'] : ['Type', 'Status'];
+  return ['Conditions:', ...describeTable(headers, rows)];
+}
+
+function stateLines(label: string, state: ContainerState | undefined, indent: number): string[] {
+  const pairs: Pair[] = [];
+  const sub: Pair[] = [];
+  if (state?.running) {
+    pairs.push([label, 'Running']);
+    sub.push(['Started', formatTimestamp(state.running.startedAt)]);
+  } else if (state?.terminated) {
+    const t = state.terminated;
+    pairs.push([label, 'Terminated']);
+    if (t.reason) sub.push(['Reason', t.reason]);
+    if (t.message) sub.push(['Message', t.message.replace(/\s*\n\s*/g, ' ')]);
+    sub.push(['Exit Code', String(t.exitCode ?? 0)]);
+    if (t.signal) sub.push(['Signal', String(t.signal)]);
+    sub.push(['Started', formatTimestamp(t.startedAt)]);
+    sub.push(['Finished', formatTimestamp(t.finishedAt)]);
+  } else if (state?.waiting) {
+    pairs.push([label, 'Waiting']);
+    if (state.waiting.reason) sub.push(['Reason', state.waiting.reason]);
+    if (state.waiting.message) sub.push(['Message', state.waiting.message.replace(/\s*\n\s*/g, ' ')]);
+  } else {
+    pairs.push([label, label === 'State' ? 'Waiting' : '<none>']);
+  }
+  return [...fields(pairs, indent), ...(sub.length ? fields(sub, indent + 2) : [])];
+}
+
+function resourceLines(r: Record<string, string | number> | undefined): string[] {
+  return Object.entries(r ?? {}).map(([k, v]) => `${k}: ${v}`);
+}
+
+function containerLines(c: Container, status: ContainerStatus | undefined, indent: number): string[] {
+  const lines = [`${' '.repeat(indent)}${c.name ?? ''}:`];
+  const inner = indent + 2;
+  const pad = ' '.repeat(inner + 2);
+  lines.push(...fields([['Image', c.image ?? '']], inner));
+  if (c.command?.length) lines.push(`${' '.repeat(inner)}Command:`, ...c.command.map((a) => `${pad}${a}`));
+  if (c.args?.length) lines.push(`${' '.repeat(inner)}Args:`, ...c.args.map((a) => `${pad}${a}`));
+  if (c.workingDir) lines.push(...fields([['Working Dir', c.workingDir]], inner));
+  if (c.ports?.length) lines.push(...fields([['Ports', c.ports.map((p) => `${p.containerPort}/${p.protocol ?? 'TCP'}`).join(', ')]], inner));
+  if (status) {
+    lines.push(...stateLines('State', status.state, inner));
+    if (status.lastState && Object.keys(status.lastState).length) lines.push(...stateLines('Last State', status.lastState, inner));
+    lines.push(...fields([['Ready', status.ready ? 'True' : 'False'], ['Restart Count', String(status.restartCount ?? 0)]], inner));
+  }
+  const limits = resourceLines(c.resources?.limits);
+  const requests = resourceLines(c.resources?.requests);
+  if (limits.length) lines.push(`${' '.repeat(inner)}Limits:`, ...limits.map((l) => `${pad}${l}`));
+  if (requests.length) lines.push(`${' '.repeat(inner)}Requests:`, ...requests.map((l) => `${pad}${l}`));
+  const env = (c.env ?? []).map((e) => `${e.name ?? ''}:  ${e.value ?? (e.valueFrom ? '<set from a reference>' : '')}`);
+  lines.push(...(env.length ? [`${' '.repeat(inner)}Environment:`, ...env.map((e) => `${pad}${e}`)] : fields([['Environment', '<none>']], inner)));
+  if (c.volumeMounts?.length) {
+    lines.push(`${' '.repeat(inner)}Mounts:`, ...c.volumeMounts.map((m) => `${pad}${m.mountPath ?? ''} from ${m.name ?? ''} (${m.readOnly ? 'ro' : 'rw'})`));
+  }
+  return lines;
+}
+
+function describePod(pod: Pod): string[] {
+  const st = pod.status ?? {};
+  const m = pod.metadata ?? {};
+  const pairs: Pair[] = [metaPairs(pod)[0] as Pair, ['Namespace', m.namespace ?? '']];
+  pairs.push(['Node', pod.spec?.nodeName || '<none>']);
+  if (st.startTime) pairs.push(['Start Time', formatTimestamp(st.startTime)]);
+  pairs.push(...metaPairs(pod).slice(m.namespace !== undefined ? 2 : 1));
+  pairs.push(['Status', m.deletionTimestamp ? 'Terminating' : st.phase ?? 'Unknown']);
+  if (st.reason) pairs.push(['Reason', st.reason]);
+  if (st.message) pairs.push(['Message', st.message]);
+  pairs.push(['IP', st.podIP ?? '']);
+  pairs.push(...controlledBy(pod));
+  const lines = fields(pairs);
+  const statusByName = new Map<string, ContainerStatus>();
+  for (const s of [...(st.containerStatuses ?? []), ...(st.initContainerStatuses ?? [])]) if (s.name) statusByName.set(s.name, s);
+  const section = (title: string, cs: Container[] | undefined): void => {
+    if (!cs?.length) return;
+    lines.push(`${title}:`);
+    for (const c of cs) lines.push(...containerLines(c, statusByName.get(c.name ?? ''), 2));
+  };
+  section('Init Containers', pod.spec?.initContainers);
+  section('Containers', pod.spec?.containers);
+  lines.push(...conditionsSection(st.conditions, false));
+  return lines;
+}
+
+function describeJob(job: Job, now: number): string[] {
+  const spec = job.spec ?? {};
+  const st = job.status ?? {};
+  const meta = metaPairs(job);
+  const sel = spec.selector?.matchLabels ? Object.entries(spec.selector.matchLabels).map(([k, v]) => `${k}=${v}`).join(',') : '<none>';
+  const pairs: Pair[] = [...meta.slice(0, job.metadata?.namespace !== undefined ? 2 : 1), ['Selector', sel], ...meta.slice(job.metadata?.namespace !== undefined ? 2 : 1)];
+  pairs.push(...controlledBy(job));
+  pairs.push(['Parallelism', String(spec.parallelism ?? 1)]);
+  pairs.push(['Completions', spec.completions === null || spec.completions === undefined ? '<unset>' : String(spec.completions)]);
+  pairs.push(['Completion Mode', spec.completionMode ?? 'NonIndexed']);
+  pairs.push(['Suspend', String(spec.suspend ?? false)]);
+  pairs.push(['Backoff Limit', String(spec.backoffLimit ?? 6)]);
+  if (spec.activeDeadlineSeconds !== undefined) pairs.push(['Active Deadline Seconds', `${spec.activeDeadlineSeconds}s`]);
+  if (spec.ttlSecondsAfterFinished !== undefined) pairs.push(['TTL Seconds After Finished', String(spec.ttlSecondsAfterFinished)]);
+  if (st.startTime) pairs.push(['Start Time', formatTimestamp(st.startTime)]);
+  if (st.completionTime) pairs.push(['Completed At', formatTimestamp(st.completionTime)]);
+  if (st.startTime) pairs.push(['Duration', jobDuration(job, now)]);
+  pairs.push(['Pods Statuses', `${st.active ?? 0} Active (${st.ready ?? 0} Ready) / ${st.succeeded ?? 0} Succeeded / ${st.failed ?? 0} Failed`]);
+  const lines = fields(pairs);
+  const tmpl = spec.template;
+  if (tmpl) {
+    lines.push('Pod Template:');
+    lines.push(...fields([['Labels', labelLines(tmpl.metadata?.labels)]], 2));
+    if (tmpl.spec?.initContainers?.length) {
+      lines.push('  Init Containers:');
+      for (const c of tmpl.spec.initContainers) lines.push(...containerLines(c, undefined, 3));
+    }
+    lines.push('  Containers:');
+    for (const c of tmpl.spec?.containers ?? []) lines.push(...containerLines(c, undefined, 3));
+  }
+  lines.push(...conditionsSection(st.conditions, true));
+  return lines;
+}
+
+/** `runPolicy` → `Run Policy`, as kubectl labels unstructured fields. */
+export function smartLabel(key: string): string {
+  const words = key.replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/[_-]+/g, ' ');
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+function scalar(v: unknown): string {
+  if (v === null || v === undefined) return '<nil>';
+  if (typeof v === 'string') return v.replace(/\s*\n\s*/g, ' ');
+  return String(v);
+}
+
+/** Nested fields as indented `Label:  value` lines (kubectl's generic describer). */
+export function genericLines(value: unknown, indent: number, skip: (path: string) => boolean = () => false, path = ''): string[] {
+  const pad = ' '.repeat(indent);
+  const lines: string[] = [];
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      if (item !== null && typeof item === 'object') {
+        const sub = genericLines(item, indent + 2, skip, path);
+        if (sub[0] !== undefined) sub[0] = `${pad}- ${sub[0].trimStart()}`;
+        lines.push(...sub);
+      } else lines.push(`${pad}${scalar(item)}`);
+    }
+    return lines;
+  }
+  if (value === null || typeof value !== 'object') return [`${pad}${scalar(value)}`];
+  const entries = Object.entries(value as Record<string, unknown>).filter(([k]) => !skip(path ? `${path}.${k}` : k));
+  const scalars: Pair[] = [];
+  const flush = (): void => {
+    if (scalars.length) lines.push(...fields(scalars.splice(0), indent));
+  };
+  for (const [k, v] of entries) {
+    const label = path === '' || !/[./]/.test(k) ? smartLabel(k) : k;
+    if (v !== null && typeof v === 'object' && (Array.isArray(v) ? v.length > 0 : Object.keys(v).length > 0)) {
+      flush();
+      lines.push(`${pad}${label}:`);
+      lines.push(...genericLines(v, indent + 2, skip, path ? `${path}.${k}` : k));
+    } else scalars.push([label, Array.isArray(v) ? '[]' : v !== null && typeof v === 'object' ? '{}' : scalar(v)]);
+  }
+  flush();
+  return lines;
+}
+
+function describeGeneric(obj: KObject): string[] {
+  const lines = fields([...metaPairs(obj), ['API Version', obj.apiVersion ?? ''], ['Kind', obj.kind ?? ''], ...controlledBy(obj)]);
+  for (const [k, v] of Object.entries(obj)) {
+    if (k === 'apiVersion' || k === 'kind' || k === 'metadata') continue;
+    if (v !== null && typeof v === 'object') {
+      const skipConds = (p: string): boolean => k === 'status' && p === 'conditions';
+      const sub = genericLines(v, 2, skipConds);
+      if (sub.length) lines.push(`${smartLabel(k)}:`, ...sub);
+    } else lines.push(...fields([[smartLabel(k), scalar(v)]]));
+  }
+  lines.push(...conditionsSection((obj.status as { conditions?: Condition[] } | undefined)?.conditions, true));
+  return lines;
+}
+
+/** The Events section: a table, or `Events: <none>` (`undefined` events: could not be listed). */
+export function eventsSection(events: KEvent[] | undefined, now: number): string[] {
+  if (!events || events.length === 0) return ['Events:  <none>'];
+  const sorted = [...events].sort((a, b) => eventTime(a) - eventTime(b));
+  const rows = sorted.map((e) => [
+    e.type ?? '',
+    e.reason ?? '',
+    eventLastSeen(e, now),
+    e.reportingController || e.source?.component || e.reportingComponent || '',
+    (e.message ?? '').replace(/\s*\n\s*/g, ' ').trim(),
+  ]);
+  return ['Events:', ...describeTable(['Type', 'Reason', 'Age', 'From', 'Message'], rows)];
+}
+
+/** The full describe text of an object; `events` null leaves the Events section out. */
+export function describeObject(r: ResourceInfo, obj: KObject, events: KEvent[] | undefined | null, now: number): string {
+  let lines: string[];
+  if (r.group === '' && r.kind === 'Pod') lines = describePod(obj as Pod);
+  else if (r.group === 'batch' && r.kind === 'Job') lines = describeJob(obj as Job, now);
+  else lines = describeGeneric(obj);
+  if (events !== null) lines.push(...eventsSection(events, now));
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,133 @@
+// The reconcile loop: watches turn changes into keys, workers take keys off a queue and call
+// reconcile(key), which reads fresh state and takes the next step. A thrown error backs off; a
+// `requeueAfter` checks again later; a TerminalError is recorded and not retried.
+import type { KindDef } from '../api/registry.js';
+import type { ObjectKey, StoredObject } from '../api/meta.js';
+import { keyString, parseKeyString } from '../api/meta.js';
+import type { Client } from '../store/client.js';
+import type { WatchEvent } from '../store/store.js';
+import { WorkQueue } from './queue.js';
+
+export interface Result {
+  /** milliseconds until this key should be looked at again */
+  requeueAfter?: number;
+}
+
+/** A failure that retrying cannot fix. */
+export class TerminalError extends Error {
+  override readonly name = 'TerminalError';
+}
+
+export interface WatchSpec {
+  kind: KindDef;
+  /** keys of the reconciled kind that care about this object */
+  map: (obj: StoredObject) => ObjectKey[];
+  /** filter before mapping; sees the event type and the object */
+  predicate?: (e: WatchEvent) => boolean;
+}
+
+export interface ControllerOptions {
+  name: string;
+  for: KindDef;
+  /** kinds whose controlling owner is of the reconciled kind */
+  owns?: KindDef[];
+  watches?: WatchSpec[];
+  predicate?: (e: WatchEvent) => boolean;
+  reconcile: (key: ObjectKey) => Promise<Result | void>;
+  workers?: number;
+  log?: (msg: string) => void;
+}
+
+export class Controller {
+  readonly queue = new WorkQueue();
+  private readonly stops: { stop(): void }[] = [];
+  private readonly running: Promise<void>[] = [];
+  private active = 0;
+
+  constructor(private readonly client: Client, readonly opts: ControllerOptions) {}
+
+  enqueue(key: ObjectKey): void {
+    this.queue.add(keyString(key));
+  }
+
+  start(): void {
+    const { opts } = this;
+    // Watching from "now" delivers every existing object first: that is the full resync at start-up.
+    this.stops.push(this.client.watch(opts.for, {}, (e) => {
+      if (!opts.predicate || opts.predicate(e)) this.enqueue({ namespace: e.object.metadata.namespace, name: e.object.metadata.name });
+    }));
+    for (const kind of opts.owns ?? []) {
+      this.stops.push(this.client.watch(kind, {}, (e) => {
+        for (const ref of e.object.metadata.ownerReferences ?? []) {
+          if (ref.controller && ref.kind === opts.for.kind) {
+            this.enqueue({ namespace: opts.for.namespaced ? e.object.metadata.namespace : undefined, name: ref.name });
+          }
+        }
+      }));
+    }
+    for (const w of opts.watches ?? []) {
+      this.stops.push(this.client.watch(w.kind, {}, (e) => {
+        if (w.predicate && !w.predicate(e)) return;
+        for (const key of w.map(e.object)) this.enqueue(key);
+      }));
+    }
+    for (let i = 0; i < (opts.workers ?? 1); i++) this.running.push(this.work());
+  }
+
+  private async work(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      this.active++;
+      try {
+        const result = await this.opts.reconcile(parseKeyString(key));
+        this.queue.forget(key);
+        if (result?.requeueAfter !== undefined) this.queue.addAfter(key, Math.max(1, result.requeueAfter));
+      } catch (e) {
+        if (e instanceof TerminalError) {
+          this.opts.log?.(`${this.opts.name}: ${key}: ${e.message} (not retried)`);
+          this.queue.forget(key);
+        } else {
+          const delay = this.queue.addRateLimited(key);
+          const msg = (e as Error)?.message ?? String(e);
+          if (!/has been modified|not found/.test(msg)) this.opts.log?.(`${this.opts.name}: ${key}: ${msg} (retry in ${delay} ms)`);
+        }
+      } finally {
+        this.active--;
+        this.queue.done(key);
+      }
+    }
+  }
+
+  /** no key queued or in flight (delayed requeues may still be pending) */
+  idle(): boolean {
+    return this.queue.idle() && this.active === 0;
+  }
+
+  async stop(): Promise<void> {
+    for (const s of this.stops) s.stop();
+    this.queue.shutdown();
+    await Promise.all(this.running);
+  }
+}
+
+/** Starts and stops a set of controllers together. */
+export class Manager {
+  private readonly controllers: Controller[] = [];
+
+  constructor(private readonly client: Client, private readonly log: (msg: string) => void = () => undefined) {}
+
+  add(opts: ControllerOptions): Controller {
+    const c = new Controller(this.client, { log: this.log, ...opts });
+    this.controllers.push(c);
+    return c;
+  }
+
+  start(): void {
+    for (const c of this.controllers) c.start();
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.controllers.map((c) => c.stop()));
+  }
+}

@@ -1,0 +1,74 @@
+// core/v1 Events for the transitions a person would want to see. Repeats of the same event on the same
+// object bump `count` instead of making a new object, as the Kubernetes recorder does.
+import { createHash } from 'node:crypto';
+import type { StoredObject } from '../api/meta.js';
+import { now } from '../api/meta.js';
+import { Kinds } from '../api/index.js';
+import { isConflict, isNotFound } from '../api/errors.js';
+import type { Client } from '../store/client.js';
+
+export type EventType = 'Normal' | 'Warning';
+
+export interface Recorder {
+  event(obj: StoredObject, type: EventType, reason: string, message: string): void;
+}
+
+export class EventRecorder implements Recorder {
+  private chain: Promise<void> = Promise.resolve();
+
+  constructor(private readonly client: Client, private readonly component: string) {}
+
+  event(obj: StoredObject, type: EventType, reason: string, message: string): void {
+    // writes are serialised and never fail the caller: an event is a note, not state
+    this.chain = this.chain.then(() => this.write(obj, type, reason, message)).catch(() => undefined);
+  }
+
+  /** resolves when every event recorded so far is written */
+  flush(): Promise<void> {
+    return this.chain;
+  }
+
+  private async write(obj: StoredObject, type: EventType, reason: string, message: string): Promise<void> {
+    const namespace = obj.metadata.namespace || 'default';
+    const digest = createHash('sha1').update(`${obj.metadata.uid}|${type}|${reason}|${message}`).digest('hex').slice(0, 12);
+    const name = `${obj.metadata.name}.${digest}`.slice(0, 253);
+    const at = now();
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const existing = await this.client.find(Kinds.Event, { namespace, name });
+      try {
+        if (existing) {
+          existing.count = Number(existing.count ?? 1) + 1;
+          existing.lastTimestamp = at;
+          await this.client.update(existing);
+        } else {
+          await this.client.create({
+            apiVersion: 'v1',
+            kind: 'Event',
+            metadata: { name, namespace },
+            involvedObject: {
+              apiVersion: obj.apiVersion,
+              kind: obj.kind,
+              name: obj.metadata.name,
+              namespace: obj.metadata.namespace,
+              uid: obj.metadata.uid,
+              resourceVersion: obj.metadata.resourceVersion,
+            },
+            type,
+            reason,
+            message,
+            source: { component: this.component },
+            reportingComponent: this.component,
+            firstTimestamp: at,
+            lastTimestamp: at,
+            count: 1,
+          });
+        }
+        return;
+      } catch (e) {
+        if (isConflict(e)) continue;
+        if (isNotFound(e)) return; // the namespace is gone
+        throw e;
+      }
+    }
+  }
+}

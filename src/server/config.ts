@@ -1,0 +1,81 @@
+// Server configuration: options in, defaults applied once, a fully required config out.
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import YAML from 'yaml';
+import { parseQuantity } from '../api/quantity.js';
+import type { EnvironmentRule } from '../substrate/local/environments.js';
+
+export interface SkiffOptions {
+  dataDir?: string;
+  host?: string;
+  port?: number;
+  configFile?: string;
+  /** instead of reading the machine (tests give a node of a chosen size) */
+  node?: { name?: string; cpu?: number | string; memory?: string; gpus?: number };
+  environments?: EnvironmentRule[];
+  jobPodBackoff?: string | number;
+  jobPodBackoffMax?: string | number;
+  crashLoopBackoff?: string | number;
+  crashLoopBackoffMax?: string | number;
+  /** print controller errors */
+  verbose?: boolean;
+}
+
+export interface SkiffConfig {
+  dataDir: string;
+  host: string;
+  port: number;
+  nodeName: string;
+  node: { cpu?: number; memoryBytes?: number; gpus?: number };
+  environments: EnvironmentRule[];
+  jobPodBackoffMs: number;
+  jobPodBackoffMaxMs: number;
+  crashLoopBackoffMs: number;
+  crashLoopBackoffMaxMs: number;
+  verbose: boolean;
+}
+
+const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** "30s", "5m", "1h30m", "250ms" or a number of milliseconds */
+export function parseDuration(v: string | number, what: string): number {
+  if (typeof v === 'number') return v;
+  const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;
+  let total = 0;
+  let consumed = '';
+  for (const m of v.matchAll(re)) {
+    total += Number(m[1]) * (units[m[2] ?? 's'] ?? 1000);
+    consumed += m[0];
+  }
+  if (!consumed || consumed !== v.trim()) throw new Error(`${what}: "${v}" is not a duration (use e.g. 10s, 5m, 1h)`);
+  return total;
+}
+
+export function compileConfig(opts: SkiffOptions): SkiffConfig {
+  let file: SkiffOptions = {};
+  if (opts.configFile) {
+    const text = readFileSync(opts.configFile, 'utf8');
+    file = (YAML.parse(text) ?? {}) as SkiffOptions;
+  }
+  const o: SkiffOptions = { ...file, ...Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) };
+  const port = o.port ?? Number(process.env.SKIFF_PORT ?? 8080);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`port: ${port} is not a TCP port`);
+  const cpu = o.node?.cpu === undefined ? undefined : parseQuantity(o.node.cpu);
+  const memoryBytes = o.node?.memory === undefined ? undefined : parseQuantity(o.node.memory);
+  if (o.node?.cpu !== undefined && cpu === undefined) throw new Error(`node.cpu: "${o.node.cpu}" is not a quantity`);
+  if (o.node?.memory !== undefined && memoryBytes === undefined) throw new Error(`node.memory: "${o.node.memory}" is not a quantity`);
+  return {
+    dataDir: resolve(o.dataDir ?? process.env.SKIFF_DATA_DIR ?? join(homedir(), '.skiff')),
+    host: o.host ?? '127.0.0.1',
+    port,
+    nodeName: o.node?.name ?? 'local',
+    node: { cpu, memoryBytes, gpus: o.node?.gpus },
+    environments: o.environments ?? [],
+    jobPodBackoffMs: parseDuration(o.jobPodBackoff ?? '10s', 'jobPodBackoff'),
+    jobPodBackoffMaxMs: parseDuration(o.jobPodBackoffMax ?? '6m', 'jobPodBackoffMax'),
+    crashLoopBackoffMs: parseDuration(o.crashLoopBackoff ?? '10s', 'crashLoopBackoff'),
+    crashLoopBackoffMaxMs: parseDuration(o.crashLoopBackoffMax ?? '5m', 'crashLoopBackoffMax'),
+    verbose: o.verbose ?? process.env.SKIFF_VERBOSE === '1',
+  };
+}

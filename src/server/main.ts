@@ -1,0 +1,112 @@
+// Starts the platform: store, API server, controllers and the local substrate, in one process.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { defaultRegistry, Kinds } from '../api/index.js';
+import { isConflict } from '../api/errors.js';
+import { Manager } from '../control/controller.js';
+import { EventRecorder } from '../control/events.js';
+import { GarbageCollector } from '../control/gc.js';
+import { addNamespaceController } from '../control/namespace.js';
+import { discoverCapacity } from '../scheduler/node.js';
+import { ResourceFit } from '../scheduler/placement.js';
+import { addScheduler } from '../scheduler/scheduler.js';
+import { Client } from '../store/client.js';
+import { SqliteStore } from '../store/sqlite/store.js';
+import { Environments } from '../substrate/local/environments.js';
+import { LocalSubstrate } from '../substrate/local/index.js';
+import { addJobController } from '../workloads/jobs/controller.js';
+import { App } from './app.js';
+import type { SkiffOptions } from './config.js';
+import { compileConfig } from './config.js';
+
+export type { SkiffOptions } from './config.js';
+
+export interface Skiff {
+  url: string;
+  dataDir: string;
+  client: Client;
+  /** stops serving; running containers keep running unless asked to stop them too */
+  stop(opts?: { containers?: 'keep' | 'stop' }): Promise<void>;
+}
+
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+
+export function skiffVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return '0.0.0';
+  }
+}
+
+/** the Python environment `npm run setup` made, if any: the default environment of images */
+function defaultPath(): string[] {
+  const venv = join(repoRoot, '.venv', 'bin');
+  return existsSync(venv) ? [venv] : [];
+}
+
+export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
+  const config = compileConfig(opts);
+  const version = skiffVersion();
+  const log = config.verbose ? (m: string) => process.stderr.write(`${m}\n`) : () => undefined;
+  const registry = defaultRegistry();
+  const store = new SqliteStore({ file: join(config.dataDir, 'skiff.db') });
+  const client = new Client(store, registry);
+  for (const name of ['default', 'kube-system']) {
+    try {
+      if (!(await client.find(Kinds.Namespace, { name }))) await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    } catch (e) {
+      if (!isConflict(e)) throw e;
+    }
+  }
+  const found = await discoverCapacity();
+  const capacity = {
+    cpu: config.node.cpu ?? found.cpu,
+    memoryBytes: config.node.memoryBytes ?? found.memoryBytes,
+    gpus: config.node.gpus !== undefined ? Array.from({ length: config.node.gpus }, (_, i) => found.gpus[i] ?? { index: i, uuid: `GPU-fake-${i}`, name: 'configured', memoryMiB: 0 }) : found.gpus,
+  };
+  const recorder = new EventRecorder(client, 'skiff');
+  const manager = new Manager(client, log);
+  const substrate = new LocalSubstrate({
+    client, recorder, manager, dataDir: config.dataDir, nodeName: config.nodeName, capacity,
+    environments: new Environments(config.environments, { path: defaultPath() }),
+    version, crashLoopBaseMs: config.crashLoopBackoffMs, crashLoopMaxMs: config.crashLoopBackoffMaxMs, log,
+  });
+  await substrate.start();
+  addScheduler(manager, { client, recorder: new EventRecorder(client, 'default-scheduler'), nodeName: config.nodeName, placement: new ResourceFit() });
+  addNamespaceController(manager, client, registry);
+  addJobController(manager, { client, recorder: new EventRecorder(client, 'job-controller'), podBackoffBaseMs: config.jobPodBackoffMs, podBackoffMaxMs: config.jobPodBackoffMaxMs });
+  const gc = new GarbageCollector(client, store, registry, log);
+  let ready = false;
+  const app = new App({ client, registry, logs: substrate, version, ready: () => ready });
+  const server = createServer(app.handle);
+  server.keepAliveTimeout = 5000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  manager.start();
+  await gc.start();
+  ready = true;
+  const addr = server.address() as AddressInfo;
+  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  return {
+    url: `http://${host}:${addr.port}`,
+    dataDir: config.dataDir,
+    client,
+    async stop(o = {}) {
+      ready = false;
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (o.containers === 'stop') await substrate.shutdown();
+      await manager.stop();
+      await gc.stop();
+      await recorder.flush();
+      await substrate.stop();
+      await store.close();
+    },
+  };
+}

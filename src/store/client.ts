@@ -1,0 +1,187 @@
+// The object client: what the API server and the controllers write through. It applies each kind's
+// defaults and validation before the store sees an object, so nothing invalid is ever half-written.
+import { randomUUID } from 'node:crypto';
+import { ApiError, StatusReason } from '../api/errors.js';
+import type { FieldError } from '../api/errors.js';
+import type { KObject, ObjectKey, StoredObject } from '../api/meta.js';
+import { clone } from '../api/meta.js';
+import type { KindDef, KindRegistry } from '../api/registry.js';
+import { apiVersionOf } from '../api/registry.js';
+import { Validator } from '../api/validation.js';
+import { applyJsonPatch, mergePatch } from './patch.js';
+import type { DeleteOptions, ListOptions, ListResult, Store, WatchEvent, WatchOptions } from './store.js';
+
+export type PatchType = 'merge' | 'json' | 'strategic';
+
+const maxAnnotationBytes = 256 * 1024;
+
+function validateMeta(def: KindDef, obj: KObject): FieldError[] {
+  const v = new Validator();
+  const m = obj.metadata;
+  if (!v.object('metadata', m, true)) return v.errors;
+  if (m.name === undefined && m.generateName === undefined) v.required('metadata.name', 'Required value: name or generateName is required');
+  v.string('metadata.name', m.name);
+  v.string('metadata.generateName', m.generateName);
+  v.labels('metadata.labels', m.labels);
+  if (v.stringMap('metadata.annotations', m.annotations)) {
+    const size = Object.entries(m.annotations).reduce((n, [k, val]) => n + k.length + val.length, 0);
+    if (size > maxAnnotationBytes) v.add('metadata.annotations', 'FieldValueTooLong', `Too long: must have at most ${maxAnnotationBytes} bytes`);
+  }
+  if (v.array('metadata.ownerReferences', m.ownerReferences)) {
+    m.ownerReferences.forEach((r: any, i: number) => {
+      const p = `metadata.ownerReferences[${i}]`;
+      if (!v.object(p, r, true)) return;
+      for (const f of ['apiVersion', 'kind', 'name', 'uid'] as const) v.string(`${p}.${f}`, r[f], true);
+    });
+    if (m.ownerReferences.filter((r: any) => r?.controller).length > 1) v.invalid('metadata.ownerReferences', '', 'Only one reference can have Controller set to true');
+  }
+  v.stringArray('metadata.finalizers', m.finalizers);
+  if (def.namespaced && m.namespace !== undefined) v.dnsLabel('metadata.namespace', m.namespace);
+  return v.errors;
+}
+
+export class Client {
+  constructor(readonly store: Store, readonly registry: KindRegistry) {}
+
+  /** The kind of an object, or a 400 naming what is not served. */
+  kindOf(obj: { apiVersion?: unknown; kind?: unknown }): KindDef {
+    if (typeof obj.apiVersion !== 'string' || !obj.apiVersion) throw new ApiError(StatusReason.BadRequest, "Object 'apiVersion' is missing in the object");
+    if (typeof obj.kind !== 'string' || !obj.kind) throw new ApiError(StatusReason.BadRequest, "Object 'Kind' is missing in the object");
+    const def = this.registry.forObject(obj.apiVersion, obj.kind);
+    if (!def) {
+      const sameKind = this.registry.all().filter((d) => d.kind === obj.kind).map(apiVersionOf);
+      const hint = sameKind.length ? ` (served versions: ${sameKind.join(', ')})` : '';
+      throw new ApiError(StatusReason.BadRequest, `no kind "${obj.kind}" is registered for version "${obj.apiVersion}"${hint}`);
+    }
+    return def;
+  }
+
+  private async checkNamespace(def: KindDef, obj: KObject): Promise<void> {
+    if (!def.namespaced) return;
+    const ns = obj.metadata.namespace;
+    if (!ns) throw new ApiError(StatusReason.BadRequest, `${def.kind} "${obj.metadata.name ?? obj.metadata.generateName}": metadata.namespace is required`);
+    const nsDef = this.registry.forObject('v1', 'Namespace');
+    if (!nsDef) return;
+    let found: StoredObject;
+    try {
+      found = await this.store.get(nsDef, { name: ns });
+    } catch (e) {
+      if (e instanceof ApiError && e.reason === StatusReason.NotFound) throw new ApiError(StatusReason.NotFound, `namespaces "${ns}" not found`, { name: ns, kind: 'namespaces' });
+      throw e;
+    }
+    if (found.metadata.deletionTimestamp) {
+      throw new ApiError(StatusReason.Conflict, `${def.kind} "${obj.metadata.name ?? ''}" is forbidden: unable to create new content in namespace ${ns} because it is being terminated`);
+    }
+  }
+
+  private prepare(def: KindDef, obj: KObject, old?: StoredObject): void {
+    if (typeof obj.metadata !== 'object' || obj.metadata === null || Array.isArray(obj.metadata)) {
+      throw ApiError.invalid(def.kind, def.group, '', [{ field: 'metadata', type: 'FieldValueRequired', message: 'Required value' }]);
+    }
+    const metaErrs = validateMeta(def, obj);
+    if (metaErrs.length) throw ApiError.invalid(def.kind, def.group, obj.metadata.name ?? obj.metadata.generateName ?? '', metaErrs);
+    def.default?.(obj);
+    // validate a generateName as the name it will become
+    const named = obj.metadata.name === undefined ? { ...obj, metadata: { ...obj.metadata, name: `${obj.metadata.generateName ?? ''}x2x4x` } } : obj;
+    const errs = def.validate?.(named, old) ?? [];
+    if (errs.length) throw ApiError.invalid(def.kind, def.group, obj.metadata.name ?? obj.metadata.generateName ?? '', errs);
+  }
+
+  async create<T extends KObject = StoredObject>(input: KObject, opts: { dryRun?: boolean } = {}): Promise<T & StoredObject> {
+    const def = this.kindOf(input);
+    const obj = clone(input);
+    obj.metadata ??= {};
+    if (!def.namespaced) delete obj.metadata.namespace;
+    // the server assigns these
+    delete obj.metadata.resourceVersion;
+    delete obj.metadata.deletionTimestamp;
+    obj.metadata.uid = randomUUID();
+    if (def.hasStatus) delete obj.status;
+    this.prepare(def, obj);
+    await this.checkNamespace(def, obj);
+    if (opts.dryRun) return obj as T & StoredObject;
+    return (await this.store.create(def, obj)) as T & StoredObject;
+  }
+
+  async get<T extends KObject = StoredObject>(def: KindDef, key: ObjectKey): Promise<T & StoredObject> {
+    return (await this.store.get(def, key)) as T & StoredObject;
+  }
+
+  /** get, or undefined when absent */
+  async find<T extends KObject = StoredObject>(def: KindDef, key: ObjectKey): Promise<(T & StoredObject) | undefined> {
+    try {
+      return await this.get<T>(def, key);
+    } catch (e) {
+      if (e instanceof ApiError && e.reason === StatusReason.NotFound) return undefined;
+      throw e;
+    }
+  }
+
+  async list<T extends KObject = StoredObject>(def: KindDef, opts: ListOptions = {}): Promise<ListResult & { items: (T & StoredObject)[] }> {
+    return (await this.store.list(def, opts)) as ListResult & { items: (T & StoredObject)[] };
+  }
+
+  /** every matching object, following continue tokens */
+  async listAll<T extends KObject = StoredObject>(def: KindDef, opts: ListOptions = {}): Promise<(T & StoredObject)[]> {
+    const out: (T & StoredObject)[] = [];
+    let cont: string | undefined;
+    do {
+      const page = await this.list<T>(def, { ...opts, limit: 1000, continue: cont });
+      out.push(...page.items);
+      cont = page.continue;
+    } while (cont);
+    return out;
+  }
+
+  async update<T extends KObject = StoredObject>(input: KObject, opts: { dryRun?: boolean } = {}): Promise<T & StoredObject> {
+    const def = this.kindOf(input);
+    const obj = clone(input);
+    const old = await this.store.get(def, { namespace: obj.metadata?.namespace, name: obj.metadata?.name ?? '' });
+    this.prepare(def, obj, old);
+    if (opts.dryRun) return obj as T & StoredObject;
+    return (await this.store.update(def, obj)) as T & StoredObject;
+  }
+
+  async updateStatus<T extends KObject = StoredObject>(input: KObject): Promise<T & StoredObject> {
+    const def = this.kindOf(input);
+    if (!def.hasStatus) throw new ApiError(StatusReason.NotFound, `${def.plural} have no status subresource`);
+    return (await this.store.update(def, input, { subresource: 'status' })) as T & StoredObject;
+  }
+
+  /** Applies a patch to the live object and writes it; retries when someone else wrote in between. */
+  async patch(def: KindDef, key: ObjectKey, patch: unknown, type: PatchType, opts: { subresource?: 'status'; dryRun?: boolean } = {}): Promise<StoredObject> {
+    for (let attempt = 0; ; attempt++) {
+      const live = await this.store.get(def, key);
+      let next: KObject;
+      try {
+        next = (type === 'json' ? applyJsonPatch(live, patch) : mergePatch(live, patch)) as KObject;
+      } catch (e) {
+        if (e instanceof ApiError) throw e;
+        throw new ApiError(StatusReason.BadRequest, `the patch could not be applied: ${(e as Error).message}`);
+      }
+      if (typeof next !== 'object' || next === null) throw new ApiError(StatusReason.BadRequest, 'the patch must produce an object');
+      next.apiVersion = live.apiVersion;
+      next.kind = live.kind;
+      const pinned = (patch as any)?.metadata?.resourceVersion !== undefined;
+      if (!pinned) next.metadata = { ...next.metadata, resourceVersion: live.metadata.resourceVersion };
+      try {
+        if (opts.subresource === 'status') return await this.updateStatus(next);
+        return await this.update(next, { dryRun: opts.dryRun });
+      } catch (e) {
+        if (!pinned && e instanceof ApiError && e.reason === StatusReason.Conflict && attempt < 5) continue;
+        throw e;
+      }
+    }
+  }
+
+  async delete(def: KindDef, key: ObjectKey, opts: DeleteOptions = {}): Promise<StoredObject> {
+    if (def.kind === 'Namespace' && ['default', 'kube-system', 'kube-public'].includes(key.name)) {
+      throw new ApiError(StatusReason.Conflict, `namespaces "${key.name}" is forbidden: this namespace may not be deleted`);
+    }
+    return this.store.delete(def, key, opts);
+  }
+
+  watch(def: KindDef, opts: WatchOptions, onEvent: (e: WatchEvent) => void): { stop(): void } {
+    return this.store.watch(def, opts, onEvent);
+  }
+}

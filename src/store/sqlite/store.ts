@@ -1,0 +1,395 @@
+// SQLite implementation of the store: one file, WAL, every write a transaction that also appends to
+// the change log that watches replay from.
+import Database from 'better-sqlite3';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { ApiError, StatusReason } from '../../api/errors.js';
+import type { KObject, ObjectKey, StoredObject } from '../../api/meta.js';
+import { clone, deepEqual, now } from '../../api/meta.js';
+import { matchFields, matchLabels, parseFieldSelector, parseLabelSelector } from '../selectors.js';
+import type {
+  DeleteOptions, ListOptions, ListResult, ResourceRef, Store, StoreChange, UpdateOptions, WatchEvent, WatchOptions,
+} from '../store.js';
+import { resourceKey } from '../store.js';
+
+export interface SqliteStoreOptions {
+  /** database file; ':memory:' for tests */
+  file: string;
+  /** how many changes the log keeps for watches to resume from */
+  historySize?: number;
+}
+
+interface Row {
+  data: string;
+}
+
+const nameChars = 'bcdfghjklmnpqrstvwxz2456789';
+function randomSuffix(): string {
+  let s = '';
+  for (let i = 0; i < 5; i++) s += nameChars[Math.floor(Math.random() * nameChars.length)];
+  return s;
+}
+
+function qualified(res: ResourceRef): string {
+  return res.group ? `${res.plural}.${res.group}` : res.plural;
+}
+
+function notFound(res: ResourceRef, name: string): ApiError {
+  return new ApiError(StatusReason.NotFound, `${qualified(res)} "${name}" not found`, { name, group: res.group, kind: res.plural });
+}
+
+function specOf(obj: KObject): Record<string, unknown> {
+  const { metadata: _m, status: _s, apiVersion: _a, kind: _k, ...rest } = obj;
+  return rest;
+}
+
+export class SqliteStore implements Store {
+  private readonly db: Database.Database;
+  private readonly historySize: number;
+  private rv: number;
+  private writesSinceTrim = 0;
+  private readonly listeners = new Set<(c: StoreChange) => void>();
+  private readonly stmts;
+
+  constructor(opts: SqliteStoreOptions) {
+    if (opts.file !== ':memory:') mkdirSync(dirname(opts.file), { recursive: true });
+    this.db = new Database(opts.file);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.exec(`
+      CREATE TABLE IF NOT EXISTS objects (
+        res TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL, uid TEXT NOT NULL, rv INTEGER NOT NULL, data TEXT NOT NULL,
+        PRIMARY KEY (res, ns, name)) WITHOUT ROWID;
+      CREATE UNIQUE INDEX IF NOT EXISTS objects_uid ON objects (uid);
+      CREATE TABLE IF NOT EXISTS owners (
+        owner TEXT NOT NULL, res TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL,
+        PRIMARY KEY (owner, res, ns, name)) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS changes (
+        rv INTEGER PRIMARY KEY, res TEXT NOT NULL, ns TEXT NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+    `);
+    this.historySize = opts.historySize ?? 50_000;
+    this.stmts = {
+      get: this.db.prepare<[string, string, string], Row>('SELECT data FROM objects WHERE res = ? AND ns = ? AND name = ?'),
+      insert: this.db.prepare('INSERT INTO objects (res, ns, name, uid, rv, data) VALUES (?, ?, ?, ?, ?, ?)'),
+      update: this.db.prepare('UPDATE objects SET rv = ?, data = ? WHERE res = ? AND ns = ? AND name = ?'),
+      remove: this.db.prepare('DELETE FROM objects WHERE res = ? AND ns = ? AND name = ?'),
+      listNs: this.db.prepare<[string, string, string, number], Row>('SELECT data FROM objects WHERE res = ? AND ns = ? AND name > ? ORDER BY name LIMIT ?'),
+      listAll: this.db.prepare<[string, string, string, number], Row>('SELECT data FROM objects WHERE res = ? AND (ns, name) > (?, ?) ORDER BY ns, name LIMIT ?'),
+      countNs: this.db.prepare<[string, string, string], { n: number }>('SELECT count(*) AS n FROM objects WHERE res = ? AND ns = ? AND name > ?'),
+      countAll: this.db.prepare<[string, string, string], { n: number }>('SELECT count(*) AS n FROM objects WHERE res = ? AND (ns, name) > (?, ?)'),
+      addOwner: this.db.prepare('INSERT OR IGNORE INTO owners (owner, res, ns, name) VALUES (?, ?, ?, ?)'),
+      dropOwners: this.db.prepare('DELETE FROM owners WHERE res = ? AND ns = ? AND name = ?'),
+      dependents: this.db.prepare<[string], { res: string; ns: string; name: string }>('SELECT res, ns, name FROM owners WHERE owner = ?'),
+      ownerUids: this.db.prepare<[], { owner: string }>('SELECT DISTINCT owner FROM owners'),
+      uidExists: this.db.prepare<[string], { one: number }>('SELECT 1 AS one FROM objects WHERE uid = ?'),
+      change: this.db.prepare('INSERT INTO changes (rv, res, ns, type, data) VALUES (?, ?, ?, ?, ?)'),
+      changesSince: this.db.prepare<[string, number], { type: string; ns: string; data: string }>('SELECT type, ns, data FROM changes WHERE res = ? AND rv > ? ORDER BY rv'),
+      oldestChange: this.db.prepare<[], { rv: number | null }>('SELECT min(rv) AS rv FROM changes'),
+      trim: this.db.prepare('DELETE FROM changes WHERE rv <= ?'),
+      saveRv: this.db.prepare("INSERT INTO counters (name, value) VALUES ('rv', ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value"),
+      loadRv: this.db.prepare<[], { value: number }>("SELECT value FROM counters WHERE name = 'rv'"),
+    };
+    this.rv = this.stmts.loadRv.get()?.value ?? 0;
+  }
+
+  resourceVersion(): string {
+    return String(this.rv);
+  }
+
+  private read(res: ResourceRef, ns: string, name: string): StoredObject | undefined {
+    const row = this.stmts.get.get(resourceKey(res), ns, name);
+    return row ? (JSON.parse(row.data) as StoredObject) : undefined;
+  }
+
+  private nsOf(res: ResourceRef, key: ObjectKey | KObject['metadata']): string {
+    if (!res.namespaced) return '';
+    if (!key.namespace) throw new ApiError(StatusReason.BadRequest, `${qualified(res)}: a namespace is required`);
+    return key.namespace;
+  }
+
+  /** Records a change: bumps the version, logs it and tells listeners once the transaction commits. */
+  private record(res: ResourceRef, type: WatchEvent['type'], obj: StoredObject, pending: StoreChange[]): void {
+    const data = JSON.stringify(obj);
+    this.stmts.change.run(this.rv, resourceKey(res), obj.metadata.namespace ?? '', type, data);
+    this.stmts.saveRv.run(this.rv);
+    pending.push({ resource: resourceKey(res), type, object: obj });
+  }
+
+  private indexOwners(res: ResourceRef, obj: StoredObject): void {
+    const ns = obj.metadata.namespace ?? '';
+    this.stmts.dropOwners.run(resourceKey(res), ns, obj.metadata.name);
+    for (const ref of obj.metadata.ownerReferences ?? []) this.stmts.addOwner.run(ref.uid, resourceKey(res), ns, obj.metadata.name);
+  }
+
+  private emit(pending: StoreChange[]): void {
+    for (const change of pending) for (const l of this.listeners) l(change);
+    if (++this.writesSinceTrim >= 1000) {
+      this.writesSinceTrim = 0;
+      this.stmts.trim.run(this.rv - this.historySize);
+    }
+  }
+
+  private transact<T>(fn: (pending: StoreChange[]) => T): T {
+    const pending: StoreChange[] = [];
+    const saved = this.rv;
+    let out: T;
+    try {
+      out = this.db.transaction(() => fn(pending))();
+    } catch (e) {
+      this.rv = saved;
+      throw e;
+    }
+    this.emit(pending);
+    return out;
+  }
+
+  async create(res: ResourceRef, input: KObject): Promise<StoredObject> {
+    return this.transact((pending) => {
+      const obj = clone(input) as StoredObject;
+      const meta = obj.metadata;
+      const ns = this.nsOf(res, meta);
+      if (!res.namespaced) delete meta.namespace;
+      if (!meta.name) {
+        if (!meta.generateName) {
+          throw ApiError.invalid(res.kind, res.group, '', [{ field: 'metadata.name', type: 'FieldValueRequired', message: 'Required value: name or generateName is required' }]);
+        }
+        let tries = 0;
+        do meta.name = meta.generateName + randomSuffix();
+        while (this.read(res, ns, meta.name) && ++tries < 8);
+      }
+      if (this.read(res, ns, meta.name)) {
+        throw new ApiError(StatusReason.AlreadyExists, `${qualified(res)} "${meta.name}" already exists`, { name: meta.name, group: res.group, kind: res.plural });
+      }
+      meta.uid ||= randomUUID();
+      meta.creationTimestamp = now();
+      meta.generation = 1;
+      delete meta.deletionTimestamp;
+      meta.resourceVersion = String(++this.rv);
+      this.stmts.insert.run(resourceKey(res), ns, meta.name, meta.uid, this.rv, JSON.stringify(obj));
+      this.indexOwners(res, obj);
+      this.record(res, 'ADDED', obj, pending);
+      return obj;
+    });
+  }
+
+  async get(res: ResourceRef, key: ObjectKey): Promise<StoredObject> {
+    const obj = this.read(res, this.nsOf(res, key), key.name);
+    if (!obj) throw notFound(res, key.name);
+    return obj;
+  }
+
+  async list(res: ResourceRef, opts: ListOptions = {}): Promise<ListResult> {
+    const labels = parseLabelSelector(opts.labelSelector);
+    const fields = parseFieldSelector(opts.fieldSelector);
+    const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
+    let after = { ns: '', name: '' };
+    if (opts.continue) {
+      try {
+        after = JSON.parse(Buffer.from(opts.continue, 'base64url').toString()) as typeof after;
+        if (typeof after.ns !== 'string' || typeof after.name !== 'string') throw new Error('shape');
+      } catch {
+        throw new ApiError(StatusReason.BadRequest, 'continue key is not valid: it must come from an earlier list response');
+      }
+    }
+    const key = resourceKey(res);
+    const scoped = res.namespaced && opts.namespace !== undefined && opts.namespace !== '';
+    const items: StoredObject[] = [];
+    const batch = Math.min(limit === Infinity ? 1000 : Math.max(limit, 100), 1000);
+    let more = true;
+    let last = after;
+    let exhausted = false;
+    // Read in batches so a selective query on a big kind stops as soon as the page is full.
+    while (more && items.length < limit) {
+      const rows = scoped
+        ? this.stmts.listNs.all(key, opts.namespace ?? '', last.name, batch)
+        : this.stmts.listAll.all(key, last.ns, last.name, batch);
+      if (rows.length < batch) more = false;
+      for (let i = 0; i < rows.length; i++) {
+        const obj = JSON.parse((rows[i] as Row).data) as StoredObject;
+        last = { ns: obj.metadata.namespace ?? '', name: obj.metadata.name };
+        if (labels.length && !matchLabels(labels, obj.metadata.labels)) continue;
+        if (fields.length && !matchFields(fields, obj)) continue;
+        items.push(obj);
+        if (items.length >= limit) {
+          if (i === rows.length - 1 && !more) exhausted = true;
+          break;
+        }
+      }
+      if (!more && items.length < limit) exhausted = true;
+    }
+    const result: ListResult = { items, resourceVersion: String(this.rv) };
+    if (items.length >= limit && !exhausted) {
+      const lastItem = items[items.length - 1] as StoredObject;
+      const pos = { ns: lastItem.metadata.namespace ?? '', name: lastItem.metadata.name };
+      const remaining = scoped ? this.stmts.countNs.get(key, pos.ns, pos.name)?.n ?? 0 : this.stmts.countAll.get(key, pos.ns, pos.name)?.n ?? 0;
+      if (remaining > 0) {
+        result.continue = Buffer.from(JSON.stringify(pos)).toString('base64url');
+        if (!labels.length && !fields.length) result.remainingItemCount = remaining;
+      }
+    }
+    return result;
+  }
+
+  async update(res: ResourceRef, input: KObject, opts: UpdateOptions = {}): Promise<StoredObject> {
+    return this.transact((pending) => {
+      const ns = this.nsOf(res, input.metadata);
+      const name = input.metadata.name ?? '';
+      const old = this.read(res, ns, name);
+      if (!old) throw notFound(res, name);
+      const wanted = input.metadata.resourceVersion;
+      if (wanted && wanted !== old.metadata.resourceVersion) {
+        throw new ApiError(StatusReason.Conflict, `Operation cannot be fulfilled on ${qualified(res)} "${name}": the object has been modified; please apply your changes to the latest version and try again`, { name, group: res.group, kind: res.plural });
+      }
+      if (input.metadata.uid && input.metadata.uid !== old.metadata.uid) {
+        throw new ApiError(StatusReason.Conflict, `Precondition failed for ${qualified(res)} "${name}": UID in object meta (${input.metadata.uid}) does not match the stored object's (${old.metadata.uid})`);
+      }
+      let obj: StoredObject;
+      if (opts.subresource === 'status') {
+        obj = clone(old);
+        obj.status = clone(input.status);
+      } else {
+        obj = clone(input) as StoredObject;
+        if (res.hasStatus) obj.status = clone(old.status);
+        const m = obj.metadata;
+        // the server owns these fields
+        m.uid = old.metadata.uid;
+        m.creationTimestamp = old.metadata.creationTimestamp;
+        m.generation = old.metadata.generation ?? 1;
+        if (!res.namespaced) delete m.namespace;
+        else m.namespace = ns;
+        if (old.metadata.deletionTimestamp) m.deletionTimestamp = old.metadata.deletionTimestamp;
+        else delete m.deletionTimestamp;
+        if (old.metadata.deletionGracePeriodSeconds !== undefined) m.deletionGracePeriodSeconds = old.metadata.deletionGracePeriodSeconds;
+        if (old.metadata.deletionTimestamp) {
+          const added = (m.finalizers ?? []).filter((f) => !(old.metadata.finalizers ?? []).includes(f));
+          if (added.length) throw new ApiError(StatusReason.Invalid, `${qualified(res)} "${name}" is being deleted: no new finalizers can be added (${added.join(', ')})`);
+        }
+        if (!deepEqual(specOf(obj), specOf(old))) m.generation = (old.metadata.generation ?? 1) + 1;
+      }
+      obj.metadata.resourceVersion = old.metadata.resourceVersion;
+      if (deepEqual(obj, old)) return old; // a no-op write bumps nothing, as in Kubernetes
+      obj.metadata.resourceVersion = String(++this.rv);
+      if (obj.metadata.deletionTimestamp && (obj.metadata.finalizers ?? []).length === 0 && !res.deletionBlocked?.(obj, {})) {
+        this.stmts.remove.run(resourceKey(res), ns, name);
+        this.stmts.dropOwners.run(resourceKey(res), ns, name);
+        this.record(res, 'DELETED', obj, pending);
+        return obj;
+      }
+      this.stmts.update.run(this.rv, JSON.stringify(obj), resourceKey(res), ns, name);
+      if (!deepEqual(obj.metadata.ownerReferences, old.metadata.ownerReferences)) this.indexOwners(res, obj);
+      this.record(res, 'MODIFIED', obj, pending);
+      return obj;
+    });
+  }
+
+  async delete(res: ResourceRef, key: ObjectKey, opts: DeleteOptions = {}): Promise<StoredObject> {
+    return this.transact((pending) => {
+      const ns = this.nsOf(res, key);
+      const old = this.read(res, ns, key.name);
+      if (!old) throw notFound(res, key.name);
+      if (opts.uid && opts.uid !== old.metadata.uid) {
+        throw new ApiError(StatusReason.Conflict, `Precondition failed: UID in precondition: ${opts.uid}, UID in object meta: ${old.metadata.uid}`);
+      }
+      if (opts.resourceVersion && opts.resourceVersion !== old.metadata.resourceVersion) {
+        throw new ApiError(StatusReason.Conflict, `Precondition failed: ResourceVersion in precondition: ${opts.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`);
+      }
+      const obj = clone(old);
+      const finalizers = [...(obj.metadata.finalizers ?? [])];
+      if (opts.propagationPolicy === 'Orphan' && !finalizers.includes('orphan')) finalizers.push('orphan');
+      if (opts.propagationPolicy === 'Foreground' && !finalizers.includes('foregroundDeletion')) finalizers.push('foregroundDeletion');
+      const blocked = finalizers.length > 0 || (res.deletionBlocked?.(obj, opts) ?? false);
+      if (blocked) {
+        if (obj.metadata.deletionTimestamp && opts.gracePeriodSeconds === undefined) return old;
+        obj.metadata.finalizers = finalizers.length ? finalizers : undefined;
+        if (!obj.metadata.finalizers) delete obj.metadata.finalizers;
+        obj.metadata.deletionTimestamp ??= now();
+        if (opts.gracePeriodSeconds !== undefined) obj.metadata.deletionGracePeriodSeconds = opts.gracePeriodSeconds;
+        obj.metadata.generation = (obj.metadata.generation ?? 1) + 1;
+        obj.metadata.resourceVersion = String(++this.rv);
+        this.stmts.update.run(this.rv, JSON.stringify(obj), resourceKey(res), ns, key.name);
+        this.record(res, 'MODIFIED', obj, pending);
+        return obj;
+      }
+      obj.metadata.deletionTimestamp ??= now();
+      obj.metadata.resourceVersion = String(++this.rv);
+      this.stmts.remove.run(resourceKey(res), ns, key.name);
+      this.stmts.dropOwners.run(resourceKey(res), ns, key.name);
+      this.record(res, 'DELETED', obj, pending);
+      return obj;
+    });
+  }
+
+  watch(res: ResourceRef, opts: WatchOptions, onEvent: (e: WatchEvent) => void): { stop(): void } {
+    const labels = parseLabelSelector(opts.labelSelector);
+    const fields = parseFieldSelector(opts.fieldSelector);
+    const ns = res.namespaced ? opts.namespace ?? '' : '';
+    const key = resourceKey(res);
+    const wanted = (o: StoredObject): boolean =>
+      (!ns || (o.metadata.namespace ?? '') === ns) && matchLabels(labels, o.metadata.labels) && matchFields(fields, o);
+    const backlog: WatchEvent[] = [];
+    const from = opts.resourceVersion && opts.resourceVersion !== '0' ? Number(opts.resourceVersion) : undefined;
+    if (from !== undefined) {
+      if (!Number.isInteger(from) || from < 0) throw new ApiError(StatusReason.BadRequest, `invalid resourceVersion "${opts.resourceVersion}"`);
+      const oldest = this.stmts.oldestChange.get()?.rv ?? this.rv + 1;
+      if (from < this.rv && from < oldest - 1) {
+        throw new ApiError(StatusReason.Gone, `too old resource version: ${from} (${oldest - 1})`);
+      }
+      for (const row of this.stmts.changesSince.all(key, from)) {
+        const o = JSON.parse(row.data) as StoredObject;
+        if (wanted(o)) backlog.push({ type: row.type as WatchEvent['type'], object: o });
+      }
+    } else {
+      const current = this.listNow(res, { namespace: ns || undefined, labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector });
+      for (const o of current.items) backlog.push({ type: 'ADDED', object: o });
+    }
+    let stopped = false;
+    const listener = (c: StoreChange): void => {
+      if (stopped || c.resource !== key || !wanted(c.object)) return;
+      onEvent({ type: c.type, object: c.object });
+    };
+    this.listeners.add(listener);
+    // Deliver the backlog before any live change; both run on this thread, so nothing slips between.
+    for (const e of backlog) onEvent(e);
+    return {
+      stop: () => {
+        stopped = true;
+        this.listeners.delete(listener);
+      },
+    };
+  }
+
+  private listNow(res: ResourceRef, opts: ListOptions): ListResult {
+    const labels = parseLabelSelector(opts.labelSelector);
+    const fields = parseFieldSelector(opts.fieldSelector);
+    const key = resourceKey(res);
+    const rows = res.namespaced && opts.namespace
+      ? this.stmts.listNs.all(key, opts.namespace, '', 1e9)
+      : this.stmts.listAll.all(key, '', '', 1e9);
+    const items = rows.map((r) => JSON.parse(r.data) as StoredObject).filter((o) => matchLabels(labels, o.metadata.labels) && matchFields(fields, o));
+    return { items, resourceVersion: String(this.rv) };
+  }
+
+  subscribe(onChange: (c: StoreChange) => void): { stop(): void } {
+    this.listeners.add(onChange);
+    return { stop: () => this.listeners.delete(onChange) };
+  }
+
+  async dependents(ownerUid: string): Promise<{ resource: string; namespace: string; name: string }[]> {
+    return this.stmts.dependents.all(ownerUid).map((r) => ({ resource: r.res, namespace: r.ns, name: r.name }));
+  }
+
+  async ownerUids(): Promise<string[]> {
+    return this.stmts.ownerUids.all().map((r) => r.owner);
+  }
+
+  async uidExists(uid: string): Promise<boolean> {
+    return this.stmts.uidExists.get(uid) !== undefined;
+  }
+
+  async close(): Promise<void> {
+    this.listeners.clear();
+    this.db.close();
+  }
+}

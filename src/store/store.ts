@@ -1,0 +1,80 @@
+// The store: Kubernetes-shaped objects with a global resourceVersion, compare-and-swap updates,
+// finalizers and watch. SQLite implements it today; anything that keeps these promises can replace it.
+import type { KindDef } from '../api/registry.js';
+import type { ObjectKey, StoredObject, KObject } from '../api/meta.js';
+
+export type ResourceRef = Pick<KindDef, 'group' | 'version' | 'kind' | 'plural' | 'namespaced' | 'hasStatus' | 'deletionBlocked'>;
+
+export interface ListOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continue?: string;
+}
+
+export interface ListResult {
+  items: StoredObject[];
+  resourceVersion: string;
+  continue?: string;
+  remainingItemCount?: number;
+}
+
+export interface WatchOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** replay changes after this version; absent or "0": start with ADDED for every current object */
+  resourceVersion?: string;
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+export interface WatchEvent {
+  type: WatchEventType;
+  object: StoredObject;
+}
+
+/** A change to any kind, as the garbage collector and caches see it. */
+export interface StoreChange extends WatchEvent {
+  resource: string; // `${group}/${plural}`
+}
+
+export interface DeleteOptions {
+  /** Kubernetes preconditions */
+  uid?: string;
+  resourceVersion?: string;
+  gracePeriodSeconds?: number;
+  propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
+}
+
+export interface UpdateOptions {
+  /** write only status (the /status subresource), or only spec and metadata */
+  subresource?: 'status';
+}
+
+export interface Store {
+  create(res: ResourceRef, obj: KObject): Promise<StoredObject>;
+  get(res: ResourceRef, key: ObjectKey): Promise<StoredObject>;
+  list(res: ResourceRef, opts?: ListOptions): Promise<ListResult>;
+  /** compare-and-swap when obj.metadata.resourceVersion is set; 409 Conflict when it is stale */
+  update(res: ResourceRef, obj: KObject, opts?: UpdateOptions): Promise<StoredObject>;
+  /** removes the object, or marks it with deletionTimestamp while finalizers remain */
+  delete(res: ResourceRef, key: ObjectKey, opts?: DeleteOptions): Promise<StoredObject>;
+  /** live changes of one kind; throws 410 Gone when resourceVersion is older than the kept history */
+  watch(res: ResourceRef, opts: WatchOptions, onEvent: (e: WatchEvent) => void): { stop(): void };
+  /** every change of every kind, from now on */
+  subscribe(onChange: (c: StoreChange) => void): { stop(): void };
+  /** objects whose ownerReferences name this uid */
+  dependents(ownerUid: string): Promise<{ resource: string; namespace: string; name: string }[]>;
+  /** owner uids that dependents point at; for the garbage collector's resync */
+  ownerUids(): Promise<string[]>;
+  /** whether any object with this uid exists */
+  uidExists(uid: string): Promise<boolean>;
+  resourceVersion(): string;
+  close(): Promise<void>;
+}
+
+export function resourceKey(res: Pick<ResourceRef, 'group' | 'plural'>): string {
+  return `${res.group}/${res.plural}`;
+}

@@ -1,0 +1,426 @@
+// The local node agent: runs the Pods bound to this machine as processes, reports their status, and
+// stops them when they are deleted. Every step reads the Pod from the store and the run directories
+// from disk, so a restarted server adopts what the last one started.
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Container, Pod } from '../../api/core-types.js';
+import { ApiError, StatusReason, isNotFound } from '../../api/errors.js';
+import { Kinds } from '../../api/index.js';
+import type { ObjectKey, StoredObject } from '../../api/meta.js';
+import { deepEqual, keyString, now } from '../../api/meta.js';
+import type { Controller, Manager, Result } from '../../control/controller.js';
+import type { Recorder } from '../../control/events.js';
+import { assignedGpus } from '../../scheduler/placement.js';
+import type { Client } from '../../store/client.js';
+import type { PodLogOptions } from '../../server/app.js';
+import { ConfigError, containerArgv, containerEnv } from './env.js';
+import type { Environments } from './environments.js';
+import { followLog, readLog } from './logs.js';
+import { PodAddresses, hostsFile, writeHosts } from './network.js';
+import type { ServiceView } from './network.js';
+import type { ContainerProcess } from './process.js';
+import { adopt, bwrapAvailable, launch } from './process.js';
+import type { ContainerRuntime, PodRuntime } from './runtime.js';
+import { loadContainer, logFile, readPodRecord, runDir, writePodRecord } from './runtime.js';
+import { decidePhase, podStatus } from './status.js';
+import { containerBinds, prepareVolumes } from './volumes.js';
+
+export interface KubeletOptions {
+  client: Client;
+  recorder: Recorder;
+  dataDir: string;
+  nodeName: string;
+  environments: Environments;
+  /** GPUs on this node, to hide them from pods that did not ask for one */
+  gpuCount: number;
+  /** crash-loop back-off: Kubernetes starts at 10s and doubles up to 5m */
+  crashLoopBaseMs?: number;
+  crashLoopMaxMs?: number;
+  log?: (msg: string) => void;
+}
+
+const terminalPhase = (p: Pod): boolean => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
+/** a container that ran this long without failing starts its back-off afresh */
+const backoffResetMs = 10 * 60_000;
+
+export class Kubelet {
+  private readonly pods = new Map<string, PodRuntime>();
+  private readonly uidByKey = new Map<string, string>();
+  private readonly addresses = new PodAddresses();
+  private readonly podsDir: string;
+  private controller?: Controller;
+  private readonly sandboxed: boolean;
+  private hostsTimer?: NodeJS.Timeout;
+
+  constructor(private readonly opts: KubeletOptions) {
+    this.podsDir = join(opts.dataDir, 'pods');
+    mkdirSync(this.podsDir, { recursive: true });
+    this.sandboxed = bwrapAvailable();
+  }
+
+  get bubblewrap(): boolean {
+    return this.sandboxed;
+  }
+
+  /** adopts running pods, removes what no Pod owns any more, and starts the agent's controller */
+  async register(mgr: Manager): Promise<Controller> {
+    const { client, nodeName } = this.opts;
+    const bound = (await client.listAll<Pod>(Kinds.Pod)).filter((p) => p.spec.nodeName === nodeName);
+    const known = new Set(bound.map((p) => p.metadata.uid));
+    for (const p of bound) if (p.status?.podIP && !terminalPhase(p)) this.addresses.claim(p.metadata.uid, p.status.podIP);
+    for (const uid of readdirSync(this.podsDir)) {
+      if (!known.has(uid)) this.removePodDir(join(this.podsDir, uid));
+    }
+    this.controller = mgr.add({
+      name: 'kubelet',
+      for: Kinds.Pod,
+      predicate: (e) => e.object.spec?.nodeName === nodeName,
+      watches: [
+        { kind: Kinds.Service, map: () => { this.scheduleHosts(); return []; } },
+      ],
+      reconcile: (key) => this.reconcile(key),
+      workers: 4,
+    });
+    return this.controller;
+  }
+
+  /** kills whatever a run directory tree still has running and deletes it */
+  private removePodDir(dir: string): void {
+    const cdir = join(dir, 'containers');
+    if (existsSync(cdir)) {
+      for (const name of readdirSync(cdir)) {
+        for (const n of readdirSync(join(cdir, name)).filter((f) => /^\d+$/.test(f))) {
+          const found = adopt(join(cdir, name, n));
+          if ('exited' in found) found.signal('SIGKILL');
+        }
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  private async reconcile(key: ObjectKey): Promise<Result> {
+    const pod = await this.opts.client.find<Pod>(Kinds.Pod, key);
+    const k = keyString(key);
+    if (!pod || pod.spec.nodeName !== this.opts.nodeName) {
+      const uid = this.uidByKey.get(k);
+      if (uid && (!pod || pod.metadata.uid !== uid)) await this.forget(uid);
+      return {};
+    }
+    if (this.uidByKey.get(k) && this.uidByKey.get(k) !== pod.metadata.uid) await this.forget(this.uidByKey.get(k) ?? '');
+    const rt = this.runtimeFor(pod);
+    if (terminalPhase(pod)) {
+      this.killAll(rt, 'SIGKILL');
+      this.addresses.release(rt.uid);
+      return {};
+    }
+    if (pod.metadata.deletionTimestamp) return this.terminate(pod, rt, 'Killing');
+    const deadline = pod.spec.activeDeadlineSeconds;
+    if (deadline !== undefined) {
+      const left = Date.parse(rt.startTime) + deadline * 1000 - Date.now();
+      if (left <= 0 || rt.termination) {
+        rt.termination ??= { deadline: Date.now() + (pod.spec.terminationGracePeriodSeconds ?? 30) * 1000, killed: false, reason: 'DeadlineExceeded', message: 'Pod was active on the node longer than the specified deadline' };
+        return this.terminate(pod, rt, 'DeadlineExceeded');
+      }
+      const next = await this.drive(pod, rt);
+      return { requeueAfter: Math.min(next.requeueAfter ?? Infinity, left + 5) };
+    }
+    return this.drive(pod, rt);
+  }
+
+  private runtimeFor(pod: Pod & StoredObject): PodRuntime {
+    const existing = this.pods.get(pod.metadata.uid);
+    if (existing) return existing;
+    const dir = join(this.podsDir, pod.metadata.uid);
+    const rec = readPodRecord(dir);
+    const ip = rec?.ip ?? pod.status?.podIP ?? this.addresses.allocate(pod.metadata.uid);
+    this.addresses.claim(pod.metadata.uid, ip);
+    const startTime = rec?.startTime ?? pod.status?.startTime ?? now();
+    if (!rec) writePodRecord(dir, { uid: pod.metadata.uid, namespace: pod.metadata.namespace ?? '', name: pod.metadata.name, ip, startTime });
+    const rt: PodRuntime = { uid: pod.metadata.uid, namespace: pod.metadata.namespace ?? '', name: pod.metadata.name, dir, ip, startTime, containers: new Map(), hostsFile: join(dir, 'hosts') };
+    for (const c of pod.spec.initContainers ?? []) rt.containers.set(c.name, loadContainer(dir, c.name, true));
+    for (const c of pod.spec.containers) rt.containers.set(c.name, loadContainer(dir, c.name, false));
+    for (const c of rt.containers.values()) if (c.proc) this.watchExit(rt, c, c.proc);
+    this.pods.set(rt.uid, rt);
+    this.uidByKey.set(keyString({ namespace: rt.namespace, name: rt.name }), rt.uid);
+    return rt;
+  }
+
+  private async forget(uid: string): Promise<void> {
+    const rt = this.pods.get(uid);
+    if (rt) {
+      this.killAll(rt, 'SIGKILL');
+      this.pods.delete(uid);
+      this.uidByKey.delete(keyString({ namespace: rt.namespace, name: rt.name }));
+    }
+    this.addresses.release(uid);
+    this.removePodDir(join(this.podsDir, uid));
+    this.scheduleHosts();
+  }
+
+  private killAll(rt: PodRuntime, sig: NodeJS.Signals): void {
+    for (const c of rt.containers.values()) if (c.proc && !c.current?.exit) c.proc.signal(sig);
+  }
+
+  private watchExit(rt: PodRuntime, c: ContainerRuntime, proc: ContainerProcess): void {
+    proc.exited().then((exit) => {
+      if (c.proc !== proc) return;
+      c.proc = undefined;
+      if (c.current) c.current.exit = exit;
+      this.controller?.enqueue({ namespace: rt.namespace, name: rt.name });
+    }, (e) => this.opts.log?.(`kubelet: ${rt.namespace}/${rt.name}/${c.name}: ${(e as Error).message}`));
+  }
+
+  /** graceful stop: SIGTERM, then SIGKILL when the grace period is over; then the final status */
+  private async terminate(pod: Pod & StoredObject, rt: PodRuntime, reason: string): Promise<Result> {
+    const grace = pod.metadata.deletionGracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds ?? 30;
+    if (!rt.termination) {
+      rt.termination = { deadline: Date.now() + grace * 1000, killed: false };
+    }
+    const running = [...rt.containers.values()].filter((c) => c.proc && !c.current?.exit);
+    if (running.length && !rt.termination.killed && rt.termination.deadline > Date.now() && !running.some((c) => c.waiting?.reason === 'Terminating')) {
+      for (const c of running) {
+        c.waiting = undefined;
+        c.proc?.signal('SIGTERM');
+        this.opts.recorder.event(pod, 'Normal', reason === 'DeadlineExceeded' ? 'DeadlineExceeded' : 'Killing', `Stopping container ${c.name}`);
+      }
+      for (const c of running) c.waiting = { reason: 'Terminating' };
+    }
+    if (running.length) {
+      const left = rt.termination.deadline - Date.now();
+      if (left > 0) return { requeueAfter: left };
+      if (!rt.termination.killed) {
+        rt.termination.killed = true;
+        this.killAll(rt, 'SIGKILL');
+      }
+      return { requeueAfter: 100 };
+    }
+    for (const c of rt.containers.values()) if (c.waiting?.reason === 'Terminating' || c.waiting) c.waiting = undefined;
+    // every process has exited: report the final state
+    const decision = decidePhase(pod, rt);
+    const phase = decision.phase === 'Succeeded' ? 'Succeeded' : 'Failed';
+    await this.writeStatus(pod, rt, { phase, reason: rt.termination.reason, message: rt.termination.message });
+    return {};
+  }
+
+  private async configSources(ns: string): Promise<{ configMap: (n: string) => Promise<StoredObject | undefined>; secret: (n: string) => Promise<StoredObject | undefined> }> {
+    const { client } = this.opts;
+    return {
+      configMap: (name) => client.find(Kinds.ConfigMap, { namespace: ns, name }),
+      secret: (name) => client.find(Kinds.Secret, { namespace: ns, name }),
+    };
+  }
+
+  /** the next step for a live pod: init containers in order, then all containers, with restarts */
+  private async drive(pod: Pod & StoredObject, rt: PodRuntime): Promise<Result> {
+    const { client, recorder } = this.opts;
+    const ns = pod.metadata.namespace ?? 'default';
+    if (!rt.volumes) {
+      try {
+        const src = await this.configSources(ns);
+        rt.volumes = await prepareVolumes(pod, rt.dir, {
+          ...src,
+          claim: (name) => client.find(Kinds.PersistentVolumeClaim, { namespace: ns, name }),
+          claimDir: (namespace, claim) => join(this.opts.dataDir, 'volumes', namespace, claim),
+        });
+        const mounts = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].flatMap((c) => c.volumeMounts ?? []);
+        if (!this.sandboxed && mounts.length) {
+          const where = mounts.map((m) => `${m.name} at ${rt.volumes?.get(m.name)?.dir} (not ${m.mountPath})`).join(', ');
+          recorder.event(pod, 'Warning', 'VolumeMountsUnavailable', `bubblewrap (bwrap) is not installed, so volumes cannot be mounted at their mountPath: ${where}`);
+        }
+        this.scheduleHosts();
+      } catch (e) {
+        if (!(e instanceof ConfigError)) throw e;
+        recorder.event(pod, 'Warning', 'FailedMount', `MountVolume.SetUp failed: ${e.message}`);
+        for (const c of rt.containers.values()) c.waiting = { reason: 'ContainerCreating', message: e.message };
+        await this.writeStatus(pod, rt, { phase: 'Pending' });
+        rt.volumes = undefined;
+        return { requeueAfter: 2000 };
+      }
+    }
+    const policy = pod.spec.restartPolicy ?? 'Always';
+    let wake = Infinity;
+    // init containers: one at a time, each must succeed before the next
+    let initDone = true;
+    for (const spec of pod.spec.initContainers ?? []) {
+      const c = rt.containers.get(spec.name) as ContainerRuntime;
+      const exit = c.current?.exit;
+      if (exit?.exitCode === 0) continue;
+      initDone = false;
+      if (c.current && !exit) break; // running
+      if (exit && policy === 'Never') break; // the pod fails
+      const w = await this.startOrBackOff(pod, rt, spec, c);
+      wake = Math.min(wake, w);
+      break;
+    }
+    if (initDone) {
+      for (const spec of pod.spec.containers) {
+        const c = rt.containers.get(spec.name) as ContainerRuntime;
+        const exit = c.current?.exit;
+        if (c.current && !exit) continue;
+        if (exit && (policy === 'Never' || (policy === 'OnFailure' && exit.exitCode === 0))) continue;
+        wake = Math.min(wake, await this.startOrBackOff(pod, rt, spec, c));
+      }
+    }
+    await this.writeStatus(pod, rt, decidePhase(pod, rt));
+    return Number.isFinite(wake) ? { requeueAfter: Math.max(1, wake - Date.now()) } : {};
+  }
+
+  /** starts a container, or waits out its back-off; returns when to look again (ms epoch) or Infinity */
+  private async startOrBackOff(pod: Pod & StoredObject, rt: PodRuntime, spec: Container, c: ContainerRuntime): Promise<number> {
+    const base = this.opts.crashLoopBaseMs ?? 10_000;
+    const max = this.opts.crashLoopMaxMs ?? 300_000;
+    const prev = c.current;
+    if (prev?.exit) {
+      const ranFor = Date.parse(prev.exit.finishedAt) - Date.parse(prev.startedAt);
+      if (c.backoffUntil === undefined) {
+        c.backoffMs = ranFor > backoffResetMs ? base : Math.min(max, c.backoffMs ? c.backoffMs * 2 : base);
+        // the first restart after a clean run is immediate only for containers that never failed before
+        c.backoffUntil = Date.parse(prev.exit.finishedAt) + (prev.n === 0 && ranFor > backoffResetMs ? 0 : c.backoffMs);
+      }
+      if (c.backoffUntil > Date.now()) {
+        if (c.waiting?.reason !== 'CrashLoopBackOff') {
+          c.waiting = { reason: 'CrashLoopBackOff', message: `back-off ${Math.round((c.backoffMs ?? base) / 1000)}s restarting failed container=${spec.name} pod=${rt.name}_${rt.namespace}(${rt.uid})` };
+          this.opts.recorder.event(pod, 'Warning', 'BackOff', `Back-off restarting failed container ${spec.name} in pod ${rt.name}_${rt.namespace}(${rt.uid})`);
+        }
+        return c.backoffUntil;
+      }
+    }
+    c.backoffUntil = undefined;
+    const n = prev ? prev.n + 1 : 0;
+    const env = this.opts.environments;
+    let argv: string[];
+    let vars: Record<string, string>;
+    try {
+      const base0 = env.baseEnv(spec.image);
+      const podVars: Record<string, string> = { ...base0, HOSTNAME: pod.spec.hostname ?? rt.name, POD_IP: rt.ip };
+      const gpus = assignedGpus(pod);
+      if (gpus.length) podVars.CUDA_VISIBLE_DEVICES = gpus.join(',');
+      else if (this.opts.gpuCount > 0) podVars.CUDA_VISIBLE_DEVICES = '';
+      vars = await containerEnv(pod, spec, await this.configSources(rt.namespace), podVars);
+      argv = containerArgv(spec, vars, env.forImage(spec.image).entrypoint);
+    } catch (e) {
+      if (!(e instanceof ConfigError)) throw e;
+      if (c.waiting?.message !== e.message) this.opts.recorder.event(pod, 'Warning', 'Failed', `Error: ${e.message}`);
+      c.waiting = { reason: 'CreateContainerConfigError', message: e.message };
+      return Date.now() + 2000;
+    }
+    const cwd = spec.workingDir ?? env.forImage(spec.image).workingDir ?? join(rt.dir, 'work');
+    if (!spec.workingDir || !this.sandboxed) mkdirSync(cwd, { recursive: true });
+    const binds = containerBinds(spec, rt.volumes ?? new Map());
+    if (spec.workingDir && this.sandboxed && !binds.some((b) => cwd.startsWith(b.target)) && !existsSync(cwd)) mkdirSync(cwd, { recursive: true });
+    if (!existsSync(rt.hostsFile)) this.writeHostsFor(pod, rt, [], []);
+    c.waiting = undefined;
+    const proc = await launch({
+      stateDir: runDir(rt.dir, spec.name, n),
+      logFile: logFile(rt.dir, spec.name, n),
+      argv,
+      env: vars,
+      cwd,
+      sandbox: { binds, hostname: (pod.spec.hostname ?? rt.name).slice(0, 63), hostsFile: rt.hostsFile },
+    });
+    if (prev) c.last = prev;
+    c.current = { n, startedAt: proc.startedAt };
+    c.proc = proc;
+    this.watchExit(rt, c, proc);
+    this.opts.recorder.event(pod, 'Normal', 'Started', `Started container ${spec.name}`);
+    return Infinity;
+  }
+
+  private async writeStatus(pod: Pod & StoredObject, rt: PodRuntime, decision: ReturnType<typeof decidePhase>): Promise<void> {
+    const status = podStatus(pod, rt, decision, '127.0.0.1');
+    if (deepEqual(status, pod.status)) return;
+    const wasRunning = pod.status?.phase;
+    pod.status = status;
+    try {
+      await this.opts.client.updateStatus(pod);
+    } catch (e) {
+      if (isNotFound(e)) return;
+      throw e;
+    }
+    if (wasRunning !== status.phase && (status.phase === 'Running' || status.phase === 'Succeeded' || status.phase === 'Failed')) this.scheduleHosts();
+  }
+
+  /** SIGTERM to every container, SIGKILL to what is left after `graceMs` */
+  async stopAll(graceMs = 10_000): Promise<void> {
+    const procs = [...this.pods.values()].flatMap((rt) => [...rt.containers.values()]).flatMap((c) => (c.proc && !c.current?.exit ? [c.proc] : []));
+    for (const p of procs) p.signal('SIGTERM');
+    const all = Promise.all(procs.map((p) => p.exited().catch(() => undefined)));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), graceMs)));
+    if ((await Promise.race([all, late])) === 'late') {
+      for (const p of procs) p.signal('SIGKILL');
+      await all;
+    }
+    clearTimeout(timer);
+  }
+
+  // ---- names: every running pod's hosts file lists the pods and services it can reach
+
+  private scheduleHosts(): void {
+    if (this.hostsTimer) return;
+    this.hostsTimer = setTimeout(() => {
+      this.hostsTimer = undefined;
+      this.refreshHosts().catch((e) => this.opts.log?.(`kubelet: hosts: ${(e as Error).message}`));
+    }, 20);
+  }
+
+  private async refreshHosts(): Promise<void> {
+    const { client } = this.opts;
+    const pods = (await client.listAll<Pod>(Kinds.Pod)).filter((p) => p.spec.nodeName === this.opts.nodeName && p.status?.podIP && !terminalPhase(p));
+    const services: ServiceView[] = [];
+    for (const s of await client.listAll(Kinds.Service)) {
+      const sel = s.spec?.selector as Record<string, string> | undefined;
+      if (!sel || !Object.keys(sel).length) continue;
+      const ips = pods.filter((p) => p.metadata.namespace === s.metadata.namespace && Object.entries(sel).every(([k, v]) => p.metadata.labels?.[k] === v)).map((p) => p.status?.podIP ?? '');
+      services.push({ name: s.metadata.name, namespace: s.metadata.namespace ?? 'default', ips });
+    }
+    for (const p of pods) {
+      const rt = this.pods.get(p.metadata.uid);
+      if (rt) this.writeHostsFor(p, rt, pods, services);
+    }
+  }
+
+  private writeHostsFor(pod: Pod, rt: PodRuntime, pods: Pod[], services: ServiceView[]): void {
+    mkdirSync(rt.dir, { recursive: true });
+    const self = { ...pod, status: { ...pod.status, podIP: rt.ip } } as Pod;
+    writeHosts(rt.hostsFile, hostsFile(self, pods, services));
+  }
+
+  // ---- logs
+
+  async logs(pod: StoredObject, opts: PodLogOptions, signal: AbortSignal): Promise<AsyncIterable<string>> {
+    const p = pod as Pod & StoredObject;
+    const all = [...(p.spec.initContainers ?? []), ...p.spec.containers].map((c) => c.name);
+    let name = opts.container;
+    if (!name) {
+      if (p.spec.containers.length !== 1) {
+        throw new ApiError(StatusReason.BadRequest, `a container name must be specified for pod ${p.metadata.name}, choose one of: [${p.spec.containers.map((c) => c.name).join(' ')}]${p.spec.initContainers?.length ? ` or one of the init containers: [${p.spec.initContainers.map((c) => c.name).join(' ')}]` : ''}`);
+      }
+      name = p.spec.containers[0]?.name ?? '';
+    }
+    const cname: string = name ?? '';
+    if (!all.includes(cname)) throw new ApiError(StatusReason.BadRequest, `container ${cname} is not valid for pod ${p.metadata.name}`);
+    const dir = join(this.podsDir, p.metadata.uid);
+    const rt = this.pods.get(p.metadata.uid);
+    const c = rt?.containers.get(cname) ?? (existsSync(dir) ? loadContainer(dir, cname, false) : undefined);
+    const cur = c?.current;
+    if (!cur) {
+      const reason = c?.waiting?.reason ?? 'ContainerCreating';
+      throw new ApiError(StatusReason.BadRequest, `container "${name}" in pod "${p.metadata.name}" is waiting to start: ${reason}`);
+    }
+    const n = opts.previous ? c?.last?.n ?? (cur.exit && c?.waiting ? cur.n : undefined) : cur.n;
+    if (n === undefined) throw new ApiError(StatusReason.BadRequest, `previous terminated container "${name}" in pod "${p.metadata.name}" not found`);
+    const file = logFile(dir, cname, n);
+    const lo = { tailLines: opts.tailLines, timestamps: opts.timestamps, sinceSeconds: opts.sinceSeconds };
+    if (!opts.follow || opts.previous) {
+      const text = existsSync(file) ? await readLog(file, lo) : '';
+      return (async function* () { yield text; })();
+    }
+    const done = (): boolean => {
+      const live = this.pods.get(p.metadata.uid)?.containers.get(cname);
+      return !live || live.current?.n !== n || Boolean(live.current?.exit);
+    };
+    return followLog(file, lo, done, signal);
+  }
+}
+

@@ -1,0 +1,85 @@
+// Pod networking on one machine. Every Pod gets its own loopback address (127.1.x.y: all of
+// 127.0.0.0/8 reaches this host on Linux), and a hosts file mapping the names other Pods and Services
+// are known by to those addresses, so `MASTER_ADDR=pi-master-0` resolves inside a sandboxed Pod.
+// A process that binds its Pod IP (or 0.0.0.0) on its declared port is reachable there.
+import { writeFileSync } from 'node:fs';
+import type { Pod } from '../../api/core-types.js';
+
+export class PodAddresses {
+  private readonly byPod = new Map<string, string>();
+  private readonly taken = new Set<string>();
+  private next = 0;
+
+  /** remembers an address a Pod already had (after a restart) */
+  claim(podUid: string, ip: string): void {
+    this.byPod.set(podUid, ip);
+    this.taken.add(ip);
+  }
+
+  allocate(podUid: string): string {
+    const existing = this.byPod.get(podUid);
+    if (existing) return existing;
+    for (let i = 0; i < 65024; i++) {
+      const n = (this.next + i) % 65024;
+      const ip = `127.1.${Math.floor(n / 254)}.${(n % 254) + 1}`;
+      if (!this.taken.has(ip)) {
+        this.next = n + 1;
+        this.claim(podUid, ip);
+        return ip;
+      }
+    }
+    throw new Error('no free pod address in 127.1.0.0/16');
+  }
+
+  release(podUid: string): void {
+    const ip = this.byPod.get(podUid);
+    if (ip) this.taken.delete(ip);
+    this.byPod.delete(podUid);
+  }
+}
+
+export interface ServiceView {
+  name: string;
+  namespace: string;
+  ips: string[];
+}
+
+/** Names for a Pod, as cluster DNS would answer them. */
+export function podNames(pod: Pod): string[] {
+  const ns = pod.metadata.namespace ?? 'default';
+  const names = [pod.metadata.name ?? ''];
+  if (pod.spec.hostname) {
+    names.push(pod.spec.hostname);
+    if (pod.spec.subdomain) {
+      names.push(`${pod.spec.hostname}.${pod.spec.subdomain}`, `${pod.spec.hostname}.${pod.spec.subdomain}.${ns}`, `${pod.spec.hostname}.${pod.spec.subdomain}.${ns}.svc`, `${pod.spec.hostname}.${pod.spec.subdomain}.${ns}.svc.cluster.local`);
+    }
+  }
+  return [...new Set(names.filter(Boolean))];
+}
+
+/** The hosts file of one Pod: itself, the Pods and Services of its namespace, and fully qualified names of all. */
+export function hostsFile(self: Pod, pods: Pod[], services: ServiceView[]): string {
+  const ns = self.metadata.namespace ?? 'default';
+  const lines = ['# written by skiff: pod and service names on this machine', '127.0.0.1\tlocalhost', '::1\tlocalhost ip6-localhost ip6-loopback'];
+  const selfIp = self.status?.podIP;
+  if (selfIp) lines.push(`${selfIp}\t${podNames(self).join(' ')}`);
+  for (const p of pods) {
+    const ip = p.status?.podIP;
+    if (!ip || p.metadata.uid === self.metadata.uid) continue;
+    const names = podNames(p).filter((n) => n.includes('.') || (p.metadata.namespace ?? 'default') === ns);
+    if (names.length) lines.push(`${ip}\t${names.join(' ')}`);
+  }
+  for (const s of services) {
+    const ip = s.ips[0];
+    if (!ip) continue;
+    const names = [`${s.name}.${s.namespace}`, `${s.name}.${s.namespace}.svc`, `${s.name}.${s.namespace}.svc.cluster.local`];
+    if (s.namespace === ns) names.unshift(s.name);
+    lines.push(`${ip}\t${names.join(' ')}`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** Rewrites a hosts file in place: a bind-mounted file must keep its inode to show new content. */
+export function writeHosts(file: string, content: string): void {
+  writeFileSync(file, content, { flag: 'w' });
+}

@@ -1,0 +1,98 @@
+// What the node agent knows about a Pod's containers: rebuilt from the run directories on disk, so a
+// restarted server picks up exactly where the last one was.
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ContainerProcess, ExitInfo } from './process.js';
+import { adopt } from './process.js';
+
+export interface Run {
+  n: number;
+  startedAt: string;
+  exit?: ExitInfo;
+}
+
+export interface ContainerRuntime {
+  name: string;
+  init: boolean;
+  /** the latest run, if any */
+  current?: Run;
+  /** the run before it */
+  last?: Run;
+  proc?: ContainerProcess;
+  /** no restart before this time (crash-loop back-off) */
+  backoffUntil?: number;
+  backoffMs?: number;
+  waiting?: { reason: string; message?: string };
+}
+
+export interface PodRuntime {
+  uid: string;
+  namespace: string;
+  name: string;
+  dir: string;
+  ip: string;
+  containers: Map<string, ContainerRuntime>;
+  volumes?: Map<string, { dir: string; readOnly: boolean }>;
+  hostsFile: string;
+  termination?: { deadline: number; killed: boolean; reason?: string; message?: string };
+  startTime: string;
+}
+
+export function runDir(podDir: string, container: string, n: number): string {
+  return join(podDir, 'containers', container, String(n));
+}
+
+export function logFile(podDir: string, container: string, n: number): string {
+  return join(podDir, 'containers', container, `${n}.log`);
+}
+
+export function writePodRecord(dir: string, rec: { uid: string; namespace: string; name: string; ip: string; startTime: string }): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'pod.json'), JSON.stringify(rec));
+}
+
+export function readPodRecord(dir: string): { uid: string; namespace: string; name: string; ip: string; startTime: string } | undefined {
+  try {
+    return JSON.parse(readFileSync(join(dir, 'pod.json'), 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+function runNumbers(podDir: string, container: string): number[] {
+  const dir = join(podDir, 'containers', container);
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).filter((f) => /^\d+$/.test(f)).map(Number).sort((a, b) => a - b);
+}
+
+function startedAtOf(stateDir: string): string {
+  try {
+    return (JSON.parse(readFileSync(join(stateDir, 'meta.json'), 'utf8')) as { startedAt?: string }).startedAt ?? '';
+  } catch {
+    return '';
+  }
+}
+
+/** Re-attaches to a container's runs as the disk records them. */
+export function loadContainer(podDir: string, name: string, init: boolean): ContainerRuntime {
+  const rt: ContainerRuntime = { name, init };
+  const runs = runNumbers(podDir, name);
+  const latest = runs[runs.length - 1];
+  if (latest === undefined) return rt;
+  const stateDir = runDir(podDir, name, latest);
+  const found = adopt(stateDir);
+  const startedAt = startedAtOf(stateDir);
+  if ('exited' in found) {
+    rt.proc = found;
+    rt.current = { n: latest, startedAt: found.startedAt || startedAt };
+  } else {
+    rt.current = { n: latest, startedAt, exit: found };
+  }
+  const prev = runs[runs.length - 2];
+  if (prev !== undefined) {
+    const p = adopt(runDir(podDir, name, prev));
+    rt.last = { n: prev, startedAt: startedAtOf(runDir(podDir, name, prev)), exit: 'exited' in p ? undefined : p };
+    if ('exited' in p) p.signal('SIGKILL'); // an older run still alive is a leak: only the latest may run
+  }
+  return rt;
+}
