@@ -14,7 +14,7 @@ const SPECS: FlagSpec[] = [
   { name: 'help', short: 'h', type: 'boolean', description: '' },
 ];
 
-test('long flags with space and equals, positionals in between', () => {
+void test('long flags with space and equals, positionals in between', () => {
   const a = parseArgs(['jobs', '--namespace', 'ns1', 'pi', '--output=json'], SPECS);
   assert.deepEqual(a.positionals, ['jobs', 'pi']);
   assert.equal(a.string('namespace'), 'ns1');
@@ -23,7 +23,7 @@ test('long flags with space and equals, positionals in between', () => {
   assert.equal(a.isSet('watch'), false);
 });
 
-test('short flags: -n ns, -nns, -n=ns and grouped booleans', () => {
+void test('short flags: -n ns, -nns, -n=ns and grouped booleans', () => {
   assert.equal(parseArgs(['-n', 'a'], SPECS).string('namespace'), 'a');
   assert.equal(parseArgs(['-nb'], SPECS).string('namespace'), 'b');
   assert.equal(parseArgs(['-n=c'], SPECS).string('namespace'), 'c');
@@ -35,7 +35,7 @@ test('short flags: -n ns, -nns, -n=ns and grouped booleans', () => {
   assert.equal(g2.string('namespace'), 'x');
 });
 
-test('boolean defaults and --flag=false', () => {
+void test('boolean defaults and --flag=false', () => {
   assert.equal(parseArgs([], SPECS).boolean('wait'), true);
   assert.equal(parseArgs(['--wait=false'], SPECS).boolean('wait'), false);
   assert.equal(parseArgs(['--wait=0'], SPECS).boolean('wait'), false);
@@ -45,31 +45,31 @@ test('boolean defaults and --flag=false', () => {
   assert.throws(() => parseArgs(['--wait=maybe'], SPECS), /invalid argument "maybe" for "--wait"/);
 });
 
-test('repeated list flags collect values', () => {
+void test('repeated list flags collect values', () => {
   const a = parseArgs(['-f', 'a.yaml', '--filename=b.yaml', '-fc.yaml'], SPECS);
   assert.deepEqual(a.strings('filename'), ['a.yaml', 'b.yaml', 'c.yaml']);
   assert.deepEqual(parseArgs([], SPECS).strings('filename'), []);
 });
 
-test('-- ends flags; a single dash is a positional', () => {
+void test('-- ends flags; a single dash is a positional', () => {
   const a = parseArgs(['-f', '-', '--', '-w', '--x'], SPECS);
   assert.deepEqual(a.strings('filename'), ['-']);
   assert.deepEqual(a.positionals, ['-w', '--x']);
   assert.deepEqual(parseArgs(['-'], SPECS).positionals, ['-']);
 });
 
-test('string flags take the next argument even when it looks like a flag', () => {
+void test('string flags take the next argument even when it looks like a flag', () => {
   assert.equal(parseArgs(['--output', '-x'], SPECS).string('output'), '-x');
 });
 
-test('unknown flags and missing values are usage errors', () => {
+void test('unknown flags and missing values are usage errors', () => {
   assert.throws(() => parseArgs(['--nope'], SPECS), (e: unknown) => e instanceof UsageError && /unknown flag: --nope/.test(e.message));
   assert.throws(() => parseArgs(['-z'], SPECS), /unknown shorthand flag: 'z'/);
   assert.throws(() => parseArgs(['--namespace'], SPECS), /flag needs an argument: --namespace/);
   assert.throws(() => parseArgs(['-n'], SPECS), /flag needs an argument/);
 });
 
-test('findCommandIndex skips global flags and their values', () => {
+void test('findCommandIndex skips global flags and their values', () => {
   const globals = SPECS.filter((s) => ['server', 'namespace', 'help'].includes(s.name));
   assert.equal(findCommandIndex(['get', 'pods'], globals), 0);
   assert.equal(findCommandIndex(['--server', 'http://x', 'get', 'pods'], globals), 2);

@@ -69,59 +69,75 @@ function conditionsSection(conds: Condition[] | undefined, withDetails: boolean)
   return ['Conditions:', ...describeTable(headers, rows)];
 }
 
-function stateLines(label: string, state: ContainerState | undefined, indent: number): string[] {
-  const pairs: Pair[] = [];
-  const sub: Pair[] = [];
-  if (state?.running) {
-    pairs.push([label, 'Running']);
-    sub.push(['Started', formatTimestamp(state.running.startedAt)]);
-  } else if (state?.terminated) {
-    const t = state.terminated;
-    pairs.push([label, 'Terminated']);
-    if (t.reason) sub.push(['Reason', t.reason]);
-    if (t.message) sub.push(['Message', t.message.replace(/\s*\n\s*/g, ' ')]);
-    sub.push(['Exit Code', String(t.exitCode ?? 0)]);
-    if (t.signal) sub.push(['Signal', String(t.signal)]);
-    sub.push(['Started', formatTimestamp(t.startedAt)]);
-    sub.push(['Finished', formatTimestamp(t.finishedAt)]);
-  } else if (state?.waiting) {
-    pairs.push([label, 'Waiting']);
-    if (state.waiting.reason) sub.push(['Reason', state.waiting.reason]);
-    if (state.waiting.message) sub.push(['Message', state.waiting.message.replace(/\s*\n\s*/g, ' ')]);
-  } else {
-    pairs.push([label, label === 'State' ? 'Waiting' : '<none>']);
+/** A describe block: `Label:  value` entries aligned per indentation level, and raw lines. */
+type Entry = { indent: number; label: string; value?: string } | { indent: number; text: string };
+
+function renderBlock(entries: Entry[]): string[] {
+  const widths = new Map<number, number>();
+  for (const e of entries) {
+    if ('label' in e && e.value !== undefined) widths.set(e.indent, Math.max(widths.get(e.indent) ?? 0, e.label.length + 3));
   }
-  return [...fields(pairs, indent), ...(sub.length ? fields(sub, indent + 2) : [])];
+  return entries.map((e) => {
+    const pad = ' '.repeat(e.indent);
+    if ('text' in e) return `${pad}${e.text}`.trimEnd();
+    if (e.value === undefined) return `${pad}${e.label}:`;
+    return `${pad}${`${e.label}:`.padEnd(widths.get(e.indent) ?? 0)}${e.value}`.trimEnd();
+  });
 }
 
-function resourceLines(r: Record<string, string | number> | undefined): string[] {
-  return Object.entries(r ?? {}).map(([k, v]) => `${k}: ${v}`);
+function stateEntries(label: string, state: ContainerState | undefined, indent: number): Entry[] {
+  const out: Entry[] = [];
+  const sub = (l: string, v: string): void => void out.push({ indent: indent + 2, label: l, value: v });
+  if (state?.running) {
+    out.push({ indent, label, value: 'Running' });
+    sub('Started', formatTimestamp(state.running.startedAt));
+  } else if (state?.terminated) {
+    const t = state.terminated;
+    out.push({ indent, label, value: 'Terminated' });
+    if (t.reason) sub('Reason', t.reason);
+    if (t.message) sub('Message', t.message.replace(/\s*\n\s*/g, ' '));
+    sub('Exit Code', String(t.exitCode ?? 0));
+    if (t.signal) sub('Signal', String(t.signal));
+    sub('Started', formatTimestamp(t.startedAt));
+    sub('Finished', formatTimestamp(t.finishedAt));
+  } else if (state?.waiting) {
+    out.push({ indent, label, value: 'Waiting' });
+    if (state.waiting.reason) sub('Reason', state.waiting.reason);
+    if (state.waiting.message) sub('Message', state.waiting.message.replace(/\s*\n\s*/g, ' '));
+  } else {
+    out.push({ indent, label, value: label === 'State' ? 'Waiting' : '<none>' });
+  }
+  return out;
 }
 
 function containerLines(c: Container, status: ContainerStatus | undefined, indent: number): string[] {
-  const lines = [`${' '.repeat(indent)}${c.name ?? ''}:`];
   const inner = indent + 2;
-  const pad = ' '.repeat(inner + 2);
-  lines.push(...fields([['Image', c.image ?? '']], inner));
-  if (c.command?.length) lines.push(`${' '.repeat(inner)}Command:`, ...c.command.map((a) => `${pad}${a}`));
-  if (c.args?.length) lines.push(`${' '.repeat(inner)}Args:`, ...c.args.map((a) => `${pad}${a}`));
-  if (c.workingDir) lines.push(...fields([['Working Dir', c.workingDir]], inner));
-  if (c.ports?.length) lines.push(...fields([['Ports', c.ports.map((p) => `${p.containerPort}/${p.protocol ?? 'TCP'}`).join(', ')]], inner));
+  const e: Entry[] = [{ indent, label: c.name ?? '' }];
+  const kv = (label: string, value: string): void => void e.push({ indent: inner, label, value });
+  const list = (label: string, items: string[]): void => {
+    e.push({ indent: inner, label });
+    for (const text of items) e.push({ indent: inner + 2, text });
+  };
+  kv('Image', c.image ?? '');
+  if (c.command?.length) list('Command', c.command);
+  if (c.args?.length) list('Args', c.args);
+  if (c.workingDir) kv('Working Dir', c.workingDir);
+  if (c.ports?.length) kv('Ports', c.ports.map((p) => `${p.containerPort}/${p.protocol ?? 'TCP'}`).join(', '));
   if (status) {
-    lines.push(...stateLines('State', status.state, inner));
-    if (status.lastState && Object.keys(status.lastState).length) lines.push(...stateLines('Last State', status.lastState, inner));
-    lines.push(...fields([['Ready', status.ready ? 'True' : 'False'], ['Restart Count', String(status.restartCount ?? 0)]], inner));
+    e.push(...stateEntries('State', status.state, inner));
+    if (status.lastState && Object.keys(status.lastState).length) e.push(...stateEntries('Last State', status.lastState, inner));
+    kv('Ready', status.ready ? 'True' : 'False');
+    kv('Restart Count', String(status.restartCount ?? 0));
   }
-  const limits = resourceLines(c.resources?.limits);
-  const requests = resourceLines(c.resources?.requests);
-  if (limits.length) lines.push(`${' '.repeat(inner)}Limits:`, ...limits.map((l) => `${pad}${l}`));
-  if (requests.length) lines.push(`${' '.repeat(inner)}Requests:`, ...requests.map((l) => `${pad}${l}`));
-  const env = (c.env ?? []).map((e) => `${e.name ?? ''}:  ${e.value ?? (e.valueFrom ? '<set from a reference>' : '')}`);
-  lines.push(...(env.length ? [`${' '.repeat(inner)}Environment:`, ...env.map((e) => `${pad}${e}`)] : fields([['Environment', '<none>']], inner)));
-  if (c.volumeMounts?.length) {
-    lines.push(`${' '.repeat(inner)}Mounts:`, ...c.volumeMounts.map((m) => `${pad}${m.mountPath ?? ''} from ${m.name ?? ''} (${m.readOnly ? 'ro' : 'rw'})`));
-  }
-  return lines;
+  const limits = Object.entries(c.resources?.limits ?? {}).map(([k, v]) => `${k}: ${v}`);
+  const requests = Object.entries(c.resources?.requests ?? {}).map(([k, v]) => `${k}: ${v}`);
+  if (limits.length) list('Limits', limits);
+  if (requests.length) list('Requests', requests);
+  const env = (c.env ?? []).map((v) => `${v.name ?? ''}:  ${v.value ?? (v.valueFrom ? '<set from a reference>' : '')}`);
+  if (env.length) list('Environment', env);
+  else kv('Environment', '<none>');
+  if (c.volumeMounts?.length) list('Mounts', c.volumeMounts.map((m) => `${m.mountPath ?? ''} from ${m.name ?? ''} (${m.readOnly ? 'ro' : 'rw'})`));
+  return renderBlock(e);
 }
 
 function describePod(pod: Pod): string[] {

@@ -53,11 +53,11 @@ const lists: APIResourceList[] = [
 ];
 const d = buildDiscovery({ versions: ['v1'] }, groups, lists);
 
-test('subresources are not kinds', () => {
+void test('subresources are not kinds', () => {
   assert.equal(d.resources.some((r) => r.plural.includes('/')), false);
 });
 
-test('resolves plural, singular, short name and Kind, case-insensitively', () => {
+void test('resolves plural, singular, short name and Kind, case-insensitively', () => {
   for (const arg of ['jobs', 'job', 'Job', 'JOBS']) {
     const r = resolveResource(d, arg);
     assert.equal(r.group, 'batch', arg);
@@ -69,7 +69,7 @@ test('resolves plural, singular, short name and Kind, case-insensitively', () =>
   assert.equal(resolveResource(d, 'node').kind, 'Node', 'singular falls back to the lower-cased kind');
 });
 
-test('core wins over groups for the same name; qualifying picks the group', () => {
+void test('core wins over groups for the same name; qualifying picks the group', () => {
   assert.equal(resolveResource(d, 'events').group, '');
   assert.equal(resolveResource(d, 'ev').group, '');
   assert.equal(resolveResource(d, 'events.events.k8s.io').group, 'events.k8s.io');
@@ -79,24 +79,24 @@ test('core wins over groups for the same name; qualifying picks the group', () =
   assert.equal(resolveResource(d, 'pods.v1').kind, 'Pod');
 });
 
-test('unknown kinds give the kubectl message', () => {
+void test('unknown kinds give the kubectl message', () => {
   assert.throws(() => resolveResource(d, 'foo'), /the server doesn't have a resource type "foo"/);
   assert.throws(() => resolveResource(d, 'jobs.nope'), /resource type "jobs.nope"/);
   assert.throws(() => resolveResource(d, 'pods/log'), /resource type/);
 });
 
-test('categories', () => {
+void test('categories', () => {
   assert.deepEqual(resourcesInCategory(d, 'all')?.map((r) => r.plural), ['pods', 'jobs']);
   assert.equal(resourcesInCategory(d, 'none'), undefined);
 });
 
-test('findByGVK maps manifests to resources', () => {
+void test('findByGVK maps manifests to resources', () => {
   assert.equal(findByGVK(d, 'batch/v1', 'Job')?.plural, 'jobs');
   assert.equal(findByGVK(d, 'v1', 'Namespace')?.namespaced, false);
   assert.equal(findByGVK(d, 'batch/v2', 'Job'), undefined);
 });
 
-test('paths and names', () => {
+void test('paths and names', () => {
   const jobs = resolveResource(d, 'jobs');
   const pods = resolveResource(d, 'pods');
   const ns = resolveResource(d, 'ns');

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { age, humanDuration, parseDuration, shortDuration } from './duration.js';
 
-test('parseDuration understands Go-style durations and bare seconds', () => {
+void test('parseDuration understands Go-style durations and bare seconds', () => {
   assert.equal(parseDuration('30s'), 30_000);
   assert.equal(parseDuration('5m'), 300_000);
   assert.equal(parseDuration('1h'), 3_600_000);
@@ -19,7 +19,7 @@ test('parseDuration understands Go-style durations and bare seconds', () => {
   assert.equal(parseDuration('-5s'), undefined);
 });
 
-test('humanDuration matches kubectl ages', () => {
+void test('humanDuration matches kubectl ages', () => {
   const s = 1000;
   const m = 60 * s;
   const h = 60 * m;
@@ -44,7 +44,7 @@ test('humanDuration matches kubectl ages', () => {
   assert.equal(humanDuration(9 * 365 * d), '9y');
 });
 
-test('age of timestamps', () => {
+void test('age of timestamps', () => {
   const now = Date.parse('2025-01-01T00:10:00Z');
   assert.equal(age('2025-01-01T00:09:55Z', now), '5s');
   assert.equal(age('2025-01-01T00:07:58Z', now), '2m2s');
@@ -52,7 +52,7 @@ test('age of timestamps', () => {
   assert.equal(age('garbage', now), '<unknown>');
 });
 
-test('shortDuration for messages', () => {
+void test('shortDuration for messages', () => {
   assert.equal(shortDuration(30_000), '30s');
   assert.equal(shortDuration(300_000), '5m');
   assert.equal(shortDuration(5_400_000), '1h30m');

@@ -8,14 +8,14 @@ import { resolveIO } from './io.js';
 
 const JOB = 'apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: pi\n';
 
-test('multi-document YAML: empty documents are skipped', async () => {
+void test('multi-document YAML: empty documents are skipped', async () => {
   const text = `---\n${JOB}---\n# only a comment\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: "1"\n---\n`;
   const entries = await parseManifests(text, 'x.yaml');
   assert.deepEqual(entries.map((e) => e.object?.kind), ['Job', 'ConfigMap']);
   assert.equal(entries[1]?.object?.data && (entries[1].object.data as Record<string, string>).a, '1');
 });
 
-test('List kinds are expanded', async () => {
+void test('List kinds are expanded', async () => {
   const text = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' } }, { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'b' } }] });
   const fromJson = await parseManifests(text, 'l.json', true);
   assert.deepEqual(fromJson.map((e) => e.object?.metadata?.name), ['a', 'b']);
@@ -23,7 +23,7 @@ test('List kinds are expanded', async () => {
   assert.deepEqual(fromYaml.map((e) => e.object?.metadata?.name), ['a', 'b']);
 });
 
-test('bad YAML names the file and line; other documents survive', async () => {
+void test('bad YAML names the file and line; other documents survive', async () => {
   const text = `${JOB}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [oops\n---\n${JOB}`;
   const entries = await parseManifests(text, 'bad.yaml');
   assert.equal(entries.length, 3);
@@ -33,27 +33,27 @@ test('bad YAML names the file and line; other documents survive', async () => {
   assert.equal(entries[2]?.object?.kind, 'Job');
 });
 
-test('bad JSON names the file and line', async () => {
+void test('bad JSON names the file and line', async () => {
   const entries = await parseManifests('{\n  "kind": "Job",\n  oops\n}', 'bad.json', true);
   assert.match(entries[0]?.error ?? '', /^bad\.json: invalid JSON at line 3: /);
 });
 
-test('documents must be objects with apiVersion and kind', async () => {
+void test('documents must be objects with apiVersion and kind', async () => {
   const entries = await parseManifests('- a\n- b\n---\nmetadata:\n  name: x\n', 'f.yaml');
   assert.match(entries[0]?.error ?? '', /document 1 is not an object/);
   assert.match(entries[1]?.error ?? '', /document 2 has no apiVersion and kind set/);
 });
 
-test('directories: sorted manifest files, recursion only with -R; stdin', async () => {
+void test('directories: sorted manifest files, recursion only with -R; stdin', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'skiff-cli-'));
   try {
-    await writeFile(join(dir, 'b.yaml'), JOB.replace('pi', 'b'));
-    await writeFile(join(dir, 'a.yml'), JOB.replace('pi', 'a'));
+    await writeFile(join(dir, 'b.yaml'), JOB.replace('name: pi', 'name: b'));
+    await writeFile(join(dir, 'a.yml'), JOB.replace('name: pi', 'name: a'));
     await writeFile(join(dir, 'c.json'), JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' } }));
     await writeFile(join(dir, 'notes.txt'), 'ignored');
     await mkdir(join(dir, 'sub'));
-    await writeFile(join(dir, 'sub', 'd.yaml'), JOB.replace('pi', 'd'));
-    const io = resolveIO({ cwd: dir, readStdin: async () => JOB.replace('pi', 'stdin') });
+    await writeFile(join(dir, 'sub', 'd.yaml'), JOB.replace('name: pi', 'name: d'));
+    const io = resolveIO({ cwd: dir, readStdin: async () => JOB.replace('name: pi', 'name: stdin') });
     const flat = await readManifests(['.'], io, false);
     assert.deepEqual(flat.map((e) => e.object?.metadata?.name), ['a', 'b', 'c']);
     const deep = await readManifests([dir], io, true);

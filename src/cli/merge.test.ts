@@ -26,20 +26,20 @@ function liveFrom(body: KObject): KObject {
   };
 }
 
-test('create records the manifest in the last-applied annotation', () => {
+void test('create records the manifest in the last-applied annotation', () => {
   const body = prepareCreate(manifest);
   const recorded = JSON.parse(body.metadata?.annotations?.[LAST_APPLIED_ANNOTATION] ?? '{}') as KObject;
   assert.ok(deepEqual(recorded, manifest));
   assert.equal(manifest.metadata?.annotations, undefined, 'input not mutated');
 });
 
-test('re-applying the same manifest over server defaults is unchanged', () => {
+void test('re-applying the same manifest over server defaults is unchanged', () => {
   const live = liveFrom(prepareCreate(manifest));
   const { changed } = prepareUpdate(live, manifest);
   assert.equal(changed, false);
 });
 
-test('a changed field is configured; defaults, status and resourceVersion are kept', () => {
+void test('a changed field is configured; defaults, status and resourceVersion are kept', () => {
   const live = liveFrom(prepareCreate(manifest));
   const next = structuredClone(manifest);
   (next.spec as { parallelism: number }).parallelism = 3;
@@ -53,7 +53,7 @@ test('a changed field is configured; defaults, status and resourceVersion are ke
   assert.equal(c?.imagePullPolicy, 'IfNotPresent');
 });
 
-test('fields removed from the manifest since the last apply are removed', () => {
+void test('fields removed from the manifest since the last apply are removed', () => {
   const live = liveFrom(prepareCreate(manifest));
   const next = structuredClone(manifest);
   delete (next.spec as { parallelism?: number }).parallelism;
@@ -65,7 +65,7 @@ test('fields removed from the manifest since the last apply are removed', () => 
   assert.equal((body.spec as { completions?: number }).completions, 1, 'server default untouched');
 });
 
-test('label and annotation changes count; key order does not', () => {
+void test('label and annotation changes count; key order does not', () => {
   const live = liveFrom(prepareCreate(manifest));
   const relabeled = structuredClone(manifest);
   relabeled.metadata = { ...relabeled.metadata, labels: { app: 'pi', tier: 'x' } };
@@ -74,7 +74,7 @@ test('label and annotation changes count; key order does not', () => {
   assert.equal(prepareUpdate(live, reordered).changed, false);
 });
 
-test('merge3: arrays that do not line up are replaced', () => {
+void test('merge3: arrays that do not line up are replaced', () => {
   const live = { cs: [{ name: 'a', x: 1 }, { name: 'b', x: 2 }] };
   assert.deepEqual(merge3(live, { cs: [{ name: 'b' }, { name: 'a' }] }, undefined), { cs: [{ name: 'b' }, { name: 'a' }] });
   assert.deepEqual(merge3(live, { cs: [{ name: 'a' }, { name: 'b' }] }, undefined), live);

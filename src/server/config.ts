@@ -18,6 +18,8 @@ export interface SkiffOptions {
   jobPodBackoffMax?: string | number;
   crashLoopBackoff?: string | number;
   crashLoopBackoffMax?: string | number;
+  /** how many changes the store keeps for watches to resume from */
+  watchHistory?: number;
   /** print controller errors */
   verbose?: boolean;
 }
@@ -33,6 +35,7 @@ export interface SkiffConfig {
   jobPodBackoffMaxMs: number;
   crashLoopBackoffMs: number;
   crashLoopBackoffMaxMs: number;
+  watchHistory: number;
   verbose: boolean;
 }
 
@@ -76,6 +79,7 @@ export function compileConfig(opts: SkiffOptions): SkiffConfig {
     jobPodBackoffMaxMs: parseDuration(o.jobPodBackoffMax ?? '6m', 'jobPodBackoffMax'),
     crashLoopBackoffMs: parseDuration(o.crashLoopBackoff ?? '10s', 'crashLoopBackoff'),
     crashLoopBackoffMaxMs: parseDuration(o.crashLoopBackoffMax ?? '5m', 'crashLoopBackoffMax'),
+    watchHistory: o.watchHistory ?? 50_000,
     verbose: o.verbose ?? process.env.SKIFF_VERBOSE === '1',
   };
 }

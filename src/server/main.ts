@@ -53,7 +53,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   const version = skiffVersion();
   const log = config.verbose ? (m: string) => process.stderr.write(`${m}\n`) : () => undefined;
   const registry = defaultRegistry();
-  const store = new SqliteStore({ file: join(config.dataDir, 'skiff.db') });
+  const store = new SqliteStore({ file: join(config.dataDir, 'skiff.db'), historySize: config.watchHistory });
   const client = new Client(store, registry);
   for (const name of ['default', 'kube-system']) {
     try {

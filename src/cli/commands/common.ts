@@ -110,6 +110,13 @@ function resolveKindOrCategory(d: Discovery, arg: string): ResourceInfo[] {
   if (r) return [r];
   const cat = resourcesInCategory(d, arg);
   if (cat) return cat;
+  if (arg.toLowerCase() === 'all') {
+    // The server does not declare the `all` category: use the workload types we know.
+    const known = d.resources.filter(
+      (r) => r.preferred && ((r.group === '' && r.kind === 'Pod') || (r.group === 'batch' && r.kind === 'Job') || (r.group === 'kubeflow.org' && r.kind.endsWith('Job'))),
+    );
+    if (known.length) return known;
+  }
   return [resolveResource(d, arg)]; // throws the standard message
 }
 

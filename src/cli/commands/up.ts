@@ -24,10 +24,11 @@ export let loadServer = async (): Promise<StartSkiff> => {
     mod = (await import(url)) as { startSkiff?: StartSkiff };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ERR_MODULE_NOT_FOUND' && String((err as Error).message).includes('server/main.js')) {
+    const message = String((err as Error)?.message ?? err);
+    if (code === 'ERR_MODULE_NOT_FOUND' && /Cannot find module '[^']*server\/main\.js'/.test(message)) {
       throw new CliError("the Skiff server is not built (dist/src/server/main.js is missing); run 'npm run build'");
     }
-    throw err;
+    throw new CliError(`cannot load the Skiff server: ${message}`);
   }
   if (typeof mod.startSkiff !== 'function') throw new CliError('the Skiff server module does not export startSkiff()');
   return mod.startSkiff;

@@ -1,0 +1,147 @@
+// Skiff's platform-core benchmarks, in one run on this machine:
+//   1. `skiff up` start-up time to ready
+//   2. apply-to-process-start latency of a Pod, against spawning the same process directly
+//   3. store throughput (create/get/list) and the latency of a 100-item page out of 100,000 objects,
+//      in process and over HTTP
+// Usage: npm run bench [-- --objects 100000 --runs 30]
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { defaultRegistry, Kinds } from '../src/api/index.js';
+import { Client } from '../src/store/client.js';
+import { SqliteStore } from '../src/store/sqlite/store.js';
+import { TestServer, skiffBin } from '../test/harness.js';
+import { fmtMs, median, nowMs, percentile } from './stats.js';
+
+const args = process.argv.slice(2);
+const arg = (name: string, def: number): number => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? Number(args[i + 1]) : def;
+};
+const objects = arg('objects', 100_000);
+const runs = arg('runs', 30);
+
+function row(label: string, value: string, note = ''): void {
+  console.log(`  ${label.padEnd(44)} ${value.padStart(14)}  ${note}`);
+}
+
+async function startup(): Promise<void> {
+  console.log('\n1. skiff up: start to ready (fresh data dir each time)');
+  const times: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const dir = mkdtempSync(join(tmpdir(), 'skiff-bench-up-'));
+    const t0 = nowMs();
+    const p = spawn(process.execPath, [skiffBin, 'up', '--port', '0', '--data-dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      p.stdout.on('data', (d) => {
+        out += d;
+        const m = /ready at (\S+)/.exec(out);
+        if (m) resolve(m[1] as string);
+      });
+      p.once('exit', (c) => reject(new Error(`exited ${c}: ${out}`)));
+    });
+    const ready = await fetch(`${url}/readyz`);
+    times.push(nowMs() - t0);
+    if (ready.status !== 200) throw new Error('not ready');
+    p.kill('SIGTERM');
+    await new Promise((r) => p.once('exit', r));
+    rmSync(dir, { recursive: true, force: true });
+  }
+  row('start-up to /readyz (median of 5)', fmtMs(median(times)), `max ${fmtMs(Math.max(...times))}; aim < 1000 ms`);
+}
+
+/** runs `date +%s%N` directly and returns the delay from spawn to the process printing its clock */
+async function bareSpawn(): Promise<number> {
+  const t0 = nowMs();
+  const p = spawn('date', ['+%s%N'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  let out = '';
+  p.stdout.on('data', (d) => (out += d));
+  await new Promise((r) => p.once('exit', r));
+  return Number(BigInt(out.trim()) / 1000n) / 1000 - t0;
+}
+
+async function applyToStart(): Promise<void> {
+  console.log(`\n2. apply-to-process-start: POST a Pod running \`date +%s%N\` vs spawning it directly (${runs} runs each)`);
+  const s = await TestServer.start({ config: { verbose: false } });
+  try {
+    const bare: number[] = [];
+    const skiff: number[] = [];
+    for (let i = 0; i < 3; i++) await bareSpawn(); // warm the page cache
+    for (let i = 0; i < runs; i++) {
+      bare.push(await bareSpawn());
+      const name = `lat-${i}`;
+      const t0 = nowMs();
+      await s.create('/api/v1/namespaces/default/pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'bench', command: ['date', '+%s%N'] }] } });
+      const printed = await s.until('pod output', async () => {
+        const r = await s.req('GET', `/api/v1/namespaces/default/pods/${name}/log`);
+        return r.status === 200 && /^\d+\s*$/.test(r.text) ? r.text.trim() : undefined;
+      }, 30_000);
+      skiff.push(Number(BigInt(printed) / 1000n) / 1000 - t0);
+      await s.req('DELETE', `/api/v1/namespaces/default/pods/${name}`);
+    }
+    const mb = median(bare);
+    const ms = median(skiff);
+    row('bare spawn, median', fmtMs(mb), `p90 ${fmtMs(percentile(bare, 90))}`);
+    row('skiff: POST Pod -> process running, median', fmtMs(ms), `p90 ${fmtMs(percentile(skiff, 90))}`);
+    row('skiff over bare spawn (median)', fmtMs(ms - mb), `ratio ${(ms / mb).toFixed(1)}x; aim < 50 ms over`);
+  } finally {
+    await s.cleanup();
+  }
+}
+
+async function storeBench(): Promise<void> {
+  console.log(`\n3. store: ${objects.toLocaleString('en')} ConfigMaps in SQLite`);
+  const dir = mkdtempSync(join(tmpdir(), 'skiff-bench-store-'));
+  const store = new SqliteStore({ file: join(dir, 'skiff.db') });
+  const client = new Client(store, defaultRegistry());
+  await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default' } });
+  let t0 = nowMs();
+  for (let i = 0; i < objects; i++) {
+    await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace: 'default', labels: { shard: String(i % 10) } }, data: { value: String(i) } });
+  }
+  const createS = (nowMs() - t0) / 1000;
+  row('create (validated, one transaction each)', `${Math.round(objects / createS).toLocaleString('en')}/s`);
+  t0 = nowMs();
+  const gets = 20_000;
+  for (let i = 0; i < gets; i++) await client.get(Kinds.ConfigMap, { namespace: 'default', name: `cm-${(i * 7919) % objects}` });
+  row('get', `${Math.round(gets / ((nowMs() - t0) / 1000)).toLocaleString('en')}/s`);
+  const pageTimes: number[] = [];
+  let cont: string | undefined;
+  for (let i = 0; i < 300; i++) {
+    const t = nowMs();
+    const page = await client.list(Kinds.ConfigMap, { namespace: 'default', limit: 100, continue: cont });
+    pageTimes.push(nowMs() - t);
+    cont = page.continue;
+  }
+  row('list a 100-item page, in process', fmtMs(median(pageTimes)), `p99 ${fmtMs(percentile(pageTimes, 99))}; aim p99 < 20 ms`);
+  const selTimes: number[] = [];
+  for (let i = 0; i < 50; i++) {
+    const t = nowMs();
+    await client.list(Kinds.ConfigMap, { namespace: 'default', limit: 100, labelSelector: `shard=${i % 10}` });
+    selTimes.push(nowMs() - t);
+  }
+  row('list 100 with a label selector (1 in 10 match)', fmtMs(median(selTimes)), `p99 ${fmtMs(percentile(selTimes, 99))}`);
+  await store.close();
+
+  const s = await TestServer.start({ dataDir: dir, config: { verbose: false } });
+  try {
+    const http: number[] = [];
+    let c: string | undefined;
+    for (let i = 0; i < 300; i++) {
+      const t = nowMs();
+      const r = await s.get(`/api/v1/namespaces/default/configmaps?limit=100${c ? `&continue=${c}` : ''}`);
+      http.push(nowMs() - t);
+      c = r.metadata.continue;
+    }
+    row('list a 100-item page over HTTP', fmtMs(median(http)), `p99 ${fmtMs(percentile(http, 99))}; aim p99 < 20 ms`);
+  } finally {
+    await s.cleanup();
+  }
+}
+
+console.log(`Skiff platform-core benchmarks (node ${process.version}, ${process.platform}/${process.arch})`);
+await startup();
+await applyToStart();
+await storeBench();

@@ -1,0 +1,266 @@
+/*
+ * skiff-shim: a tiny per-container monitor, in the spirit of conmon.
+ *
+ *   skiff-shim [--spare-child] STATE_DIR LOG_FILE -- ARGV...
+ *
+ * It owns the container's stdout/stderr pipes and its exit status, so the
+ * container keeps running (and logging) when the Skiff server crashes, and
+ * a later server can adopt it from the files in STATE_DIR:
+ *
+ *   pid         the container's pid (written once it has been forked)
+ *   exec-error  one-line reason when execvp() failed (then the exit code is 127)
+ *   exit        {"exitCode":N,"signal":S,"finishedAt":"..."} once it has exited
+ *
+ * LOG_FILE gets one line per chunk of output in the Kubernetes CRI format:
+ *   <RFC3339Nano> <stdout|stderr> <F|P> <content>
+ *
+ * --spare-child: forward signals to every member of the container's process
+ * group except the direct child.  Used when the child is bubblewrap: bwrap
+ * has no handler for SIGTERM and would die at once (taking the sandbox with
+ * it through --die-with-parent) instead of letting the workload shut down
+ * gracefully and report its own exit status through bwrap.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHUNK 16384     /* longer lines are split into P entries, as the CRI runtimes do */
+#define DRAIN_MS 2000   /* a grandchild holding the pipes open must not keep us alive */
+
+struct stream {
+  const char *name;
+  int fd;
+  size_t len;
+  char buf[CHUNK];
+};
+
+static const char *state_dir;
+static int log_fd = -1;
+static pid_t child = -1;
+static int spare_child;
+
+static void rfc3339nano(char *out, size_t n, const struct timespec *ts) {
+  struct tm tm;
+  gmtime_r(&ts->tv_sec, &tm);
+  size_t l = strftime(out, n, "%Y-%m-%dT%H:%M:%S", &tm);
+  snprintf(out + l, n - l, ".%09ldZ", ts->tv_nsec);
+}
+
+static long long mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Write STATE_DIR/name via a temp file + rename, so readers never see half a file. */
+static void write_state(const char *name, const char *content) {
+  char tmp[4096], dst[4096];
+  snprintf(tmp, sizeof tmp, "%s/.%s.tmp", state_dir, name);
+  snprintf(dst, sizeof dst, "%s/%s", state_dir, name);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  ssize_t r = write(fd, content, strlen(content));
+  close(fd);
+  if (r == (ssize_t)strlen(content)) rename(tmp, dst);
+}
+
+/* One CRI log entry.  A single writev on an O_APPEND fd keeps entries whole
+ * and puts them in the file immediately (no stdio buffering). */
+static void emit(struct stream *s, const char *data, size_t n, char tag) {
+  char head[80];
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  rfc3339nano(head, sizeof head, &ts);
+  size_t hl = strlen(head);
+  hl += snprintf(head + hl, sizeof head - hl, " %s %c ", s->name, tag);
+  struct iovec iov[3] = {{head, hl}, {(void *)data, n}, {"\n", 1}};
+  /* Errors (disk full) are ignored: losing logs must not stop the container. */
+  if (writev(log_fd, iov, 3) < 0) { /* nothing sensible to do */ }
+}
+
+/* Read what is available; write out every complete line, and a P chunk when
+ * the buffer fills without a newline.  At EOF the remainder becomes a P chunk. */
+static void pump(struct stream *s) {
+  ssize_t r = read(s->fd, s->buf + s->len, CHUNK - s->len);
+  if (r < 0 && (errno == EINTR || errno == EAGAIN)) return;
+  if (r <= 0) {
+    if (s->len) emit(s, s->buf, s->len, 'P');
+    s->len = 0;
+    close(s->fd);
+    s->fd = -1;
+    return;
+  }
+  s->len += (size_t)r;
+  size_t start = 0;
+  char *nl;
+  while ((nl = memchr(s->buf + start, '\n', s->len - start)) != NULL) {
+    emit(s, s->buf + start, (size_t)(nl - (s->buf + start)), 'F');
+    start = (size_t)(nl - s->buf) + 1;
+  }
+  memmove(s->buf, s->buf + start, s->len - start);
+  s->len -= start;
+  if (s->len == CHUNK) {
+    emit(s, s->buf, s->len, 'P');
+    s->len = 0;
+  }
+}
+
+static void forward(int sig) {
+  if (!spare_child) {
+    kill(-child, sig);
+    return;
+  }
+  /* kill(-pgid) cannot exclude one member, so walk /proc for the group. */
+  DIR *d = opendir("/proc");
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    char path[300], stat[1024];
+    pid_t pid = (pid_t)atoi(e->d_name);
+    if (pid <= 0 || pid == child) continue;
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    ssize_t n = read(fd, stat, sizeof stat - 1);
+    close(fd);
+    if (n <= 0) continue;
+    stat[n] = 0;
+    /* Fields after the command name "(...)": state ppid pgrp ... */
+    char *p = strrchr(stat, ')');
+    int ppid, pgrp;
+    char state;
+    if (p && sscanf(p + 1, " %c %d %d", &state, &ppid, &pgrp) == 3 && pgrp == child)
+      kill(pid, sig);
+  }
+  closedir(d);
+}
+
+static void write_exit(int code, int sig, const struct timespec *finished) {
+  char ts[64], json[256];
+  rfc3339nano(ts, sizeof ts, finished);
+  snprintf(json, sizeof json, "{\"exitCode\":%d,\"signal\":%d,\"finishedAt\":\"%s\"}\n", code, sig, ts);
+  write_state("exit", json);
+}
+
+/* Setup failed before the container could start: report it like a failed exec. */
+static void fail(const char *what) {
+  char msg[4096];
+  struct timespec now;
+  snprintf(msg, sizeof msg, "skiff-shim: %s: %s\n", what, strerror(errno));
+  write_state("exec-error", msg);
+  clock_gettime(CLOCK_REALTIME, &now);
+  write_exit(127, 0, &now);
+  exit(1);
+}
+
+int main(int argc, char **argv) {
+  int a = 1;
+  if (a < argc && strcmp(argv[a], "--spare-child") == 0) { spare_child = 1; a++; }
+  if (argc - a < 4 || strcmp(argv[a + 2], "--") != 0) {
+    fprintf(stderr, "usage: skiff-shim [--spare-child] STATE_DIR LOG_FILE -- ARGV...\n");
+    return 2;
+  }
+  state_dir = argv[a];
+  const char *log_path = argv[a + 1];
+  char **cargv = argv + a + 3;
+
+  setsid(); /* fails harmlessly when the spawner already made us a session leader */
+
+  /* Take signals through a signalfd: no async handlers, no races with poll(). */
+  sigset_t mask, oldmask;
+  sigemptyset(&mask);
+  int fwd[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+  for (size_t i = 0; i < sizeof fwd / sizeof fwd[0]; i++) sigaddset(&mask, fwd[i]);
+  sigaddset(&mask, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &mask, &oldmask);
+  int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sfd < 0) fail("signalfd");
+
+  log_fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+  if (log_fd < 0) fail("open log file");
+
+  int outp[2], errp[2];
+  if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) fail("pipe");
+
+  child = fork();
+  if (child < 0) fail("fork");
+  if (child == 0) {
+    setpgid(0, 0);
+    sigprocmask(SIG_SETMASK, &oldmask, NULL); /* the mask survives exec: undo ours */
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, 0);
+    dup2(outp[1], 1);
+    dup2(errp[1], 2);
+    execvp(cargv[0], cargv);
+    char msg[4096];
+    snprintf(msg, sizeof msg, "exec \"%s\": %s\n", cargv[0], strerror(errno));
+    write_state("exec-error", msg);
+    _exit(127);
+  }
+  /* Also from this side, so a signal forwarded right away finds the group. */
+  setpgid(child, child);
+  close(outp[1]);
+  close(errp[1]);
+
+  char pidbuf[32];
+  snprintf(pidbuf, sizeof pidbuf, "%d\n", child);
+  write_state("pid", pidbuf);
+
+  static struct stream out = {"stdout", -1, 0, {0}}, err = {"stderr", -1, 0, {0}};
+  out.fd = outp[0];
+  err.fd = errp[0];
+
+  int exited = 0, status = 0;
+  long long deadline = 0;
+  struct timespec finished = {0, 0};
+  for (;;) {
+    if (exited && out.fd < 0 && err.fd < 0) break;
+    int timeout = -1;
+    if (exited) {
+      long long left = deadline - mono_ms();
+      if (left <= 0) break;
+      timeout = (int)left;
+    }
+    struct pollfd p[3] = {{sfd, POLLIN, 0}, {out.fd, POLLIN, 0}, {err.fd, POLLIN, 0}};
+    if (poll(p, 3, timeout) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (p[0].revents & POLLIN) {
+      struct signalfd_siginfo si;
+      while (read(sfd, &si, sizeof si) == sizeof si) {
+        if ((int)si.ssi_signo != SIGCHLD) {
+          forward((int)si.ssi_signo);
+        } else if (!exited && waitpid(child, &status, WNOHANG) == child) {
+          exited = 1;
+          clock_gettime(CLOCK_REALTIME, &finished);
+          deadline = mono_ms() + DRAIN_MS;
+        }
+      }
+    }
+    if (p[1].revents) pump(&out);
+    if (p[2].revents) pump(&err);
+  }
+  if (!exited) { /* only if poll() itself failed: still never leave before the child */
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {}
+    clock_gettime(CLOCK_REALTIME, &finished);
+  }
+  /* Stopped draining early: keep what was read, as partial chunks. */
+  if (out.len) emit(&out, out.buf, out.len, 'P');
+  if (err.len) emit(&err, err.buf, err.len, 'P');
+
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  write_exit(code, WIFSIGNALED(status) ? WTERMSIG(status) : 0, &finished);
+  return 0;
+}

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Installs everything Skiff needs on this machine and builds it. Idempotent: quick the second time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
+
+# Debian packages: bubblewrap gives Pods real bind mounts, their own PID namespace and hostname.
+need_apt=()
+command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
+command -v gcc >/dev/null 2>&1 || need_apt+=(gcc libc6-dev)
+command -v make >/dev/null 2>&1 || need_apt+=(make)
+command -v g++ >/dev/null 2>&1 || need_apt+=(g++)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    say "installing Debian packages: ${need_apt[*]}"
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  elif command -v sudo >/dev/null 2>&1; then
+    say "installing Debian packages with sudo: ${need_apt[*]}"
+    sudo apt-get update -qq >/dev/null
+    sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  else
+    say "warning: please install ${need_apt[*]} (not root and no sudo)"
+  fi
+fi
+
+# npm packages. better-sqlite3 compiles from source when no prebuilt binary can be fetched; node-gyp
+# then needs the headers of the running node, which Debian-style installs keep under the node prefix.
+node_prefix=$(dirname "$(dirname "$(readlink -f "$(command -v node)")")")
+if [ -f "$node_prefix/include/node/node.h" ]; then export npm_config_nodedir="$node_prefix"; fi
+stamp=node_modules/.skiff-installed
+if [ ! -f "$stamp" ] || [ package.json -nt "$stamp" ] || { [ -f package-lock.json ] && [ package-lock.json -nt "$stamp" ]; }; then
+  say "installing npm packages"
+  if [ -f package-lock.json ]; then npm ci --no-audit --no-fund --loglevel=error; else npm install --no-audit --no-fund --loglevel=error; fi
+  touch "$stamp"
+fi
+if ! node -e "new (require('better-sqlite3'))(':memory:').close()" >/dev/null 2>&1; then
+  say "building better-sqlite3 from source"
+  npm rebuild better-sqlite3 --loglevel=error
+  node -e "new (require('better-sqlite3'))(':memory:').close()"
+fi
+
+# the container monitor, in C (like conmon): keeps containers alive and logged across server restarts
+bash scripts/build-native.sh
+
+# TypeScript
+if [ ! -f dist/.built ] || [ -n "$(find src test bench tsconfig.json package.json -newer dist/.built -type f 2>/dev/null | head -n 1)" ]; then
+  say "compiling TypeScript"
+  npx tsc -p tsconfig.json
+  touch dist/.built
+fi
+say "ready"

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Lint, typecheck (the build) and the whole test suite: unit tests beside the code, e2e tests in test/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+echo "[test] lint"
+npx eslint src test bench
+mapfile -t files < <(find dist/src dist/test -name '*.test.js' | sort)
+echo "[test] ${#files[@]} test files"
+# e2e tests start real servers and processes: two at a time suits a 2-core machine
+node --test --test-concurrency=2 --test-timeout=300000 "${files[@]}"

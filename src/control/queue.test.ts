@@ -1,0 +1,44 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { WorkQueue } from './queue.js';
+
+describe('work queue', () => {
+  it('dedupes keys waiting in the queue', async () => {
+    const q = new WorkQueue();
+    q.add('a');
+    q.add('a');
+    q.add('b');
+    assert.equal(q.length, 2);
+    assert.equal(await q.get(), 'a');
+    assert.equal(await q.get(), 'b');
+  });
+
+  it('never hands out a key twice at once, and re-runs it once if it changed meanwhile', async () => {
+    const q = new WorkQueue();
+    q.add('a');
+    const k = await q.get();
+    q.add('a');
+    q.add('a');
+    assert.equal(q.length, 0, 'in flight: not queued again yet');
+    q.done(k as string);
+    assert.equal(q.length, 1);
+    assert.equal(await q.get(), 'a');
+  });
+
+  it('keeps the earliest due time of delayed adds', async () => {
+    const q = new WorkQueue();
+    q.addAfter('a', 10_000);
+    q.addAfter('a', 5);
+    const t0 = Date.now();
+    assert.equal(await q.get(), 'a');
+    assert.ok(Date.now() - t0 < 5000);
+  });
+
+  it('backs off exponentially per key and forgets on success', () => {
+    const q = new WorkQueue({ baseMs: 5, maxMs: 40 });
+    assert.deepEqual([q.addRateLimited('a'), q.addRateLimited('a'), q.addRateLimited('a'), q.addRateLimited('a'), q.addRateLimited('a')], [5, 10, 20, 40, 40]);
+    q.forget('a');
+    assert.equal(q.addRateLimited('a'), 5);
+    q.shutdown();
+  });
+});

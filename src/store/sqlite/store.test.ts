@@ -1,0 +1,160 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ApiError } from '../../api/errors.js';
+import { Kinds, defaultRegistry } from '../../api/index.js';
+import { Client } from '../client.js';
+import type { WatchEvent } from '../store.js';
+import { SqliteStore } from './store.js';
+
+async function setup(historySize?: number): Promise<{ store: SqliteStore; client: Client }> {
+  const store = new SqliteStore({ file: ':memory:', historySize });
+  const client = new Client(store, defaultRegistry());
+  await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default' } });
+  return { store, client };
+}
+
+const cm = (name: string, labels: Record<string, string> = {}, data: Record<string, string> = {}) => ({
+  apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default', labels }, data,
+});
+
+function reason(e: unknown): string {
+  return e instanceof ApiError ? `${e.code} ${e.reason}` : String(e);
+}
+
+describe('sqlite store', () => {
+  it('creates with uid, resourceVersion, generation and creationTimestamp, and rejects duplicates', async () => {
+    const { client } = await setup();
+    const a = await client.create(cm('a'));
+    assert.match(a.metadata.uid, /^[0-9a-f-]{36}$/);
+    assert.equal(a.metadata.generation, 1);
+    assert.ok(Number(a.metadata.resourceVersion) > 0);
+    assert.ok(a.metadata.creationTimestamp);
+    await assert.rejects(client.create(cm('a')), (e) => reason(e) === '409 AlreadyExists');
+  });
+
+  it('generates names from generateName', async () => {
+    const { client } = await setup();
+    const a = await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'job-', namespace: 'default' } });
+    assert.match(a.metadata.name, /^job-[a-z0-9]{5}$/);
+  });
+
+  it('compare-and-swap: a stale resourceVersion gets 409 Conflict and nothing is written', async () => {
+    const { client } = await setup();
+    const a = await client.create(cm('a', {}, { k: '1' }));
+    const b = await client.update({ ...a, data: { k: '2' } });
+    assert.notEqual(b.metadata.resourceVersion, a.metadata.resourceVersion);
+    await assert.rejects(client.update({ ...a, data: { k: '3' } }), (e) => reason(e) === '409 Conflict');
+    assert.deepEqual((await client.get(Kinds.ConfigMap, { namespace: 'default', name: 'a' })).data, { k: '2' });
+  });
+
+  it('bumps generation on spec changes only, and keeps status apart from spec', async () => {
+    const { client } = await setup();
+    const pod = await client.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default' }, spec: { containers: [{ name: 'c', image: 'x', command: ['true'] }] } });
+    const withStatus = await client.updateStatus({ ...pod, status: { phase: 'Running' } });
+    assert.equal(withStatus.metadata.generation, 1);
+    // a spec write cannot change status
+    const relabeled = await client.update({ ...withStatus, metadata: { ...withStatus.metadata, labels: { a: 'b' } }, status: { phase: 'Failed' } });
+    assert.equal(relabeled.status.phase, 'Running');
+    assert.equal(relabeled.metadata.generation, 1);
+    // a status write cannot change spec
+    const again = await client.updateStatus({ ...relabeled, spec: { ...relabeled.spec, activeDeadlineSeconds: 5 } });
+    assert.equal(again.spec.activeDeadlineSeconds, undefined);
+    const img = await client.update({ ...again, spec: { ...again.spec, containers: [{ ...again.spec.containers[0], image: 'y' }] } });
+    assert.equal(img.metadata.generation, 2);
+  });
+
+  it('lists with label and field selectors and pages with limit/continue', async () => {
+    const { client } = await setup();
+    for (let i = 0; i < 25; i++) await client.create(cm(`cm-${String(i).padStart(2, '0')}`, { tier: i % 2 ? 'odd' : 'even' }));
+    const odd = await client.list(Kinds.ConfigMap, { namespace: 'default', labelSelector: 'tier=odd' });
+    assert.equal(odd.items.length, 12);
+    const notEven = await client.list(Kinds.ConfigMap, { namespace: 'default', labelSelector: 'tier notin (even)' });
+    assert.equal(notEven.items.length, 12);
+    const byName = await client.list(Kinds.ConfigMap, { fieldSelector: 'metadata.name=cm-03,metadata.namespace=default' });
+    assert.deepEqual(byName.items.map((o) => o.metadata.name), ['cm-03']);
+    const seen: string[] = [];
+    let cont: string | undefined;
+    let pages = 0;
+    do {
+      const page = await client.list(Kinds.ConfigMap, { namespace: 'default', limit: 10, continue: cont });
+      seen.push(...page.items.map((o) => o.metadata.name));
+      cont = page.continue;
+      pages++;
+    } while (cont);
+    assert.equal(pages, 3);
+    assert.equal(seen.length, 25);
+    assert.equal(new Set(seen).size, 25);
+    await assert.rejects(client.list(Kinds.ConfigMap, { continue: 'garbage!' }), (e) => reason(e) === '400 BadRequest');
+    await assert.rejects(client.list(Kinds.ConfigMap, { labelSelector: 'a in (b' }), (e) => reason(e) === '400 BadRequest');
+  });
+
+  it('holds deletion while finalizers remain, then deletes when the last one goes', async () => {
+    const { client } = await setup();
+    await client.create({ ...cm('f'), metadata: { ...cm('f').metadata, finalizers: ['example.com/hold'] } });
+    const marked = await client.delete(Kinds.ConfigMap, { namespace: 'default', name: 'f' });
+    assert.ok(marked.metadata.deletionTimestamp);
+    const live = await client.get(Kinds.ConfigMap, { namespace: 'default', name: 'f' });
+    await assert.rejects(client.update({ ...live, metadata: { ...live.metadata, finalizers: ['example.com/hold', 'new'] } }), /no new finalizers/);
+    await client.update({ ...live, metadata: { ...live.metadata, finalizers: [] } });
+    assert.equal(await client.find(Kinds.ConfigMap, { namespace: 'default', name: 'f' }), undefined);
+  });
+
+  it('watches from a resourceVersion, replaying what happened after it', async () => {
+    const { client } = await setup();
+    const a = await client.create(cm('a'));
+    const rv = a.metadata.resourceVersion;
+    await client.update({ ...a, data: { x: '1' } });
+    await client.create(cm('b'));
+    await client.delete(Kinds.ConfigMap, { namespace: 'default', name: 'a' });
+    const events: WatchEvent[] = [];
+    const w = client.watch(Kinds.ConfigMap, { namespace: 'default', resourceVersion: rv }, (e) => events.push(e));
+    await client.create(cm('c'));
+    w.stop();
+    await client.create(cm('d'));
+    assert.deepEqual(events.map((e) => `${e.type} ${e.object.metadata.name}`), ['MODIFIED a', 'ADDED b', 'DELETED a', 'ADDED c']);
+  });
+
+  it('a watch without a version starts with every current object', async () => {
+    const { client } = await setup();
+    await client.create(cm('a', { app: 'x' }));
+    await client.create(cm('b', { app: 'y' }));
+    const events: WatchEvent[] = [];
+    const w = client.watch(Kinds.ConfigMap, { labelSelector: 'app=x' }, (e) => events.push(e));
+    w.stop();
+    assert.deepEqual(events.map((e) => `${e.type} ${e.object.metadata.name}`), ['ADDED a']);
+  });
+
+  it('answers 410 Gone for a version older than the kept history', async () => {
+    const { client } = await setup(10);
+    const first = await client.create(cm('first'));
+    for (let i = 0; i < 1100; i++) await client.create(cm(`n${i}`));
+    assert.throws(() => client.watch(Kinds.ConfigMap, { resourceVersion: first.metadata.resourceVersion }, () => undefined), (e) => reason(e) === '410 Expired');
+  });
+
+  it('survives reopening the file: objects, versions and history persist', async () => {
+    const { mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const file = join(mkdtempSync(join(tmpdir(), 'skiff-store-')), 'db');
+    const s1 = new SqliteStore({ file });
+    const c1 = new Client(s1, defaultRegistry());
+    await c1.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default' } });
+    const a = await c1.create(cm('a'));
+    const rv = s1.resourceVersion();
+    await s1.close();
+    const s2 = new SqliteStore({ file });
+    const c2 = new Client(s2, defaultRegistry());
+    assert.equal(s2.resourceVersion(), rv);
+    assert.equal((await c2.get(Kinds.ConfigMap, { namespace: 'default', name: 'a' })).metadata.uid, a.metadata.uid);
+    const b = await c2.create(cm('b'));
+    assert.ok(Number(b.metadata.resourceVersion) > Number(rv));
+    await s2.close();
+  });
+
+  it('indexes owner references for cascading deletion', async () => {
+    const { client, store } = await setup();
+    const owner = await client.create(cm('owner'));
+    await client.create({ ...cm('dep'), metadata: { ...cm('dep').metadata, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata.uid }] } });
+    assert.deepEqual(await store.dependents(owner.metadata.uid), [{ resource: '/configmaps', namespace: 'default', name: 'dep' }]);
+  });
+});

@@ -1,0 +1,172 @@
+// Starts the real server (`skiff up`) in its own process for end-to-end tests, and talks to it.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync, rmSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import YAML from 'yaml';
+
+export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const skiffBin = join(repoRoot, 'bin', 'skiff.js');
+
+export interface ServerOptions {
+  dataDir?: string;
+  config?: Record<string, unknown>;
+}
+
+export class TestServer {
+  url = '';
+  private proc?: ChildProcess;
+  output = '';
+
+  constructor(readonly dataDir: string, private readonly configFile: string) {}
+
+  static async start(opts: ServerOptions = {}): Promise<TestServer> {
+    const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'skiff-e2e-'));
+    const configFile = join(dataDir, 'test-config.yaml');
+    writeFileSync(configFile, YAML.stringify({
+      jobPodBackoff: '200ms', jobPodBackoffMax: '2s', crashLoopBackoff: '200ms', crashLoopBackoffMax: '2s', verbose: true,
+      ...opts.config,
+    }));
+    const s = new TestServer(dataDir, configFile);
+    await s.launch();
+    return s;
+  }
+
+  /** starts (or restarts) the server process on the same data dir */
+  async launch(): Promise<void> {
+    this.output = '';
+    const proc = spawn(process.execPath, [skiffBin, 'up', '--port', '0', '--data-dir', this.dataDir, '--config', this.configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.proc = proc;
+    this.url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`server did not start:\n${this.output}`)), 20_000);
+      const onData = (d: Buffer): void => {
+        this.output += d.toString();
+        const m = /ready at (http:\/\/\S+)/.exec(this.output);
+        if (m) {
+          clearTimeout(timer);
+          resolve(m[1] as string);
+        }
+      };
+      proc.stdout?.on('data', onData);
+      proc.stderr?.on('data', onData);
+      proc.once('exit', (code) => reject(new Error(`server exited with ${code}:\n${this.output}`)));
+    });
+  }
+
+  /** kill -9: the crash case */
+  async crash(): Promise<void> {
+    const p = this.proc;
+    if (!p || p.exitCode !== null) return;
+    const exited = new Promise((r) => p.once('exit', r));
+    p.kill('SIGKILL');
+    await exited;
+  }
+
+  /** deletes every namespace's objects, waits for their processes to end, then stops the server */
+  async stop(): Promise<void> {
+    const p = this.proc;
+    if (!p || p.exitCode !== null) return;
+    const exited = new Promise((r) => p.once('exit', r));
+    p.kill('SIGTERM');
+    await exited;
+  }
+
+  async cleanup(): Promise<void> {
+    await this.stop();
+    killStray(this.dataDir);
+    rmSync(this.dataDir, { recursive: true, force: true });
+  }
+
+  async req(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; text: string }> {
+    const init: RequestInit = { method, headers: { ...headers } };
+    if (body !== undefined) {
+      init.body = typeof body === 'string' ? body : JSON.stringify(body);
+      (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
+    }
+    const res = await fetch(this.url + path, init);
+    const text = await res.text();
+    let parsed: any = undefined;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.status, body: parsed, text };
+  }
+
+  async get(path: string): Promise<any> {
+    const r = await this.req('GET', path);
+    if (r.status !== 200) throw new Error(`GET ${path}: ${r.status} ${r.text}`);
+    return r.body;
+  }
+
+  async create(path: string, obj: unknown): Promise<any> {
+    const r = await this.req('POST', path, obj);
+    if (r.status !== 201) throw new Error(`POST ${path}: ${r.status} ${r.text}`);
+    return r.body;
+  }
+
+  /** polls until fn returns a truthy value */
+  async until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
+    const t0 = Date.now();
+    let last: unknown;
+    for (;;) {
+      try {
+        const v = await fn();
+        if (v) return v;
+      } catch (e) {
+        last = e;
+      }
+      if (Date.now() - t0 > timeoutMs) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}\n--- server output ---\n${this.output.slice(-4000)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** runs the CLI against this server */
+  cli(args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+    return runCli(args, { SKIFF_SERVER: this.url }, input);
+  }
+}
+
+export function runCli(args: string[], env: Record<string, string> = {}, input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, [skiffBin, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d) => (stdout += d));
+    p.stderr.on('data', (d) => (stderr += d));
+    p.stdin.end(input ?? '');
+    p.on('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+/** pids of processes whose command line contains the marker */
+export function processesWith(marker: string): number[] {
+  const out: number[] = [];
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      if (cmd.includes(marker) && Number(pid) !== process.pid) out.push(Number(pid));
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+function killStray(marker: string): void {
+  for (const pid of processesWith(marker)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+}
+
+export function podManifest(name: string, command: string[], extra: Record<string, unknown> = {}): any {
+  return { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'python', command }], ...extra } };
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
