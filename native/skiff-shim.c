@@ -3,22 +3,16 @@
  *
  *   skiff-shim [--spare-child] STATE_DIR LOG_FILE -- ARGV...
  *
- * It owns the container's stdout/stderr pipes and its exit status, so the
- * container keeps running (and logging) when the Skiff server crashes, and
- * a later server can adopt it from the files in STATE_DIR:
+ * It holds the container's stdout/stderr pipes and collects its exit status, so
+ * the container keeps running (and logging) when the Skiff server crashes, and a
+ * later server can adopt it from STATE_DIR: `pid` (written right after fork),
+ * `exec-error` (why execvp failed; exit code 127), `exit` (one line of JSON).
+ * LOG_FILE gets CRI-format lines: <RFC3339Nano> <stdout|stderr> <F|P> <content>
  *
- *   pid         the container's pid (written once it has been forked)
- *   exec-error  one-line reason when execvp() failed (then the exit code is 127)
- *   exit        {"exitCode":N,"signal":S,"finishedAt":"..."} once it has exited
- *
- * LOG_FILE gets one line per chunk of output in the Kubernetes CRI format:
- *   <RFC3339Nano> <stdout|stderr> <F|P> <content>
- *
- * --spare-child: forward signals to every member of the container's process
- * group except the direct child.  Used when the child is bubblewrap: bwrap
- * has no handler for SIGTERM and would die at once (taking the sandbox with
- * it through --die-with-parent) instead of letting the workload shut down
- * gracefully and report its own exit status through bwrap.
+ * --spare-child: forward signals to the container's process group except the
+ * direct child (and its children).  For bubblewrap: bwrap has no handler for
+ * SIGTERM and would die at once (killing the sandbox via --die-with-parent)
+ * instead of letting the workload shut down and report its own exit status.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -38,12 +32,7 @@
 #define CHUNK 16384     /* longer lines are split into P entries, as the CRI runtimes do */
 #define DRAIN_MS 2000   /* a grandchild holding the pipes open must not keep us alive */
 
-struct stream {
-  const char *name;
-  int fd;
-  size_t len;
-  char buf[CHUNK];
-};
+struct stream { const char *name; int fd; size_t len; char buf[CHUNK]; };
 
 static const char *state_dir;
 static int log_fd = -1;
@@ -53,8 +42,8 @@ static int spare_child;
 static void rfc3339nano(char *out, size_t n, const struct timespec *ts) {
   struct tm tm;
   gmtime_r(&ts->tv_sec, &tm);
-  size_t l = strftime(out, n, "%Y-%m-%dT%H:%M:%S", &tm);
-  snprintf(out + l, n - l, ".%09ldZ", ts->tv_nsec);
+  snprintf(out, n, "%04d-%02d-%02dT%02d:%02d:%02d.%09ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
+           tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts->tv_nsec);
 }
 
 static long long mono_ms(void) {
@@ -94,7 +83,7 @@ static void emit(struct stream *s, const char *data, size_t n, char tag) {
 static void pump(struct stream *s) {
   ssize_t r = read(s->fd, s->buf + s->len, CHUNK - s->len);
   if (r < 0 && (errno == EINTR || errno == EAGAIN)) return;
-  if (r <= 0) {
+  if (r <= 0) { /* EOF: every writer has closed its end */
     if (s->len) emit(s, s->buf, s->len, 'P');
     s->len = 0;
     close(s->fd);
@@ -110,40 +99,35 @@ static void pump(struct stream *s) {
   }
   memmove(s->buf, s->buf + start, s->len - start);
   s->len -= start;
-  if (s->len == CHUNK) {
-    emit(s, s->buf, s->len, 'P');
-    s->len = 0;
-  }
+  if (s->len == CHUNK) { emit(s, s->buf, s->len, 'P'); s->len = 0; }
 }
 
 static void forward(int sig) {
-  if (!spare_child) {
-    kill(-child, sig);
-    return;
-  }
-  /* kill(-pgid) cannot exclude one member, so walk /proc for the group. */
+  if (!spare_child) { kill(-child, sig); return; }
+  /* kill(-pgid) cannot exclude one member, so walk /proc for the group.  bwrap's own children
+   * (the pid-1 reaper of the sandbox) are skipped too: pid 1 drops signals it has no handler for. */
+  int hit = 0;
   DIR *d = opendir("/proc");
-  if (!d) return;
   struct dirent *e;
-  while ((e = readdir(d)) != NULL) {
-    char path[300], stat[1024];
+  while (d && (e = readdir(d)) != NULL) {
+    char path[300], buf[1024];
     pid_t pid = (pid_t)atoi(e->d_name);
-    if (pid <= 0 || pid == child) continue;
     snprintf(path, sizeof path, "/proc/%d/stat", pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;
-    ssize_t n = read(fd, stat, sizeof stat - 1);
-    close(fd);
+    int fd = pid > 0 && pid != child ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+    if (fd >= 0) close(fd);
     if (n <= 0) continue;
-    stat[n] = 0;
-    /* Fields after the command name "(...)": state ppid pgrp ... */
-    char *p = strrchr(stat, ')');
+    buf[n] = 0;
+    char *p = strrchr(buf, ')'), state; /* the fields after the command name: state ppid pgrp */
     int ppid, pgrp;
-    char state;
-    if (p && sscanf(p + 1, " %c %d %d", &state, &ppid, &pgrp) == 3 && pgrp == child)
-      kill(pid, sig);
+    if (p && sscanf(p + 1, " %c %d %d", &state, &ppid, &pgrp) == 3 && pgrp == child && ppid != child)
+      hit += kill(pid, sig) == 0;
   }
-  closedir(d);
+  if (d) closedir(d);
+  /* Nothing running inside yet: bwrap is still setting up, as pid 1 of the new namespace, which
+   * only SIGKILL reaches from out here, and without --die-with-parent armed yet (killing just
+   * the outer bwrap would leave it running).  A container not started yet is killed outright. */
+  if (!hit) kill(-child, SIGKILL);
 }
 
 static void write_exit(int code, int sig, const struct timespec *finished) {
@@ -235,7 +219,7 @@ int main(int argc, char **argv) {
     struct pollfd p[3] = {{sfd, POLLIN, 0}, {out.fd, POLLIN, 0}, {err.fd, POLLIN, 0}};
     if (poll(p, 3, timeout) < 0) {
       if (errno == EINTR) continue;
-      break;
+      break; /* cannot happen with valid fds; the wait below still holds */
     }
     if (p[0].revents & POLLIN) {
       struct signalfd_siginfo si;

@@ -157,7 +157,7 @@ describe('API server', () => {
   it('reports the machine as a Node with capacity', async () => {
     const node = await s.get('/api/v1/nodes/local');
     assert.ok(Number(node.status.capacity.cpu) >= 1);
-    assert.match(node.status.capacity.memory, /Gi|Mi/);
+    assert.match(node.status.capacity.memory, /^\d+(Ki|Mi|Gi)$/);
     assert.equal(node.status.conditions.find((c: any) => c.type === 'Ready').status, 'True');
   });
 });

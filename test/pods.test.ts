@@ -37,11 +37,12 @@ describe('pods on the local substrate', () => {
         containers: [{
           name: 'main', image: 'python',
           command: ['sh', '-c'],
-          args: ['cat /shared/order; echo "$(GREETING) $NAME $POD $NS $APP $COLOR $TOKEN $$(NOT_EXPANDED) $JOB_WORKDIR"; pwd'],
+          args: ['cat /shared/order; echo "$(GREETING) $NAME $POD $NS $APP $COLOR $TOKEN $LITERAL"; pwd'],
           workingDir: '/tmp',
           envFrom: [{ configMapRef: { name: 'settings' } }],
           env: [
             { name: 'NAME', value: 'world-$(GREETING)' },
+            { name: 'LITERAL', value: '$$(GREETING) $(UNDEFINED)' },
             { name: 'POD', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
             { name: 'NS', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
             { name: 'APP', valueFrom: { fieldRef: { fieldPath: "metadata.labels['app']" } } },
@@ -57,7 +58,7 @@ describe('pods on the local substrate', () => {
     assert.equal(done.status.containerStatuses[0].state.terminated.reason, 'Completed');
     assert.match(done.status.podIP, /^127\.1\./);
     const log = (await s.req('GET', `${pods}/envy/log`)).text;
-    assert.equal(log, 'one\ntwo\nhello world-hello envy default envy blue s3cret $(NOT_EXPANDED) \n/tmp\n');
+    assert.equal(log, 'one\ntwo\nhello world-hello envy default envy blue s3cret $(GREETING) $(UNDEFINED)\n/tmp\n');
   });
 
   it('mounts configMap, secret, hostPath and PVC volumes at their mountPath', async () => {
@@ -138,7 +139,7 @@ describe('pods on the local substrate', () => {
 
   it('deletes gracefully: SIGTERM, then SIGKILL after the grace period, leaving no process', async () => {
     const marker = `sleep 3${Math.floor(Math.random() * 1e6)}`;
-    await s.create(pods, podManifest('stubborn', ['sh', '-c', `trap 'echo got TERM' TERM; ${marker} & ${marker} & wait; wait`], { terminationGracePeriodSeconds: 1 }));
+    await s.create(pods, podManifest('stubborn', ['sh', '-c', `trap '' TERM; ${marker} & ${marker} & wait`], { terminationGracePeriodSeconds: 1 }));
     await phase('stubborn', 'Running');
     await s.until('children running', async () => processesWith(marker).length >= 2);
     const t0 = Date.now();

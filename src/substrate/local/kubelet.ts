@@ -394,7 +394,7 @@ export class Kubelet {
     let name = opts.container;
     if (!name) {
       if (p.spec.containers.length !== 1) {
-        throw new ApiError(StatusReason.BadRequest, `a container name must be specified for pod ${p.metadata.name}, choose one of: [${p.spec.containers.map((c) => c.name).join(' ')}]${p.spec.initContainers?.length ? ` or one of the init containers: [${p.spec.initContainers.map((c) => c.name).join(' ')}]` : ''}`);
+        throw new ApiError(StatusReason.BadRequest, `a container name must be specified for pod ${p.metadata.name}, choose one of: [${p.spec.containers.map((c: Container) => c.name).join(' ')}]${p.spec.initContainers?.length ? ` or one of the init containers: [${p.spec.initContainers.map((c: Container) => c.name).join(' ')}]` : ''}`);
       }
       name = p.spec.containers[0]?.name ?? '';
     }

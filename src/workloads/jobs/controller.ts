@@ -17,7 +17,7 @@ import {
   JobConditionTypes, JobReasons, ensureCondition, evaluateFinish, interimCondition, isSuspended, terminalCondition, timestamp, wasSuspended,
 } from './job-status.js';
 import type { JobObject, PodObject } from './pods.js';
-import { hasTrackingFinalizer, isActive } from './pods.js';
+import { hasTrackingFinalizer } from './pods.js';
 import type { Finishing, JobView } from './tracking.js';
 import { buildView, ownedBy, planFlush, planTracking } from './tracking.js';
 
@@ -53,7 +53,7 @@ export function addJobController(mgr: Manager, opts: JobControllerOptions): Cont
     // pods orphaned by the garbage collector still carry the finalizer; their Job's key releases them
     watches: [{
       kind: Kinds.Pod,
-      predicate: (e) => !controllerOf(e.object) && hasTrackingFinalizer(e.object as PodObject),
+      predicate: (e) => !controllerOf(e.object) && hasTrackingFinalizer(e.object),
       map: (pod) => {
         const name = pod.metadata.labels?.[JobLabels.jobName] ?? pod.metadata.labels?.[JobLabels.legacyJobName];
         return name ? [{ namespace: pod.metadata.namespace, name }] : [];
@@ -66,18 +66,17 @@ export function addJobController(mgr: Manager, opts: JobControllerOptions): Cont
 export class JobReconciler {
   private readonly client: Client;
   private readonly actions: JobActions;
+  private readonly recorder: Recorder;
   private readonly now: () => Date;
   private readonly backoff: { baseMs: number; maxMs: number };
 
   constructor(opts: JobControllerOptions) {
     this.client = opts.client;
-    this.actions = new JobActions(opts.client, opts.recorder);
     this.recorder = opts.recorder;
+    this.actions = new JobActions(opts.client, opts.recorder);
     this.now = opts.now ?? (() => new Date());
     this.backoff = { baseMs: opts.podBackoffBaseMs ?? 10_000, maxMs: opts.podBackoffMaxMs ?? 360_000 };
   }
-
-  private readonly recorder: Recorder;
 
   async reconcile(key: ObjectKey): Promise<Result> {
     const job = await this.client.find<Job>(Kinds.Job, key);
@@ -278,5 +277,3 @@ function result(pass: Pass): Result {
   const wakes = pass.wakes.filter((w) => w > 0);
   return wakes.length ? { requeueAfter: Math.ceil(Math.min(...wakes)) } : {};
 }
-
-export { isActive };

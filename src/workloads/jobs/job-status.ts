@@ -7,6 +7,7 @@ import { findCondition, isTrue, setCondition } from '../../api/conditions.js';
 import { matchPodFailurePolicy } from './failure-policy.js';
 import { countIndexes } from './indexes.js';
 import type { JobObject, PodObject } from './pods.js';
+import { hasTrackingFinalizer } from './pods.js';
 import type { Finishing, JobView } from './tracking.js';
 import { isPodFailed } from './tracking.js';
 
@@ -105,10 +106,15 @@ export function evaluateFinish(view: JobView, nowMs: number): FinishVerdict {
   return out;
 }
 
+/**
+ * The message of the first FailJob rule a failed pod matches. Only pods not yet accounted for (still
+ * holding the finalizer) are looked at: a counted pod was looked at before it was let go, and a pod
+ * the controller deleted itself (suspend, scale-down) is no failure of the workload.
+ */
 function failJobMessage(job: JobObject, pods: PodObject[]): string | undefined {
   if (!job.spec.podFailurePolicy) return undefined;
   for (const p of pods) {
-    if (!isPodFailed(p, job)) continue;
+    if (!hasTrackingFinalizer(p) || !isPodFailed(p, job)) continue;
     const m = matchPodFailurePolicy(job.spec.podFailurePolicy, p);
     if (m.message) return m.message;
   }

@@ -5,7 +5,7 @@ import type { BackoffOptions } from './backoff.js';
 import type { JobActions } from './actions.js';
 import { maxPodChangesPerSync } from './actions.js';
 import type { Pass } from './controller.js';
-import { firstPendingIndexes, hasIndex, mergeIndexes, withIndexes } from './indexes.js';
+import { firstPendingIndexes, mergeIndexes, withIndexes } from './indexes.js';
 import type { PodObject, PodPlan } from './pods.js';
 import { completionIndexOf, indexFailureCount, indexIgnoredFailureCount, isTerminating, sortForRemoval } from './pods.js';
 import { matchPodFailurePolicy } from './failure-policy.js';
@@ -15,6 +15,8 @@ import { isPodFailed, onlyReplaceFailedPods } from './tracking.js';
 export async function manageRung(pass: Pass, actions: JobActions, backoff: BackoffOptions): Promise<boolean> {
   const { job, view } = pass;
   const spec = job.spec;
+  // a suspended Job's pods are deleted by the suspend rung, and none are created
+  if (spec.suspend) return false;
   const parallelism = spec.parallelism ?? 1;
   const active = view.active.length;
   let want: number;
@@ -104,5 +106,3 @@ function podsForRemoval(view: JobView, atLeast: number): PodObject[] {
   if (rm.length < atLeast) rm.push(...sortForRemoval(left).slice(0, atLeast - rm.length));
   return rm;
 }
-
-export { hasIndex };

@@ -2,11 +2,16 @@
 import type { Job } from '../../api/batch.js';
 import { JobLabels } from '../../api/batch.js';
 import type { Container, Pod } from '../../api/core-types.js';
-import type { StoredObject } from '../../api/meta.js';
+import type { KObject, StoredObject } from '../../api/meta.js';
 import { clone, ownerRefTo } from '../../api/meta.js';
 
-export type JobObject = Job & StoredObject;
-export type PodObject = Pod & StoredObject;
+/** a stored Job, with its status typed (StoredObject's is `any`) */
+export interface JobObject extends Job {
+  metadata: StoredObject['metadata'];
+}
+export interface PodObject extends Pod {
+  metadata: StoredObject['metadata'];
+}
 
 export const JobAnnotations = {
   completionIndex: JobLabels.completionIndex,
@@ -89,7 +94,7 @@ export function indexIgnoredFailureCount(pod: Pod): number {
   return intAnnotation(pod, JobAnnotations.indexIgnoredFailureCount);
 }
 
-export function hasTrackingFinalizer(pod: Pod): boolean {
+export function hasTrackingFinalizer(pod: KObject): boolean {
   return pod.metadata.finalizers?.includes(JobLabels.trackingFinalizer) ?? false;
 }
 

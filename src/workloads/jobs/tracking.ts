@@ -6,6 +6,7 @@
 // A crash between any two steps repeats at most the step it interrupted, and every step is idempotent.
 // This file computes the view of a Job's pods and the plans for these steps; it writes nothing.
 import type { JobStatus } from '../../api/batch.js';
+import type { Pod } from '../../api/core-types.js';
 import { clone, controllerOf } from '../../api/meta.js';
 import { matchPodFailurePolicy } from './failure-policy.js';
 import type { Interval } from './indexes.js';
@@ -43,7 +44,7 @@ export interface JobView {
 }
 
 /** Pods count as failed when Failed, or, unless only failed pods are replaced, when being deleted. */
-export function isPodFailed(pod: PodObject, job: JobObject): boolean {
+export function isPodFailed(pod: Pod, job: JobObject): boolean {
   if (pod.status?.phase === 'Failed') return true;
   if (onlyReplaceFailedPods(job)) return false;
   return Boolean(pod.metadata.deletionTimestamp) && pod.status?.phase !== 'Succeeded';
@@ -64,7 +65,7 @@ export function ownedBy(job: JobObject, pods: PodObject[]): PodObject[] {
 
 export function buildView(job: JobObject, owned: PodObject[]): JobView {
   const spec = job.spec;
-  const status = job.status ?? {};
+  const status: JobStatus = job.status ?? {};
   const indexed = spec.completionMode === 'Indexed';
   const completions = spec.completions;
   const perIndex = indexed && spec.backoffLimitPerIndex !== undefined;
@@ -144,7 +145,7 @@ export interface TrackingPlan {
  */
 export function planTracking(view: JobView, finishing: Finishing, jobDeleting: boolean): TrackingPlan {
   const { job, indexed, uncounted } = view;
-  const status = clone(job.status ?? {});
+  const status: JobStatus = clone(job.status ?? {});
   const addSucceeded: string[] = [];
   const addFailed: string[] = [];
   const release: PodObject[] = [];
@@ -189,7 +190,7 @@ export function planTracking(view: JobView, finishing: Finishing, jobDeleting: b
     if (completed !== (status.completedIndexes ?? '')) changed = true;
     if (completed) status.completedIndexes = completed;
     else delete status.completedIndexes;
-    status.succeeded = countIndexes(view.succeededIndexes) || undefined;
+    setCount(status, 'succeeded', countIndexes(view.succeededIndexes));
     if (view.failedIndexes) {
       const failed = formatIndexes(view.failedIndexes);
       if (failed !== status.failedIndexes) changed = true;
@@ -205,6 +206,12 @@ function isDelayed(view: JobView, pod: PodObject): boolean {
   return ix !== undefined && view.delayed.get(ix)?.metadata.uid === pod.metadata.uid;
 }
 
+/** counts are left out when 0, as the API server's omitempty does */
+function setCount(status: JobStatus, field: 'succeeded' | 'failed', n: number): void {
+  if (n) status[field] = n;
+  else delete status[field];
+}
+
 function compactUncounted(u: { succeeded: string[]; failed: string[] }): NonNullable<JobStatus['uncountedTerminatedPods']> {
   const out: NonNullable<JobStatus['uncountedTerminatedPods']> = {};
   if (u.succeeded.length) out.succeeded = u.succeeded;
@@ -217,15 +224,15 @@ function compactUncounted(u: { succeeded: string[]; failed: string[] }): NonNull
  * to the totals. Returns the new status, or undefined when nothing moves.
  */
 export function planFlush(job: JobObject, owned: PodObject[]): JobStatus | undefined {
-  const status = clone(job.status ?? {});
+  const status: JobStatus = clone(job.status ?? {});
   const holding = new Set(owned.filter(hasTrackingFinalizer).map((p) => p.metadata.uid));
   const succeeded = status.uncountedTerminatedPods?.succeeded ?? [];
   const failed = status.uncountedTerminatedPods?.failed ?? [];
   const keepS = succeeded.filter((uid) => holding.has(uid));
   const keepF = failed.filter((uid) => holding.has(uid));
   if (keepS.length === succeeded.length && keepF.length === failed.length) return undefined;
-  status.succeeded = (status.succeeded ?? 0) + succeeded.length - keepS.length || undefined;
-  status.failed = (status.failed ?? 0) + failed.length - keepF.length || undefined;
+  setCount(status, 'succeeded', (status.succeeded ?? 0) + succeeded.length - keepS.length);
+  setCount(status, 'failed', (status.failed ?? 0) + failed.length - keepF.length);
   status.uncountedTerminatedPods = compactUncounted({ succeeded: keepS, failed: keepF });
   return status;
 }
