@@ -17,8 +17,18 @@ before(() => {
   execFileSync('bash', [path.join(repo, 'scripts/build-native.sh')], { stdio: 'inherit' });
   base = fs.mkdtempSync(path.join(os.tmpdir(), 'skiff-process-test-'));
 });
-after(() => {
+after(async () => {
   fs.rmSync(base, { recursive: true, force: true });
+  // Nothing any test started may outlive it (give exits in flight a moment).
+  const leaked = () => markers.flatMap((m) => processesWith(['sleep', m]));
+  for (let i = 0; i < 100 && leaked().length; i++) await sleep(20);
+  const left = leaked();
+  for (const pid of left) {
+    // bwrap's pid 1 of a leaked sandbox sits above the sleep; kill both
+    const ppid = Number(/PPid:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+    for (const p of [pid, ppid]) if (p > 1) try { process.kill(p, 'SIGKILL'); } catch { /* gone */ }
+  }
+  assert.deepEqual(left, [], 'leaked processes');
 });
 
 function spec(argv: string[], extra: Partial<LaunchSpec> = {}): LaunchSpec {
@@ -73,8 +83,13 @@ function processesWith(argv: string[]): number[] {
   return found;
 }
 
-/** a per-run unique sleep, so a leaked one is ours and found by its argument */
-const marker = () => String(100000 + Math.floor(Math.random() * 800000));
+/** a per-run unique sleep argument, so a leaked process is ours and found by it */
+const markers: string[] = [];
+function marker(): string {
+  const m = String(100000 + Math.floor(Math.random() * 800000));
+  markers.push(m);
+  return m;
+}
 
 void describe('launch', () => {
   void test('captures stdout and stderr in CRI format, in order, with timestamps', async () => {
@@ -131,8 +146,9 @@ void describe('launch', () => {
   });
 
   void test('SIGTERM to a process without a handler reads as exit code 143', async () => {
-    const p = await launch(spec(['sleep', marker()]));
-    await sleep(50);
+    const m = marker();
+    const p = await launch(spec(['sleep', m]));
+    await until(() => processesWith(['sleep', m]).length === 1, 'the sleep');
     p.signal('SIGTERM');
     const exit = await exitOf(p);
     assert.deepEqual([exit.exitCode, exit.signal, exit.reason], [143, 15, 'Error']);
@@ -363,8 +379,9 @@ void describe('sandbox', { skip: !bwrapAvailable() && 'bwrap does not work here'
   });
 
   void test('SIGTERM without a handler is 143, SIGKILL is 137 and kills the tree, under bwrap', async () => {
-    const term = await launch(spec(['sleep', marker()], { sandbox: { binds: [] } }));
-    await sleep(100);
+    const t = marker();
+    const term = await launch(spec(['sleep', t], { sandbox: { binds: [] } }));
+    await until(() => processesWith(['sleep', t]).length === 1, 'the sleep');
     term.signal('SIGTERM');
     assert.equal((await exitOf(term)).exitCode, 143);
 
@@ -376,10 +393,15 @@ void describe('sandbox', { skip: !bwrapAvailable() && 'bwrap does not work here'
     await until(() => processesWith(['sleep', m]).length === 0, 'no sleep left');
   });
 
-  void test('SIGTERM right after launch, before the workload runs, still stops it', async () => {
-    const p = await launch(spec(['sleep', marker()], { sandbox: { binds: [] } }));
-    p.signal('SIGTERM');
-    assert.equal((await exitOf(p, 5000)).exitCode, 143);
+  void test('SIGTERM right after launch, before the workload runs, still stops it and leaks nothing', async () => {
+    for (let i = 0; i < 5; i++) {
+      const m = marker();
+      const p = await launch(spec(['sleep', m], { sandbox: { binds: [] } }));
+      p.signal('SIGTERM');
+      // 143 if the workload was already running; 137 if bwrap was still setting up (killed outright)
+      assert.ok([137, 143].includes((await exitOf(p, 5000)).exitCode));
+      await until(() => processesWith(['sleep', m]).length === 0, 'no sleep left');
+    }
   });
 
   void test('when the main process exits, the rest of the sandbox goes with it', async () => {

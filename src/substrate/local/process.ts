@@ -138,7 +138,10 @@ export async function launch(spec: LaunchSpec): Promise<ContainerProcess> {
     const what = argv0.includes('/') ? 'no such file or executable' : 'executable file not found in $PATH';
     return startFailed(stateDir, logFile, startedAt, `exec: ${JSON.stringify(argv0)}: ${what}`);
   }
-  const argv = [resolved, ...spec.argv.slice(1)];
+  // argv[0] stays as given (programs see it, ps shows it) when execvp will find the same file: it
+  // searches env.PATH, or the shim's cwd / bwrap's --chdir for a relative path. Without env.PATH it
+  // would search its own default instead of the server's PATH used above, so pass what we found.
+  const argv = spec.env.PATH !== undefined || argv0.includes('/') ? spec.argv : [resolved, ...spec.argv.slice(1)];
 
   let logOffset = 0;
   if (sandboxed) {
