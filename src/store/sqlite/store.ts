@@ -77,8 +77,8 @@ export class SqliteStore implements Store {
       remove: this.db.prepare('DELETE FROM objects WHERE res = ? AND ns = ? AND name = ?'),
       listNs: this.db.prepare<[string, string, string, number], Row>('SELECT data FROM objects WHERE res = ? AND ns = ? AND name > ? ORDER BY name LIMIT ?'),
       listAll: this.db.prepare<[string, string, string, number], Row>('SELECT data FROM objects WHERE res = ? AND (ns, name) > (?, ?) ORDER BY ns, name LIMIT ?'),
-      countNs: this.db.prepare<[string, string, string], { n: number }>('SELECT count(*) AS n FROM objects WHERE res = ? AND ns = ? AND name > ?'),
-      countAll: this.db.prepare<[string, string, string], { n: number }>('SELECT count(*) AS n FROM objects WHERE res = ? AND (ns, name) > (?, ?)'),
+      moreNs: this.db.prepare<[string, string, string], { one: number }>('SELECT 1 AS one FROM objects WHERE res = ? AND ns = ? AND name > ? LIMIT 1'),
+      moreAll: this.db.prepare<[string, string, string], { one: number }>('SELECT 1 AS one FROM objects WHERE res = ? AND (ns, name) > (?, ?) LIMIT 1'),
       addOwner: this.db.prepare('INSERT OR IGNORE INTO owners (owner, res, ns, name) VALUES (?, ?, ?, ?)'),
       dropOwners: this.db.prepare('DELETE FROM owners WHERE res = ? AND ns = ? AND name = ?'),
       dependents: this.db.prepare<[string], { res: string; ns: string; name: string }>('SELECT res, ns, name FROM owners WHERE owner = ?'),
@@ -223,11 +223,9 @@ export class SqliteStore implements Store {
     if (items.length >= limit && !exhausted) {
       const lastItem = items[items.length - 1] as StoredObject;
       const pos = { ns: lastItem.metadata.namespace ?? '', name: lastItem.metadata.name };
-      const remaining = scoped ? this.stmts.countNs.get(key, pos.ns, pos.name)?.n ?? 0 : this.stmts.countAll.get(key, pos.ns, pos.name)?.n ?? 0;
-      if (remaining > 0) {
-        result.continue = Buffer.from(JSON.stringify(pos)).toString('base64url');
-        if (!labels.length && !fields.length) result.remainingItemCount = remaining;
-      }
+      // as in Kubernetes, a continue token means more objects are stored, not that more will match
+      const more = scoped ? this.stmts.moreNs.get(key, pos.ns, pos.name) : this.stmts.moreAll.get(key, pos.ns, pos.name);
+      if (more) result.continue = Buffer.from(JSON.stringify(pos)).toString('base64url');
     }
     return result;
   }
