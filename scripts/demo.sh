@@ -34,7 +34,10 @@ run skiff apply -f examples/core/
 step "Waiting for them to finish"
 run skiff wait job/pi --for=condition=Complete --timeout=180s
 run skiff wait job/flaky --for=condition=Complete --timeout=180s || true
-run skiff wait pod/shared-volume --for=condition=Ready=false --timeout=60s >/dev/null 2>&1 || true
+for _ in $(seq 1 300); do
+  skiff get pod shared-volume --no-headers 2>/dev/null | grep -qE 'Completed|Error' && break
+  sleep 0.2
+done
 
 step "What ran"
 run skiff get jobs
@@ -47,7 +50,7 @@ for pod in $(skiff get pods -l batch.kubernetes.io/job-name=pi -o name); do
   echo "  $pod: $line"
 done
 skiff get pods -l batch.kubernetes.io/job-name=pi -o name | while read -r pod; do skiff logs "$pod"; done \
-  | awk '{s += $3} END {printf "  sum of slices = %.10f (pi = 3.1415926536)\n", s}'
+  | awk '{s += $3} END {printf "  sum of slices = %.10f (pi = 3.1415926536; 2,000,000 terms of the Leibniz series)\n", s}'
 
 step "The Pod with an init container, an emptyDir and a ConfigMap volume"
 run skiff logs pod/shared-volume
@@ -57,8 +60,9 @@ run skiff describe job flaky | sed -n '1,60p'
 
 step "Where to look"
 cat <<TXT
-  API server:   $SKIFF_SERVER  (try: curl $SKIFF_SERVER/apis/batch/v1/namespaces/default/jobs)
-  OpenAPI:      $SKIFF_SERVER/openapi/v3
-  Data:         $data/skiff.db (SQLite), $data/pods/<uid>/ (volumes and container logs)
-  Your own:     bin/skiff up   # then: bin/skiff apply -f your-job.yaml; bin/skiff get pods
+  Data:         $data/skiff.db (SQLite: every object), $data/pods/<uid>/ (volumes, container logs)
+  Again:        bin/skiff up --data-dir $data      # the demo's objects are still there
+                bin/skiff get pods; bin/skiff logs job/pi; bin/skiff describe job flaky
+  The API:      curl http://127.0.0.1:8080/apis/batch/v1/namespaces/default/jobs ; /openapi/v3 describes every route
+  Your own:     bin/skiff apply -f your-job.yaml
 TXT

@@ -28,16 +28,17 @@ fi
 # npm packages. better-sqlite3 compiles from source when no prebuilt binary can be fetched; node-gyp
 # then needs the headers of the running node, which Debian-style installs keep under the node prefix.
 node_prefix=$(dirname "$(dirname "$(readlink -f "$(command -v node)")")")
-if [ -f "$node_prefix/include/node/node.h" ]; then export npm_config_nodedir="$node_prefix"; fi
+nodedir_env=()
+if [ -f "$node_prefix/include/node/node.h" ]; then nodedir_env=(env "npm_config_nodedir=$node_prefix"); fi
 stamp=node_modules/.skiff-installed
 if [ ! -f "$stamp" ] || [ package.json -nt "$stamp" ] || { [ -f package-lock.json ] && [ package-lock.json -nt "$stamp" ]; }; then
   say "installing npm packages"
-  if [ -f package-lock.json ]; then npm ci --no-audit --no-fund --loglevel=error; else npm install --no-audit --no-fund --loglevel=error; fi
+  if [ -f package-lock.json ]; then "${nodedir_env[@]}" npm ci --no-audit --no-fund --loglevel=error; else "${nodedir_env[@]}" npm install --no-audit --no-fund --loglevel=error; fi
   touch "$stamp"
 fi
 if ! node -e "new (require('better-sqlite3'))(':memory:').close()" >/dev/null 2>&1; then
   say "building better-sqlite3 from source"
-  npm rebuild better-sqlite3 --loglevel=error
+  "${nodedir_env[@]}" npm rebuild better-sqlite3 --loglevel=error
   node -e "new (require('better-sqlite3'))(':memory:').close()"
 fi
 

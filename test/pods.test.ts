@@ -89,6 +89,21 @@ describe('pods on the local substrate', () => {
     assert.equal((await s.req('GET', `${pods}/reader/log`)).text, 'kept\n');
   });
 
+  it('keeps a working directory when a volume is mounted over the data dir', async () => {
+    // the test server's data dir lives under /tmp; a Pod that mounts an emptyDir at /tmp hides it
+    const shadow = podManifest('shadow', ['sh', '-c', 'pwd; echo ok > made-here; ls'], { volumes: [{ name: 'tmp', emptyDir: {} }] });
+    shadow.spec.containers[0].volumeMounts = [{ name: 'tmp', mountPath: '/tmp' }];
+    shadow.spec.containers[0].workingDir = '/tmp/sub/dir';
+    await s.create(pods, shadow);
+    await phase('shadow', 'Succeeded');
+    assert.equal((await s.req('GET', `${pods}/shadow/log`)).text, '/tmp/sub/dir\nmade-here\n');
+    const plain = podManifest('shadow-default', ['pwd'], { volumes: [{ name: 'tmp', emptyDir: {} }] });
+    plain.spec.containers[0].volumeMounts = [{ name: 'tmp', mountPath: '/tmp' }];
+    await s.create(pods, plain);
+    await phase('shadow-default', 'Succeeded');
+    assert.equal((await s.req('GET', `${pods}/shadow-default/log`)).text, '/\n');
+  });
+
   it('a missing command fails the container with a reason, not the server', async () => {
     await s.create(pods, podManifest('nocmd', ['no-such-command-xyz']));
     const p = await phase('nocmd', 'Failed');

@@ -304,10 +304,16 @@ export class Kubelet {
       c.waiting = { reason: 'CreateContainerConfigError', message: e.message };
       return Date.now() + 2000;
     }
-    const cwd = spec.workingDir ?? env.forImage(spec.image).workingDir ?? join(rt.dir, 'work');
-    if (!spec.workingDir || !this.sandboxed) mkdirSync(cwd, { recursive: true });
     const binds = containerBinds(spec, rt.volumes ?? new Map());
-    if (spec.workingDir && this.sandboxed && !binds.some((b) => cwd.startsWith(b.target)) && !existsSync(cwd)) mkdirSync(cwd, { recursive: true });
+    const under = (path: string, dir: string): boolean => path === dir || path.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
+    const scratch = join(rt.dir, 'work');
+    // the default working directory is the Pod's scratch dir, unless a volume mounted over one of
+    // its parents hides it inside the sandbox; then it is `/`, as for an image without a WORKDIR
+    const cwd = spec.workingDir ?? env.forImage(spec.image).workingDir ?? (this.sandboxed && binds.some((b) => under(scratch, b.target)) ? '/' : scratch);
+    // a workingDir that does not exist is created, as the kubelet does; inside a volume, in the volume
+    const inVolume = this.sandboxed ? binds.filter((b) => under(cwd, b.target)).sort((a, b) => b.target.length - a.target.length)[0] : undefined;
+    const hostCwd = inVolume ? join(inVolume.source, cwd.slice(inVolume.target.length)) : cwd;
+    if (!existsSync(hostCwd)) mkdirSync(hostCwd, { recursive: true });
     if (!existsSync(rt.hostsFile)) this.writeHostsFor(pod, rt, [], []);
     c.waiting = undefined;
     const proc = await launch({
