@@ -45,6 +45,11 @@ fi
 # the container monitor, in C (like conmon): keeps containers alive and logged across server restarts
 bash scripts/build-native.sh
 
+# images such as python:3.11 run in the machine's Python; manifests often say `python`, so the default
+# environment gets a `python` when the machine only has `python3`
+mkdir -p build/bin
+if ! command -v python >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1; then ln -sf "$(command -v python3)" build/bin/python; fi
+
 # TypeScript
 if [ ! -f dist/.built ] || [ -n "$(find src test bench tsconfig.json package.json -newer dist/.built -type f 2>/dev/null | head -n 1)" ]; then
   say "compiling TypeScript"

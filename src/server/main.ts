@@ -42,10 +42,9 @@ export function skiffVersion(): string {
   }
 }
 
-/** the Python environment `npm run setup` made, if any: the default environment of images */
+/** the default environment of images: the Python environment setup made, if any, and its tool shims */
 function defaultPath(): string[] {
-  const venv = join(repoRoot, '.venv', 'bin');
-  return existsSync(venv) ? [venv] : [];
+  return [join(repoRoot, '.venv', 'bin'), join(repoRoot, 'build', 'bin')].filter((d) => existsSync(d));
 }
 
 export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
