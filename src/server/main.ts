@@ -28,8 +28,8 @@ export interface Skiff {
   url: string;
   dataDir: string;
   client: Client;
-  /** stops serving; running containers keep running unless asked to stop them too */
-  stop(opts?: { containers?: 'keep' | 'stop' }): Promise<void>;
+  /** stops serving; running containers keep running (the count is returned) unless asked to stop them too */
+  stop(opts?: { containers?: 'keep' | 'stop' }): Promise<number>;
 }
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -104,8 +104,10 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
       await manager.stop();
       await gc.stop();
       await recorder.flush();
+      const left = substrate.runningContainers();
       await substrate.stop();
       await store.close();
+      return left;
     },
   };
 }

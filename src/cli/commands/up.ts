@@ -12,7 +12,8 @@ export interface StartSkiffOptions {
 }
 export interface RunningSkiff {
   url: string;
-  stop(): Promise<void>;
+  /** resolves to how many containers were left running (they are adopted by the next start) */
+  stop(): Promise<number | void>;
 }
 type StartSkiff = (opts: StartSkiffOptions) => Promise<RunningSkiff>;
 
@@ -112,11 +113,13 @@ directory, so objects survive restarts.`,
       await ctx.out(`Skiff is ready at ${running.url} (data in ${dataDir})\n`);
       await stopped;
       await ctx.err('Shutting down...\n');
+      let left: number | void;
       try {
-        await running.stop();
+        left = await running.stop();
       } catch (err) {
         throw new CliError(`Skiff did not stop cleanly: ${err instanceof Error ? err.message : String(err)}`);
       }
+      if (left) await ctx.err(`${left} container${left === 1 ? ' keeps' : 's keep'} running; the next 'skiff up --data-dir ${dataDir}' adopts ${left === 1 ? 'it' : 'them'}.\n`);
       await ctx.err('Skiff stopped.\n');
       return 0;
     } finally {

@@ -69,6 +69,10 @@ export class LocalSubstrate implements Substrate {
     // controllers stop with the manager; containers keep running for the next server to adopt
   }
 
+  runningContainers(): number {
+    return this.kubelet.runningContainers();
+  }
+
   async shutdown(): Promise<void> {
     await this.kubelet.stopAll();
   }

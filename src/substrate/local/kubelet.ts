@@ -118,7 +118,7 @@ export class Kubelet {
     if (deadline !== undefined) {
       const left = Date.parse(rt.startTime) + deadline * 1000 - Date.now();
       if (left <= 0 || rt.termination) {
-        rt.termination ??= { deadline: Date.now() + (pod.spec.terminationGracePeriodSeconds ?? 30) * 1000, killed: false, reason: 'DeadlineExceeded', message: 'Pod was active on the node longer than the specified deadline' };
+        rt.termination ??= { deadline: Date.now() + (pod.spec.terminationGracePeriodSeconds ?? 30) * 1000, signalled: false, killed: false, reason: 'DeadlineExceeded', message: 'Pod was active on the node longer than the specified deadline' };
         return this.terminate(pod, rt, 'DeadlineExceeded');
       }
       const next = await this.drive(pod, rt);
@@ -173,32 +173,28 @@ export class Kubelet {
   /** graceful stop: SIGTERM, then SIGKILL when the grace period is over; then the final status */
   private async terminate(pod: Pod & StoredObject, rt: PodRuntime, reason: string): Promise<Result> {
     const grace = pod.metadata.deletionGracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds ?? 30;
-    if (!rt.termination) {
-      rt.termination = { deadline: Date.now() + grace * 1000, killed: false };
-    }
+    const t = (rt.termination ??= { deadline: Date.now() + grace * 1000, signalled: false, killed: false });
     const running = [...rt.containers.values()].filter((c) => c.proc && !c.current?.exit);
-    if (running.length && !rt.termination.killed && rt.termination.deadline > Date.now() && !running.some((c) => c.waiting?.reason === 'Terminating')) {
+    if (running.length && !t.signalled) {
+      t.signalled = true;
       for (const c of running) {
-        c.waiting = undefined;
         c.proc?.signal('SIGTERM');
-        this.opts.recorder.event(pod, 'Normal', reason === 'DeadlineExceeded' ? 'DeadlineExceeded' : 'Killing', `Stopping container ${c.name}`);
+        this.opts.recorder.event(pod, 'Normal', reason, `Stopping container ${c.name}`);
       }
-      for (const c of running) c.waiting = { reason: 'Terminating' };
     }
     if (running.length) {
-      const left = rt.termination.deadline - Date.now();
+      const left = t.deadline - Date.now();
       if (left > 0) return { requeueAfter: left };
-      if (!rt.termination.killed) {
-        rt.termination.killed = true;
+      if (!t.killed) {
+        t.killed = true;
         this.killAll(rt, 'SIGKILL');
       }
       return { requeueAfter: 100 };
     }
-    for (const c of rt.containers.values()) if (c.waiting?.reason === 'Terminating' || c.waiting) c.waiting = undefined;
-    // every process has exited: report the final state
-    const decision = decidePhase(pod, rt);
-    const phase = decision.phase === 'Succeeded' ? 'Succeeded' : 'Failed';
-    await this.writeStatus(pod, rt, { phase, reason: rt.termination.reason, message: rt.termination.message });
+    // every process has exited: report the final state; nothing restarts any more
+    for (const c of rt.containers.values()) c.waiting = undefined;
+    const phase = decidePhase(pod, rt).phase === 'Succeeded' ? 'Succeeded' : 'Failed';
+    await this.writeStatus(pod, rt, { phase, reason: t.reason, message: t.message });
     return {};
   }
 
@@ -344,6 +340,10 @@ export class Kubelet {
       throw e;
     }
     if (wasRunning !== status.phase && (status.phase === 'Running' || status.phase === 'Succeeded' || status.phase === 'Failed')) this.scheduleHosts();
+  }
+
+  runningContainers(): number {
+    return [...this.pods.values()].flatMap((rt) => [...rt.containers.values()]).filter((c) => c.proc && !c.current?.exit).length;
   }
 
   /** SIGTERM to every container, SIGKILL to what is left after `graceMs` */

@@ -34,7 +34,8 @@ export interface PodRuntime {
   containers: Map<string, ContainerRuntime>;
   volumes?: Map<string, { dir: string; readOnly: boolean }>;
   hostsFile: string;
-  termination?: { deadline: number; killed: boolean; reason?: string; message?: string };
+  /** set once the Pod is being stopped (deleted, or past its activeDeadlineSeconds) */
+  termination?: { deadline: number; signalled: boolean; killed: boolean; reason?: string; message?: string };
   startTime: string;
 }
 
