@@ -5,6 +5,7 @@
 // replicas all binding 0.0.0.0:8080), so wildcard binds are narrowed to the Pod IP. And since
 // containers of one Kubernetes Pod reach each other via localhost, a connect to 127.0.0.1:P where P
 // is one of the Pod's declared ports (SKIFF_POD_PORTS) is sent to the Pod IP, where that server is.
+// Other localhost ports stay the host's: a Pod may use services the host offers on 127.0.0.1.
 //
 // Only dynamically linked programs that call libc's bind/connect are covered: static binaries and
 // Go programs (raw syscalls) are not. Nothing is ever printed: this runs inside arbitrary programs.
@@ -31,6 +32,9 @@ static sendmsg_fn real_sendmsg;
 static int active;                  // SKIFF_POD_IP is set and valid
 static struct in_addr pod_ip;       // network byte order
 static uint8_t declared[65536 / 8]; // bitmap of SKIFF_POD_PORTS, host byte order
+// Ports this process narrowed itself count as declared for its own connects: a program that serves
+// on ("", 0) and then talks to localhost:<that port> (tests, torch's TCPStore) must still reach itself.
+static uint8_t narrowed[65536 / 8];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void init(void) {
@@ -60,7 +64,20 @@ static inline int ready(void) {
 
 static inline int is_declared(in_port_t port_be) {
   unsigned port = ntohs(port_be);
-  return (declared[port / 8] >> (port % 8)) & 1;
+  return ((declared[port / 8] | __atomic_load_n(&narrowed[port / 8], __ATOMIC_RELAXED)) >> (port % 8)) & 1;
+}
+
+// Called after a narrowed bind succeeded (so errno is the caller's); returns the bind's result, 0.
+static int remember(int fd) {
+  struct sockaddr_storage a;
+  socklen_t n = sizeof a;
+  int saved = errno;
+  if (getsockname(fd, (struct sockaddr *)&a, &n) == 0) { // the port the kernel picked for port 0
+    unsigned port = ntohs(a.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&a)->sin6_port : ((struct sockaddr_in *)&a)->sin_port);
+    __atomic_fetch_or(&narrowed[port / 8], (uint8_t)(1u << (port % 8)), __ATOMIC_RELAXED);
+  }
+  errno = saved;
+  return 0;
 }
 
 static int sock_int(int fd, int level, int name) {
@@ -126,7 +143,7 @@ int bind(int fd, const struct sockaddr *addr, socklen_t len) {
         ((type = sock_int(fd, SOL_SOCKET, SO_TYPE)) == SOCK_STREAM || (type == SOCK_DGRAM && in->sin_port))) {
       struct sockaddr_in a = *in;
       a.sin_addr = pod_ip;
-      return real_bind(fd, (const struct sockaddr *)&a, sizeof a);
+      return real_bind(fd, (const struct sockaddr *)&a, sizeof a) == 0 ? remember(fd) : -1;
     }
   } else if (addr->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
     const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)addr;
@@ -136,7 +153,7 @@ int bind(int fd, const struct sockaddr *addr, socklen_t len) {
       struct sockaddr_in6 a = *in6;
       mapped_pod_ip(&a.sin6_addr);
       a.sin6_scope_id = 0;
-      if (real_bind(fd, (const struct sockaddr *)&a, sizeof a) == 0) return 0;
+      if (real_bind(fd, (const struct sockaddr *)&a, sizeof a) == 0) return remember(fd);
       // A kernel or socket that refuses v4-mapped binds keeps the old (colliding) behaviour.
       if (errno != EADDRNOTAVAIL && errno != EINVAL) return -1;
     }

@@ -57,6 +57,26 @@ describe('upstream batch/v1 Jobs', { skip: !existsSync(corpus) && 'no ../shared/
     }
   });
 
+  it("runs Kueue's pods-ready example: 20 indexed HTTP servers on one port, found by hostname.subdomain", async () => {
+    // the docs apply this file after `sed s/_ID_/.../`; Kueue then unsuspends the Job
+    const text = readFileSync(join(corpus, 'kueue/docs-extracted/tasks_manage_setup_wait_for_pods_ready-02.yaml'), 'utf8').replace(/_ID_/g, '-1');
+    for (const obj of YAML.parseAllDocuments(text).map((d) => d.toJS()).filter(Boolean)) {
+      const path = obj.kind === 'Job' ? jobs('default') : `/api/v1/namespaces/default/${obj.kind === 'Service' ? 'services' : 'configmaps'}`;
+      await s.create(path, obj);
+    }
+    await s.req('PATCH', `${jobs('default')}/job-1`, { spec: { suspend: false } }, { 'content-type': 'application/merge-patch+json' });
+    const done = await s.until('job-1 complete', async () => {
+      const j = await s.get(`${jobs('default')}/job-1`);
+      if (j.status?.conditions?.some((c: any) => c.type === 'Failed' && c.status === 'True')) throw new Error(`job-1 failed: ${JSON.stringify(j.status)}`);
+      return j.status?.conditions?.some((c: any) => c.type === 'Complete' && c.status === 'True') ? j : undefined;
+    }, 120_000);
+    assert.equal(done.status.succeeded, 20);
+    const pods = await s.get('/api/v1/namespaces/default/pods?labelSelector=batch.kubernetes.io%2Fjob-completion-index%3D0,job-name%3Djob-1');
+    const log = (await s.req('GET', `/api/v1/namespaces/default/pods/${pods.items[0].metadata.name}/log`)).text;
+    assert.match(log, /All workers running/);
+    assert.match(log, /All workers stopped/);
+  });
+
   it("runs Kueue's sample-job unchanged", async () => {
     const obj = YAML.parse(readFileSync(join(corpus, 'kueue/examples/jobs/sample-job.yaml'), 'utf8'));
     const created = await s.create(jobs('default'), obj);

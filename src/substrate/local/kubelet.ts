@@ -16,7 +16,7 @@ import type { PodLogOptions } from '../../server/app.js';
 import { ConfigError, containerArgv, containerEnv } from './env.js';
 import type { Environments } from './environments.js';
 import { followLog, readLog } from './logs.js';
-import { PodAddresses, hostsFile, writeHosts } from './network.js';
+import { PodAddresses, hostsFile, podNetworkEnv, writeHosts } from './network.js';
 import type { ServiceView } from './network.js';
 import type { ContainerProcess } from './process.js';
 import { adopt, bwrapAvailable, launch } from './process.js';
@@ -288,7 +288,7 @@ export class Kubelet {
     let vars: Record<string, string>;
     try {
       const base0 = env.baseEnv(spec.image);
-      const podVars: Record<string, string> = { ...base0, HOSTNAME: pod.spec.hostname ?? rt.name, POD_IP: rt.ip };
+      const podVars: Record<string, string> = { ...base0, HOSTNAME: pod.spec.hostname ?? rt.name, ...podNetworkEnv(pod, rt.ip, base0.LD_PRELOAD) };
       const gpus = assignedGpus(pod);
       if (gpus.length) podVars.CUDA_VISIBLE_DEVICES = gpus.join(',');
       else if (this.opts.gpuCount > 0) podVars.CUDA_VISIBLE_DEVICES = '';

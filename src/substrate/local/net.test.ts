@@ -183,6 +183,26 @@ print(read(socket.AF_INET, ("127.0.0.1", declared)), read(socket.AF_INET6, ("::1
     assert.equal(out.trim(), `${ip} ${ip} host ${ip}`);
   });
 
+  void test('a process reaches its own narrowed server on an undeclared port via localhost', async () => {
+    const script = `
+import socket, threading, urllib.request
+from http.server import HTTPServer, BaseHTTPRequestHandler
+class H(BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"hi")
+    def log_message(self, *args):
+        pass
+server = HTTPServer(("", 0), H)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+body = urllib.request.urlopen("http://127.0.0.1:%d/" % server.server_address[1], timeout=5).read().decode()
+print(server.server_address[0], body)
+`;
+    assert.equal((await runPython(script, podEnv('127.1.250.9'))).trim(), '127.1.250.9 hi');
+  });
+
   const bound = `
 import socket
 def name(family, addr, type=socket.SOCK_STREAM):

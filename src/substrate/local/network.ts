@@ -1,9 +1,32 @@
 // Pod networking on one machine. Every Pod gets its own loopback address (127.1.x.y: all of
 // 127.0.0.0/8 reaches this host on Linux), and a hosts file mapping the names other Pods and Services
 // are known by to those addresses, so `MASTER_ADDR=pi-master-0` resolves inside a sandboxed Pod.
-// A process that binds its Pod IP (or 0.0.0.0) on its declared port is reachable there.
-import { writeFileSync } from 'node:fs';
+// A small preload library (native/skiff-net.c) narrows wildcard binds to the Pod IP, so two Pods can
+// both listen on 0.0.0.0:8080, and sends localhost connections to the Pod's declared ports to its own
+// IP, as containers of one Kubernetes Pod share localhost.
+import { existsSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import type { Pod } from '../../api/core-types.js';
+
+let preload: string | undefined | null = null;
+
+/** build/skiff-net.so, when it was built */
+export function netPreloadPath(): string | undefined {
+  if (preload === null) {
+    const path = process.env.SKIFF_NET_PRELOAD ?? fileURLToPath(new URL('../../../../build/skiff-net.so', import.meta.url));
+    preload = existsSync(path) ? path : undefined;
+  }
+  return preload;
+}
+
+/** the variables that give a container its Pod's network identity */
+export function podNetworkEnv(pod: Pod, ip: string, inherited: string | undefined): Record<string, string> {
+  const ports = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].flatMap((c) => (c.ports ?? []).map((p) => p.containerPort));
+  const env: Record<string, string> = { POD_IP: ip, SKIFF_POD_IP: ip, SKIFF_POD_PORTS: [...new Set(ports)].join(',') };
+  const lib = netPreloadPath();
+  if (lib) env.LD_PRELOAD = inherited ? `${lib}:${inherited}` : lib;
+  return env;
+}
 
 export class PodAddresses {
   private readonly byPod = new Map<string, string>();
