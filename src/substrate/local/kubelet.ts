@@ -16,7 +16,7 @@ import type { PodLogOptions } from '../../server/app.js';
 import { ConfigError, containerArgv, containerEnv } from './env.js';
 import type { Environments } from './environments.js';
 import { followLog, readLog } from './logs.js';
-import { PodAddresses, hostsFile, podNetworkEnv, writeHosts } from './network.js';
+import { PodAddresses, hostsFile, netPreloadPath, podNetworkEnv, sandboxPreloadPath, writeHosts } from './network.js';
 import type { ServiceView } from './network.js';
 import type { ContainerProcess } from './process.js';
 import { adopt, bwrapAvailable, launch } from './process.js';
@@ -288,7 +288,7 @@ export class Kubelet {
     let vars: Record<string, string>;
     try {
       const base0 = env.baseEnv(spec.image);
-      const podVars: Record<string, string> = { ...base0, HOSTNAME: pod.spec.hostname ?? rt.name, ...podNetworkEnv(pod, rt.ip, base0.LD_PRELOAD) };
+      const podVars: Record<string, string> = { ...base0, HOSTNAME: pod.spec.hostname ?? rt.name, ...podNetworkEnv(pod, rt.ip, base0.LD_PRELOAD, this.sandboxed) };
       const gpus = assignedGpus(pod);
       if (gpus.length) podVars.CUDA_VISIBLE_DEVICES = gpus.join(',');
       else if (this.opts.gpuCount > 0) podVars.CUDA_VISIBLE_DEVICES = '';
@@ -301,6 +301,8 @@ export class Kubelet {
       return Date.now() + 2000;
     }
     const binds = containerBinds(spec, rt.volumes ?? new Map());
+    const lib = netPreloadPath();
+    const sandboxBinds = lib ? [...binds, { source: lib, target: sandboxPreloadPath, readOnly: true }] : binds;
     const under = (path: string, dir: string): boolean => path === dir || path.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
     const scratch = join(rt.dir, 'work');
     // the default working directory is the Pod's scratch dir, unless a volume mounted over one of
@@ -318,7 +320,7 @@ export class Kubelet {
       argv,
       env: vars,
       cwd,
-      sandbox: { binds, hostname: (pod.spec.hostname ?? rt.name).slice(0, 63), hostsFile: rt.hostsFile },
+      sandbox: { binds: sandboxBinds, hostname: (pod.spec.hostname ?? rt.name).slice(0, 63), hostsFile: rt.hostsFile },
     });
     if (prev) c.last = prev;
     c.current = { n, startedAt: proc.startedAt };

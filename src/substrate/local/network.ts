@@ -19,12 +19,18 @@ export function netPreloadPath(): string | undefined {
   return preload;
 }
 
+/** where a sandboxed container sees the library: in bwrap's own /dev, which no volume can hide */
+export const sandboxPreloadPath = '/dev/skiff-net.so';
+
 /** the variables that give a container its Pod's network identity */
-export function podNetworkEnv(pod: Pod, ip: string, inherited: string | undefined): Record<string, string> {
+export function podNetworkEnv(pod: Pod, ip: string, inherited: string | undefined, sandboxed: boolean): Record<string, string> {
   const ports = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].flatMap((c) => (c.ports ?? []).map((p) => p.containerPort));
   const env: Record<string, string> = { POD_IP: ip, SKIFF_POD_IP: ip, SKIFF_POD_PORTS: [...new Set(ports)].join(',') };
   const lib = netPreloadPath();
-  if (lib) env.LD_PRELOAD = inherited ? `${lib}:${inherited}` : lib;
+  if (lib) {
+    const seen = sandboxed ? sandboxPreloadPath : lib;
+    env.LD_PRELOAD = inherited ? `${seen}:${inherited}` : seen;
+  }
   return env;
 }
 

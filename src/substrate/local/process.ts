@@ -520,6 +520,8 @@ function gpuDevices(): string[] {
 function bwrapArgv(sb: Sandbox, mounts: Mount[], cwd: string, argv: string[]): string[] {
   const mirror = new Set<string>();
   mounts.forEach((m, i) => {
+    // /dev is a fresh tmpfs of bwrap's own: it makes mount points there itself
+    if (m.target.startsWith('/dev/')) return;
     if (hostPath(m.target, mounts.slice(0, i)).viaMount || fs.existsSync(m.target)) return;
     let dir = path.dirname(m.target);
     while (dir !== '/' && !fs.existsSync(dir)) dir = path.dirname(dir);
@@ -558,7 +560,7 @@ function bwrapArgv(sb: Sandbox, mounts: Mount[], cwd: string, argv: string[]): s
   const made = new Set<string>();
   mounts.forEach((m, i) => {
     const missing: string[] = [];
-    for (let dir = path.dirname(m.target); dir !== '/' && !made.has(dir); dir = path.dirname(dir)) {
+    for (let dir = path.dirname(m.target); dir !== '/' && dir !== '/dev' && !made.has(dir); dir = path.dirname(dir)) {
       if (fs.existsSync(hostPath(dir, mounts.slice(0, i)).host)) break;
       missing.unshift(dir);
     }
