@@ -147,13 +147,16 @@ export async function launch(spec: LaunchSpec): Promise<ContainerProcess> {
   if (sandboxed) {
     try { logOffset = fs.statSync(logFile).size; } catch { /* not there yet */ }
   }
+  // the loader's preload list is for the container: bwrap itself starts before the sandbox's
+  // mounts exist, so it must not try to load a library from a path only the sandbox has
+  const { LD_PRELOAD: preload, ...outerEnv } = spec.env;
   const shimArgs = sandboxed && spec.sandbox
-    ? ['--spare-child', stateDir, logFile, '--', ...bwrapArgv(spec.sandbox, mounts, cwd, argv)]
+    ? ['--spare-child', stateDir, logFile, '--', ...bwrapArgv(spec.sandbox, mounts, cwd, argv, preload)]
     : [stateDir, logFile, '--', ...argv];
   const waiter = pidWaiter(stateDir);
   let shim: ChildProcess;
   try {
-    shim = spawn(shimPath(), shimArgs, { detached: true, stdio: 'ignore', env: spec.env, cwd: sandboxed ? '/' : cwd });
+    shim = spawn(shimPath(), shimArgs, { detached: true, stdio: 'ignore', env: sandboxed && spec.sandbox ? outerEnv : spec.env, cwd: sandboxed ? '/' : cwd });
   } catch (e) {
     waiter.cancel();
     throw e;
@@ -517,7 +520,7 @@ function gpuDevices(): string[] {
  * host entries, in which bwrap can create the mount point. Writes directly into a mirrored directory
  * stay in the sandbox.
  */
-function bwrapArgv(sb: Sandbox, mounts: Mount[], cwd: string, argv: string[]): string[] {
+function bwrapArgv(sb: Sandbox, mounts: Mount[], cwd: string, argv: string[], preload?: string): string[] {
   const mirror = new Set<string>();
   mounts.forEach((m, i) => {
     // /dev is a fresh tmpfs of bwrap's own: it makes mount points there itself
@@ -570,6 +573,7 @@ function bwrapArgv(sb: Sandbox, mounts: Mount[], cwd: string, argv: string[]): s
     }
     args.push(m.readOnly ? '--ro-bind' : '--bind', m.source, m.target);
   });
+  if (preload) args.push('--setenv', 'LD_PRELOAD', preload);
   args.push('--chdir', cwd, '--', ...argv);
   return args;
 }
