@@ -36,6 +36,8 @@ export interface ControllerOptions {
   reconcile: (key: ObjectKey) => Promise<Result | void>;
   workers?: number;
   log?: (msg: string) => void;
+  /** also log retries after write conflicts and vanished objects, which are routine */
+  verbose?: boolean;
 }
 
 export class Controller {
@@ -90,7 +92,7 @@ export class Controller {
         } else {
           const delay = this.queue.addRateLimited(key);
           const msg = (e as Error)?.message ?? String(e);
-          if (!/has been modified|not found/.test(msg)) this.opts.log?.(`${this.opts.name}: ${key}: ${msg} (retry in ${delay} ms)`);
+          if (this.opts.verbose || !/has been modified|not found/.test(msg)) this.opts.log?.(`${this.opts.name}: ${key}: ${msg} (retry in ${delay} ms)`);
         }
       } finally {
         this.active--;
@@ -115,10 +117,10 @@ export class Controller {
 export class Manager {
   private readonly controllers: Controller[] = [];
 
-  constructor(private readonly client: Client, private readonly log: (msg: string) => void = () => undefined) {}
+  constructor(private readonly client: Client, private readonly log: (msg: string) => void = () => undefined, private readonly verbose = false) {}
 
   add(opts: ControllerOptions): Controller {
-    const c = new Controller(this.client, { log: this.log, ...opts });
+    const c = new Controller(this.client, { log: this.log, verbose: this.verbose, ...opts });
     this.controllers.push(c);
     return c;
   }

@@ -72,3 +72,20 @@ export class EventRecorder implements Recorder {
     }
   }
 }
+
+/** Deletes Events whose last occurrence is older than `ttlMs`, as the API server's event TTL does. */
+export async function sweepEvents(client: Client, ttlMs: number, now = Date.now()): Promise<number> {
+  let removed = 0;
+  for (const ev of await client.listAll(Kinds.Event)) {
+    const last = Date.parse(String(ev.lastTimestamp ?? ev.metadata.creationTimestamp));
+    if (Number.isFinite(last) && now - last > ttlMs) {
+      try {
+        await client.delete(Kinds.Event, { namespace: ev.metadata.namespace, name: ev.metadata.name });
+        removed++;
+      } catch (e) {
+        if (!isNotFound(e)) throw e;
+      }
+    }
+  }
+  return removed;
+}

@@ -20,7 +20,9 @@ export interface SkiffOptions {
   crashLoopBackoffMax?: string | number;
   /** how many changes the store keeps for watches to resume from */
   watchHistory?: number;
-  /** print controller errors */
+  /** how long Events are kept after they last happened (Kubernetes: 1h) */
+  eventTTL?: string | number;
+  /** print every controller retry, not only failures that keep coming back */
   verbose?: boolean;
 }
 
@@ -36,6 +38,7 @@ export interface SkiffConfig {
   crashLoopBackoffMs: number;
   crashLoopBackoffMaxMs: number;
   watchHistory: number;
+  eventTtlMs: number;
   verbose: boolean;
 }
 
@@ -80,6 +83,7 @@ export function compileConfig(opts: SkiffOptions): SkiffConfig {
     crashLoopBackoffMs: parseDuration(o.crashLoopBackoff ?? '10s', 'crashLoopBackoff'),
     crashLoopBackoffMaxMs: parseDuration(o.crashLoopBackoffMax ?? '5m', 'crashLoopBackoffMax'),
     watchHistory: o.watchHistory ?? 50_000,
+    eventTtlMs: parseDuration(o.eventTTL ?? '1h', 'eventTTL'),
     verbose: o.verbose ?? process.env.SKIFF_VERBOSE === '1',
   };
 }

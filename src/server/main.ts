@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { defaultRegistry, Kinds } from '../api/index.js';
 import { isConflict } from '../api/errors.js';
 import { Manager } from '../control/controller.js';
-import { EventRecorder } from '../control/events.js';
+import { EventRecorder, sweepEvents } from '../control/events.js';
 import { GarbageCollector } from '../control/gc.js';
 import { addNamespaceController } from '../control/namespace.js';
 import { discoverCapacity } from '../scheduler/node.js';
@@ -50,7 +50,7 @@ function defaultPath(): string[] {
 export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   const config = compileConfig(opts);
   const version = skiffVersion();
-  const log = config.verbose ? (m: string) => process.stderr.write(`${m}\n`) : () => undefined;
+  const log = (m: string): void => void process.stderr.write(`${m}\n`);
   const registry = defaultRegistry();
   const store = new SqliteStore({ file: join(config.dataDir, 'skiff.db'), historySize: config.watchHistory });
   const client = new Client(store, registry);
@@ -68,7 +68,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     gpus: config.node.gpus !== undefined ? Array.from({ length: config.node.gpus }, (_, i) => found.gpus[i] ?? { index: i, uuid: `GPU-fake-${i}`, name: 'configured', memoryMiB: 0 }) : found.gpus,
   };
   const recorder = new EventRecorder(client, 'skiff');
-  const manager = new Manager(client, log);
+  const manager = new Manager(client, log, config.verbose);
   const substrate = new LocalSubstrate({
     client, recorder, manager, dataDir: config.dataDir, nodeName: config.nodeName, capacity,
     environments: new Environments(config.environments, { path: defaultPath() }),
@@ -89,6 +89,15 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   });
   manager.start();
   await gc.start();
+  const sweep = async (): Promise<void> => {
+    try {
+      await sweepEvents(client, config.eventTtlMs);
+    } catch (e) {
+      log(`event sweep: ${(e as Error).message}`);
+    }
+  };
+  const sweeper = setInterval(() => void sweep(), Math.min(config.eventTtlMs, 10 * 60_000));
+  sweeper.unref();
   ready = true;
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
@@ -98,6 +107,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     client,
     async stop(o = {}) {
       ready = false;
+      clearInterval(sweeper);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       if (o.containers === 'stop') await substrate.shutdown();
