@@ -4,7 +4,7 @@ import type { KindDef } from './registry.js';
 import type { KObject, StoredObject } from './meta.js';
 import { deepEqual } from './meta.js';
 import { parseQuantity } from './quantity.js';
-import { Validator, cIdentifier, envVarName, isDns1123Subdomain } from './validation.js';
+import { Validator, envVarName } from './validation.js';
 
 const restartPolicies = ['Always', 'OnFailure', 'Never'] as const;
 
@@ -51,8 +51,8 @@ function validateContainer(v: Validator, c: unknown, path: string, volumeNames: 
     c.envFrom.forEach((e: any, i: number) => {
       const p = `${path}.envFrom[${i}]`;
       if (!v.object(p, e, true)) return;
-      if (e.prefix !== undefined && v.string(`${p}.prefix`, e.prefix) && e.prefix && !cIdentifier.test(e.prefix[0] === '_' ? e.prefix : e.prefix.replace(/^[0-9]/, ''))) {
-        v.invalid(`${p}.prefix`, e.prefix, 'must be a C identifier prefix');
+      if (e.prefix !== undefined && v.string(`${p}.prefix`, e.prefix) && e.prefix && !envVarName.test(e.prefix)) {
+        v.invalid(`${p}.prefix`, e.prefix, "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit");
       }
       const n = (e.configMapRef ? 1 : 0) + (e.secretRef ? 1 : 0);
       if (n !== 1) v.invalid(p, '', 'must specify one of: `configMapRef` or `secretRef`');
@@ -346,7 +346,7 @@ const event: KindDef = {
   namespaced: true, hasStatus: false,
   validate(obj) {
     const v = new Validator();
-    if (!isDns1123Subdomain(obj.metadata.name ?? '')) v.dnsSubdomain('metadata.name', obj.metadata.name);
+    v.dnsSubdomain('metadata.name', obj.metadata.name);
     v.object('involvedObject', obj.involvedObject, true);
     v.string('reason', obj.reason);
     v.oneOf('type', obj.type, ['Normal', 'Warning']);

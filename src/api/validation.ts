@@ -6,7 +6,6 @@ const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const dns1123Subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const labelValue = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 const labelName = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
-const cIdentifier = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const envVarName = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
 
 export function isDns1123Label(s: string): boolean {
@@ -22,7 +21,7 @@ export function isQualifiedName(s: string): boolean {
   if (name.length === 0 || name.length > 63 || !labelName.test(name)) return false;
   return parts.length === 1 || isDns1123Subdomain(parts[0] ?? '');
 }
-export { cIdentifier, envVarName };
+export { envVarName };
 
 function typeName(v: unknown): string {
   if (v === null) return 'null';
