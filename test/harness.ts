@@ -141,13 +141,13 @@ export function runCli(args: string[], env: Record<string, string> = {}, input?:
   });
 }
 
-/** pids of processes whose command line contains the marker */
-export function processesWith(marker: string): number[] {
+/** pids of processes whose command line contains the marker (or is exactly it) */
+export function processesWith(marker: string, exact = false): number[] {
   const out: number[] = [];
   for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     try {
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      if (cmd.includes(marker) && Number(pid) !== process.pid) out.push(Number(pid));
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+      if ((exact ? cmd === marker : cmd.includes(marker)) && Number(pid) !== process.pid) out.push(Number(pid));
     } catch {
       // gone
     }

@@ -156,7 +156,8 @@ describe('pods on the local substrate', () => {
     const marker = `sleep 3${Math.floor(Math.random() * 1e6)}`;
     await s.create(pods, podManifest('stubborn', ['sh', '-c', `trap '' TERM; ${marker} & ${marker} & wait`], { terminationGracePeriodSeconds: 1 }));
     await phase('stubborn', 'Running');
-    await s.until('children running', async () => processesWith(marker).length >= 2);
+    // the two sleeps themselves (not the shell, whose command line names them too): the trap is set by then
+    await s.until('children running', async () => processesWith(marker, true).length >= 2);
     const t0 = Date.now();
     const del = await s.req('DELETE', `${pods}/stubborn`);
     assert.equal(del.status, 200);

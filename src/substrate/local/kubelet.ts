@@ -269,13 +269,16 @@ export class Kubelet {
     if (prev?.exit) {
       const ranFor = Date.parse(prev.exit.finishedAt) - Date.parse(prev.startedAt);
       if (c.backoffUntil === undefined) {
-        c.backoffMs = ranFor > backoffResetMs ? base : Math.min(max, c.backoffMs ? c.backoffMs * 2 : base);
-        // the first restart after a clean run is immediate only for containers that never failed before
-        c.backoffUntil = Date.parse(prev.exit.finishedAt) + (prev.n === 0 && ranFor > backoffResetMs ? 0 : c.backoffMs);
+        // as the kubelet does: the first restart (or one after a long healthy run) is immediate, then
+        // the delay starts at the base and doubles up to the cap
+        const fresh = prev.n === 0 || ranFor > backoffResetMs;
+        c.backoffWaitMs = fresh ? 0 : c.backoffMs ?? base;
+        c.backoffUntil = Date.parse(prev.exit.finishedAt) + c.backoffWaitMs;
+        c.backoffMs = fresh ? base : Math.min(max, (c.backoffMs ?? base) * 2);
       }
       if (c.backoffUntil > Date.now()) {
         if (c.waiting?.reason !== 'CrashLoopBackOff') {
-          c.waiting = { reason: 'CrashLoopBackOff', message: `back-off ${Math.round((c.backoffMs ?? base) / 1000)}s restarting failed container=${spec.name} pod=${rt.name}_${rt.namespace}(${rt.uid})` };
+          c.waiting = { reason: 'CrashLoopBackOff', message: `back-off ${Math.round((c.backoffWaitMs ?? base) / 1000)}s restarting failed container=${spec.name} pod=${rt.name}_${rt.namespace}(${rt.uid})` };
           this.opts.recorder.event(pod, 'Warning', 'BackOff', `Back-off restarting failed container ${spec.name} in pod ${rt.name}_${rt.namespace}(${rt.uid})`);
         }
         return c.backoffUntil;

@@ -21,6 +21,8 @@ export interface ContainerRuntime {
   proc?: ContainerProcess;
   /** no restart before this time (crash-loop back-off) */
   backoffUntil?: number;
+  /** the delay this restart waits, and the one the next will wait */
+  backoffWaitMs?: number;
   backoffMs?: number;
   waiting?: { reason: string; message?: string };
 }
