@@ -11,6 +11,9 @@ command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
 command -v gcc >/dev/null 2>&1 || need_apt+=(gcc libc6-dev)
 command -v make >/dev/null 2>&1 || need_apt+=(make)
 command -v g++ >/dev/null 2>&1 || need_apt+=(g++)
+# a virtualenv from Debian's python3 (so Debian's python3-* packages stay visible) needs its venv module
+[ -x /usr/bin/python3 ] || need_apt+=(python3)
+/usr/bin/python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need_apt+=(python3-venv)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     say "installing Debian packages: ${need_apt[*]}"
@@ -44,6 +47,17 @@ fi
 
 # the container monitor, in C (like conmon): keeps containers alive and logged across server restarts
 bash scripts/build-native.sh
+
+# Python: the default environment of images (python/requirements.txt: the kfp SDK, for pipelines)
+if [ ! -x .venv/bin/python ]; then
+  say "creating the Python environment (.venv)"
+  /usr/bin/python3 -m venv --system-site-packages .venv
+fi
+if [ ! -f .venv/.skiff-installed ] || [ python/requirements.txt -nt .venv/.skiff-installed ]; then
+  say "installing Python packages: $(grep -v '^#' python/requirements.txt | tr '\n' ' ')"
+  .venv/bin/pip install --quiet --disable-pip-version-check -r python/requirements.txt
+  touch .venv/.skiff-installed
+fi
 
 # images such as python:3.11 run in the machine's Python; manifests often say `python`, so the default
 # environment gets a `python` when the machine only has `python3`

@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { buildExecutorInput, type JsonValue, type ParameterType } from './executor-input.js';
 import { resolvePlaceholders } from './placeholders.js';
 import { parseExecutorOutput, readBackOutputs, textToParameterValue } from './read-back.js';
@@ -83,8 +84,11 @@ describe('readBackOutputs', () => {
 });
 
 describe('round trip through the real kfp SDK executor', () => {
-  const probe = spawnSync('python3', ['-c', 'import kfp'], { encoding: 'utf8' });
-  const skip = probe.status === 0 ? false : 'kfp is not installed for python3 (python3 -c "import kfp" failed); skipping the SDK round trip';
+  // the project's Python environment (scripts/setup.sh installs kfp there)
+  const venv = fileURLToPath(new URL('../../../../.venv/bin/python', import.meta.url));
+  const python = existsSync(venv) ? venv : 'python3';
+  const probe = spawnSync(python, ['-c', 'import kfp'], { encoding: 'utf8' });
+  const skip = probe.status === 0 ? false : `kfp is not installed for ${python} (run scripts/setup.sh); skipping the SDK round trip`;
   it('runs kfp.dsl.executor_main on a resolved command line and reads the outputs back', { skip }, () => {
     const dir = mkdtempSync(join(tmpdir(), 'skiff-kfp-'));
     try {
@@ -111,10 +115,10 @@ describe('round trip through the real kfp SDK executor', () => {
       });
       mkdirSync(taskRoot, { recursive: true });
       const argv = resolvePlaceholders(
-        ['python3', '-m', 'kfp.dsl.executor_main', '--component_module_path', module, '--executor_input', '{{$}}', '--function_to_execute', 'add'],
+        [python, '-m', 'kfp.dsl.executor_main', '--component_module_path', module, '--executor_input', '{{$}}', '--function_to_execute', 'add'],
         { executorInput: ei },
       );
-      const res = spawnSync(argv[0] ?? 'python3', argv.slice(1), { encoding: 'utf8', env: { ...process.env, _KFP_RUNTIME: 'true' } });
+      const res = spawnSync(argv[0] ?? python, argv.slice(1), { encoding: 'utf8', env: { ...process.env, _KFP_RUNTIME: 'true' } });
       assert.equal(res.status, 0, res.stderr);
       const outFile = `${taskRoot}/executor_output.json`;
       const r = readBackOutputs({
