@@ -1,11 +1,12 @@
 // Every kind Skiff serves, in one registry.
 import { batchKinds } from './batch.js';
 import { coreKinds } from './core.js';
+import { pipelineKinds } from './pipelines.js';
 import { KindRegistry } from './registry.js';
 import type { KindDef } from './registry.js';
 
 export function defaultRegistry(): KindRegistry {
-  return new KindRegistry().register(...coreKinds, ...batchKinds);
+  return new KindRegistry().register(...coreKinds, ...batchKinds, ...pipelineKinds);
 }
 
 function find(defs: KindDef[], kind: string): KindDef {
@@ -25,4 +26,5 @@ export const Kinds = {
   Node: find(coreKinds, 'Node'),
   Event: find(coreKinds, 'Event'),
   Job: find(batchKinds, 'Job'),
+  Run: find(pipelineKinds, 'Run'),
 } as const;
