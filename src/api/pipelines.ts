@@ -1,0 +1,118 @@
+// pipelines.kubeflow.org/v2beta1 Run: one execution of a compiled KFP v2 PipelineSpec (IR).
+// Validation reuses the IR checks so a bad pipeline or parameter is a 422 naming the field.
+import type { Condition } from './conditions.js';
+import type { FieldError } from './errors.js';
+import type { KObject } from './meta.js';
+import type { KindDef } from './registry.js';
+import { Validator } from './validation.js';
+import type { PipelineSpec, PlatformSpec } from '../workloads/pipelines/ir.js';
+import { isPlainObject } from '../workloads/pipelines/ir.js';
+import { validatePipelineSpec, validateRunParameters } from '../workloads/pipelines/ir-validate.js';
+
+export const RunStates = {
+  pending: 'PENDING',
+  running: 'RUNNING',
+  succeeded: 'SUCCEEDED',
+  failed: 'FAILED',
+} as const;
+export type RunState = (typeof RunStates)[keyof typeof RunStates];
+
+export interface RunSpec {
+  pipelineSpec: PipelineSpec;
+  platformSpec?: PlatformSpec | Record<string, unknown>;
+  parameters?: Record<string, unknown>;
+  /** a local directory (or file:///dir); defaults to the controller's pipeline root */
+  pipelineRoot?: string;
+}
+
+export interface RunArtifact {
+  name: string;
+  uri: string;
+  type?: Record<string, unknown>;
+  metadata?: Record<string, unknown>;
+}
+
+export interface RunOutputs {
+  parameters: Record<string, unknown>;
+  artifacts: Record<string, RunArtifact[]>;
+}
+
+export interface TaskStatus {
+  state: RunState;
+  /** container tasks only */
+  podName?: string;
+  startedAt?: string;
+  finishedAt?: string;
+  /** sub-DAG tasks keep their resolved inputs: their children read them */
+  inputs?: RunOutputs;
+  outputs?: RunOutputs;
+  message?: string;
+}
+
+export interface RunStatus {
+  state?: RunState;
+  startedAt?: string;
+  finishedAt?: string;
+  /** keyed by task path: `train`, `inner-pipeline.print-op2` */
+  tasks?: Record<string, TaskStatus>;
+  outputs?: RunOutputs;
+  /** the task that failed the run */
+  failedTask?: string;
+  message?: string;
+  conditions?: Condition[];
+}
+
+export interface Run extends KObject {
+  spec: RunSpec;
+  status?: RunStatus;
+}
+
+export const RunLabels = {
+  run: 'pipelines.kubeflow.org/run',
+  task: 'pipelines.kubeflow.org/task',
+} as const;
+
+function defaultRun(obj: KObject): void {
+  const spec = obj.spec;
+  if (!isPlainObject(spec) || !isPlainObject(spec.pipelineSpec)) return;
+  const defs = spec.pipelineSpec.root?.inputDefinitions?.parameters;
+  if (!isPlainObject(defs)) return;
+  if (spec.parameters !== undefined && !isPlainObject(spec.parameters)) return;
+  const params: Record<string, unknown> = { ...(spec.parameters ?? {}) };
+  for (const [name, d] of Object.entries(defs)) {
+    if ((params[name] === undefined || params[name] === null) && isPlainObject(d) && d.defaultValue !== undefined && d.defaultValue !== null) {
+      params[name] = structuredClone(d.defaultValue);
+    }
+  }
+  spec.parameters = params;
+}
+
+function prefixed(errs: FieldError[], from: string, to: string): FieldError[] {
+  return errs.map((e) => ({ ...e, field: e.field === from || e.field.startsWith(`${from}.`) ? to + e.field.slice(from.length) : `${to}.${e.field}`.replace(/\.$/, '') }));
+}
+
+function validateRun(obj: KObject): FieldError[] {
+  const v = new Validator();
+  v.dnsSubdomain('metadata.name', obj.metadata.name);
+  const spec = obj.spec;
+  if (!v.object('spec', spec, true)) return v.errors;
+  if (!v.object('spec.pipelineSpec', spec.pipelineSpec, true)) return v.errors;
+  if (spec.platformSpec !== undefined) v.object('spec.platformSpec', spec.platformSpec);
+  if (spec.pipelineRoot !== undefined) v.string('spec.pipelineRoot', spec.pipelineRoot);
+  const specErrs = validatePipelineSpec(spec.pipelineSpec as PipelineSpec).map((e) => ({ ...e, field: e.field ? `spec.pipelineSpec.${e.field}` : 'spec.pipelineSpec' }));
+  v.errors.push(...specErrs);
+  if (spec.parameters !== undefined && !v.object('spec.parameters', spec.parameters)) return v.errors;
+  if (specErrs.length === 0) {
+    v.errors.push(...prefixed(validateRunParameters(spec.pipelineSpec as PipelineSpec, spec.parameters ?? {}), 'runtime_config.parameters', 'spec.parameters'));
+  }
+  return v.errors;
+}
+
+const run: KindDef = {
+  group: 'pipelines.kubeflow.org', version: 'v2beta1', kind: 'Run', plural: 'runs', singular: 'run',
+  namespaced: true, hasStatus: true,
+  default: defaultRun,
+  validate: validateRun,
+};
+
+export const pipelineKinds: KindDef[] = [run];
