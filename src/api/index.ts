@@ -7,15 +7,7 @@ import type { KindDef } from './registry.js';
 
 /** The kinds the server serves: each has its controllers wired in src/server/main.ts. */
 export function defaultRegistry(): KindRegistry {
-  return new KindRegistry().register(...coreKinds, ...batchKinds);
-}
-
-/**
- * Also the kinds whose controllers are written but not served yet (pipeline Runs wait for per-image
- * Python environments, so a component's `pip install` cannot change the shared one); for their tests.
- */
-export function allKindsRegistry(): KindRegistry {
-  return defaultRegistry().register(...pipelineKinds);
+  return new KindRegistry().register(...coreKinds, ...batchKinds, ...pipelineKinds);
 }
 
 function find(defs: KindDef[], kind: string): KindDef {

@@ -31,6 +31,7 @@ const COMMANDS: CommandEntry[] = [
   { name: 'describe', summary: 'Show the details of an object and its events', load: async () => (await import('./commands/describe.js')).command },
   { name: 'delete', summary: 'Delete objects by name or from manifests', load: async () => (await import('./commands/delete.js')).command },
   { name: 'logs', summary: 'Print the logs of a pod (or of a job\'s pod)', load: async () => (await import('./commands/logs.js')).command },
+  { name: 'run', summary: 'Run a pipeline compiled by the kfp SDK', load: async () => (await import('./commands/run.js')).command },
   { name: 'wait', summary: 'Wait for a condition on an object, or for its deletion', load: async () => (await import('./commands/wait.js')).command },
   { name: 'api-resources', summary: 'List the resource types the server serves', load: async () => (await import('./commands/api-resources.js')).command },
   { name: 'version', summary: 'Print the client and server versions', load: async () => (await import('./commands/version.js')).command },

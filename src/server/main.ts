@@ -18,6 +18,8 @@ import { SqliteStore } from '../store/sqlite/store.js';
 import { Environments } from '../substrate/local/environments.js';
 import { LocalSubstrate } from '../substrate/local/index.js';
 import { addJobController } from '../workloads/jobs/controller.js';
+import { PythonEnvironments } from '../workloads/pipelines/python-envs.js';
+import { addRunController } from '../workloads/pipelines/run-controller.js';
 import { App } from './app.js';
 import type { SkiffOptions } from './config.js';
 import { compileConfig } from './config.js';
@@ -78,6 +80,12 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   addScheduler(manager, { client, recorder: new EventRecorder(client, 'default-scheduler'), nodeName: config.nodeName, placement: new ResourceFit() });
   addNamespaceController(manager, client, registry);
   addJobController(manager, { client, recorder: new EventRecorder(client, 'job-controller'), podBackoffBaseMs: config.jobPodBackoffMs, podBackoffMaxMs: config.jobPodBackoffMaxMs });
+  const basePython = join(repoRoot, '.venv', 'bin', 'python');
+  addRunController(manager, {
+    client, recorder: new EventRecorder(client, 'pipeline-runner'),
+    pipelineRoot: join(config.dataDir, 'pipeline-root'),
+    ...(existsSync(basePython) ? { python: basePython, environments: new PythonEnvironments({ root: join(config.dataDir, 'python-envs'), basePython, log }) } : {}),
+  });
   const gc = new GarbageCollector(client, store, registry, log);
   let ready = false;
   const app = new App({ client, registry, logs: substrate, version, ready: () => ready });

@@ -5,7 +5,7 @@ import type { Job } from '../../api/batch.js';
 import type { Condition } from '../../api/conditions.js';
 import type { Pod } from '../../api/core-types.js';
 import { isConflict, isNotFound } from '../../api/errors.js';
-import { Kinds, allKindsRegistry } from '../../api/index.js';
+import { Kinds, defaultRegistry } from '../../api/index.js';
 import type { ObjectKey, StoredObject } from '../../api/meta.js';
 import { keyString, parseKeyString } from '../../api/meta.js';
 import type { KindRegistry } from '../../api/registry.js';
@@ -164,7 +164,7 @@ export class RecordingRecorder implements Recorder {
 
 /** A store, a client, the fake agent, and a way to run Job controllers on them. */
 export class TestEnv {
-  readonly registry: KindRegistry = allKindsRegistry();
+  readonly registry: KindRegistry = defaultRegistry();
   readonly store = new SqliteStore({ file: ':memory:' });
   readonly client = new Client(this.store, this.registry);
   readonly recorder = new RecordingRecorder();

@@ -24,6 +24,8 @@ import { buildExecutorInput, normalizePipelineRoot, taskRootUri } from './execut
 import type { ComponentSpec, PipelineSpec, PipelineTaskSpec } from './ir.js';
 import { resolvePlaceholders } from './placeholders.js';
 import { readBackOutputs } from './read-back.js';
+import type { PythonEnvironments } from './python-envs.js';
+import { parsePipBootstrap } from './python-envs.js';
 
 export interface RunControllerOptions {
   client: Client;
@@ -32,6 +34,8 @@ export interface RunControllerOptions {
   pipelineRoot: string;
   /** interpreter for Python images: its directory goes first on the Pod's PATH */
   python?: string;
+  /** cached environments for lightweight components' `pip install`s; without it the step runs as written */
+  environments?: PythonEnvironments;
 }
 
 export const RunAnnotations = {
@@ -172,6 +176,13 @@ export class RunReconciler {
     // 2. walk the DAG: resolve sub-DAGs, plan Pods for ready tasks
     const rootResult = this.walk(pass, pass.spec.root, [], { parameters: { ...(run.spec.parameters ?? {}) }, artifacts: {} });
     for (const pod of pass.toCreate) {
+      const taskPath = pod.metadata.annotations?.[RunAnnotations.taskPath] ?? '';
+      try {
+        await this.prepareEnvironment(pod);
+      } catch (e) {
+        pass.failure ??= { task: taskPath, message: `task ${taskPath}: its Python environment could not be made: ${(e as Error).message}` };
+        continue;
+      }
       try {
         await client.create(pod);
         this.opts.recorder.event(run, 'Normal', 'TaskStarted', `task ${pod.metadata.annotations?.[RunAnnotations.taskPath]} started as pod ${pod.metadata.name}`);
@@ -339,6 +350,31 @@ export class RunReconciler {
       }
     }
     return resolved;
+  }
+
+  /**
+   * A lightweight component starts with `pip install <packages> && "$0" "$@"`. Skiff installs each
+   * package set once into a cached environment and runs the component there, without the pip step.
+   * The component's own kfp pin is served by the base environment's kfp: the executor contract is the
+   * same across kfp 2.x, and it keeps runs from installing one kfp per SDK version.
+   */
+  private async prepareEnvironment(pod: PodObject): Promise<void> {
+    const envs = this.opts.environments;
+    const c = pod.spec.containers[0];
+    if (!envs || !c) return;
+    const boot = parsePipBootstrap(c.command ?? [], c.args ?? []);
+    if (!boot) return;
+    const packages = boot.packages.filter((p) => !/^kfp\s*([<>=!~;[]|$)/i.test(p.trim()));
+    c.command = boot.rest.command;
+    c.args = boot.rest.args;
+    if (packages.length === 0) return;
+    const { binDir } = await envs.ensure(packages, boot.pipOptions);
+    const env = (c.env ??= []);
+    const path = env.find((e: { name: string; value?: string }) => e.name === 'PATH');
+    const rest = path?.value ?? process.env['PATH'] ?? '/usr/bin:/bin';
+    if (path) path.value = `${binDir}:${rest}`;
+    else env.push({ name: 'PATH', value: `${binDir}:${rest}` });
+    env.push({ name: 'VIRTUAL_ENV', value: dirname(binDir) });
   }
 
   private planPod(pass: Pass, path: string, task: PipelineTaskSpec, comp: ComponentSpec, scope: string[], outer: RunOutputs): void {

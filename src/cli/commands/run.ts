@@ -1,0 +1,124 @@
+// `skiff run PIPELINE.yaml -p name=value [--watch]`: submits a pipeline compiled by the kfp SDK as a Run.
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { CliError, UsageError } from '../errors.js';
+import { loadYaml } from '../manifests.js';
+import type { KObject } from '../types.js';
+import { NAMESPACE_FLAG, type Command, type Context } from './common.js';
+
+const runsPath = (ns: string): string => `/apis/pipelines.kubeflow.org/v2beta1/namespaces/${ns}/runs`;
+
+interface RunStatus {
+  state?: string;
+  message?: string;
+  failedTask?: string;
+  tasks?: Record<string, { state?: string; podName?: string; message?: string }>;
+  outputs?: { parameters?: Record<string, unknown>; artifacts?: Record<string, { uri?: string }[]> };
+}
+
+/** A `-p name=value` value, typed as the pipeline declares the parameter. */
+export function typedParameter(name: string, raw: string, type: string | undefined): unknown {
+  const bad = (what: string): never => {
+    throw new UsageError(`parameter ${name}: "${raw}" is not ${what}`);
+  };
+  switch (type) {
+    case 'NUMBER_INTEGER':
+      return /^-?\d+$/.test(raw.trim()) ? Number(raw) : bad('an integer');
+    case 'NUMBER_DOUBLE':
+      return raw.trim() !== '' && Number.isFinite(Number(raw)) ? Number(raw) : bad('a number');
+    case 'BOOLEAN':
+      return raw === 'true' ? true : raw === 'false' ? false : bad('true or false');
+    case 'LIST':
+    case 'STRUCT':
+      try {
+        return JSON.parse(raw);
+      } catch {
+        return bad(`JSON (a ${type === 'LIST' ? 'list' : 'struct'})`);
+      }
+    default:
+      return raw;
+  }
+}
+
+function dnsName(s: string): string {
+  return s.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'run';
+}
+
+export const command: Command = {
+  name: 'run',
+  summary: 'Run a pipeline compiled by the kfp SDK',
+  usage: 'skiff run PIPELINE.yaml [-p NAME=VALUE ...] [--watch] [-n NS]',
+  description: `
+Submits the compiled pipeline (PipelineSpec YAML or JSON, with its platform spec if present) as a Run.
+Parameters are typed as the pipeline declares them. With --watch, prints each task's state as it
+changes and exits non-zero when the run fails.`,
+  flags: [
+    NAMESPACE_FLAG,
+    { name: 'param', short: 'p', type: 'strings', valueName: 'NAME=VALUE', description: 'a pipeline parameter (repeatable)' },
+    { name: 'watch', short: 'w', type: 'boolean', description: 'follow the run until it ends' },
+  ],
+
+  async run(ctx: Context) {
+    const [file, ...extra] = ctx.args.positionals;
+    if (!file) throw new UsageError('you must name a compiled pipeline file');
+    if (extra.length) throw new UsageError(`unexpected argument "${extra[0]}"`);
+    let text: string;
+    try {
+      text = await readFile(resolve(ctx.io.cwd, file), 'utf8');
+    } catch (e) {
+      throw new CliError(`${file}: ${(e as Error).message}`);
+    }
+    const YAML = await loadYaml();
+    const docs = YAML.parseAllDocuments(text);
+    const firstError = docs.flatMap((d) => d.errors)[0];
+    if (firstError) throw new CliError(`${file}: invalid YAML at line ${firstError.linePos?.[0]?.line ?? '?'}: ${firstError.message.split('\n')[0]}`);
+    const objects = docs.map((d) => d.toJS() as Record<string, any>).filter((o) => o && typeof o === 'object');
+    const pipelineSpec = objects.find((o) => o.pipelineInfo || o.root) ?? objects[0];
+    if (!pipelineSpec?.pipelineInfo?.name) throw new CliError(`${file}: not a compiled pipeline (no pipelineInfo.name)`);
+    const platformSpec = objects.find((o) => o.platforms);
+    const declared = (pipelineSpec.root?.inputDefinitions?.parameters ?? {}) as Record<string, { parameterType?: string }>;
+    const parameters: Record<string, unknown> = {};
+    for (const p of ctx.args.strings('param')) {
+      const i = p.indexOf('=');
+      if (i <= 0) throw new UsageError(`-p wants NAME=VALUE, got "${p}"`);
+      const name = p.slice(0, i);
+      parameters[name] = typedParameter(name, p.slice(i + 1), declared[name]?.parameterType);
+    }
+    const body = {
+      apiVersion: 'pipelines.kubeflow.org/v2beta1',
+      kind: 'Run',
+      metadata: { generateName: `${dnsName(String(pipelineSpec.pipelineInfo.name))}-` },
+      spec: { pipelineSpec, ...(platformSpec ? { platformSpec } : {}), parameters },
+    };
+    const created = await ctx.client.request<KObject>('POST', runsPath(ctx.namespace), { body });
+    const name = String(created.metadata?.name);
+    await ctx.out(`run.pipelines.kubeflow.org/${name} created\n`);
+    if (!ctx.args.boolean('watch')) return 0;
+    return watchRun(ctx, name);
+  },
+};
+
+async function watchRun(ctx: Context, name: string): Promise<number> {
+  const seen = new Map<string, string>();
+  let status: RunStatus = {};
+  for (;;) {
+    for await (const ev of ctx.client.watch(runsPath(ctx.namespace), { fieldSelector: `metadata.name=${name}` }, ctx.signal)) {
+      if (ev.type === 'ERROR') break;
+      status = ((ev.object as KObject).status ?? {}) as RunStatus;
+      for (const [task, t] of Object.entries(status.tasks ?? {}).sort()) {
+        const line = `${t.state ?? 'PENDING'}${t.message ? `: ${t.message}` : ''}`;
+        if (seen.get(task) !== line) {
+          seen.set(task, line);
+          await ctx.out(`  ${task.padEnd(32)} ${line}\n`);
+        }
+      }
+      if (status.state === 'SUCCEEDED' || status.state === 'FAILED') {
+        await ctx.out(`run ${name} ${status.state}${status.message ? `: ${status.message}` : ''}\n`);
+        for (const [k, v] of Object.entries(status.outputs?.parameters ?? {})) await ctx.out(`  output ${k} = ${JSON.stringify(v)}\n`);
+        for (const [k, list] of Object.entries(status.outputs?.artifacts ?? {})) for (const a of list) await ctx.out(`  output ${k}: ${a.uri ?? ''}\n`);
+        return status.state === 'SUCCEEDED' ? 0 : 1;
+      }
+    }
+    if (ctx.signal?.aborted) return 130;
+  }
+}

@@ -1,0 +1,43 @@
+// Pipelines compiled by the kfp SDK, run by the real server through `skiff run`.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { TestServer, repoRoot } from './harness.js';
+
+const corpus = join(repoRoot, '..', 'shared', 'conformance', 'kfp', 'pipelines', 'valid');
+
+describe('pipeline runs', { skip: !existsSync(corpus) && 'no ../shared/conformance here' }, () => {
+  let s: TestServer;
+  before(async () => {
+    s = await TestServer.start();
+  });
+  after(async () => {
+    await s.cleanup();
+  });
+
+  it('runs a nested pipeline of lightweight Python components with artifacts to SUCCEEDED', async () => {
+    const r = await s.cli(['run', join(corpus, 'essential', 'pipeline_with_outputs.yaml'), '-p', 'msg=hello', '--watch']);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /run\.pipelines\.kubeflow\.org\/\S+ created/);
+    assert.match(r.stdout, /SUCCEEDED/);
+    const runs = await s.get('/apis/pipelines.kubeflow.org/v2beta1/namespaces/default/runs');
+    const run = runs.items[0];
+    assert.equal(run.status.state, 'SUCCEEDED');
+    assert.ok(Object.values(run.status.tasks).every((t: any) => t.state === 'SUCCEEDED'));
+    const table = await s.cli(['get', 'runs']);
+    assert.match(table.stdout, new RegExp(run.metadata.name));
+  });
+
+  it('fails a run whose task fails, naming the task, and exits non-zero', async () => {
+    const r = await s.cli(['run', join(corpus, 'failing', 'fail_v2.yaml'), '--watch']);
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(r.stdout, /FAILED/);
+  });
+
+  it('rejects a parameter of the wrong type before anything runs', async () => {
+    const r = await s.cli(['run', join(corpus, 'essential', 'pipeline_with_outputs.yaml'), '-p', 'nope=1']);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /spec\.parameters\.nope/);
+  });
+});
