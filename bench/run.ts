@@ -3,15 +3,16 @@
 //   2. apply-to-process-start latency of a Pod, against spawning the same process directly
 //   3. store throughput (create/get/list) and the latency of a 100-item page out of 100,000 objects,
 //      in process and over HTTP
+//   4. a 10-step pipeline of lightweight components: kfp.local against `skiff run`
 // Usage: npm run bench [-- --objects 100000 --runs 30]
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultRegistry, Kinds } from '../src/api/index.js';
 import { Client } from '../src/store/client.js';
 import { SqliteStore } from '../src/store/sqlite/store.js';
-import { TestServer, skiffBin } from '../test/harness.js';
+import { TestServer, repoRoot, skiffBin } from '../test/harness.js';
 import { fmtMs, median, nowMs, percentile } from './stats.js';
 
 const args = process.argv.slice(2);
@@ -141,7 +142,52 @@ async function storeBench(): Promise<void> {
   }
 }
 
+/** the same 10-step chain of lightweight components, by kfp.local.SubprocessRunner and by Skiff */
+async function pipelineChain(): Promise<void> {
+  const python = join(repoRoot, '.venv', 'bin', 'python');
+  const script = join(repoRoot, 'bench', 'pipelines', 'chain.py');
+  if (!existsSync(python)) {
+    console.log('\n4. pipelines: skipped, no .venv (run npm run setup)');
+    return;
+  }
+  console.log('\n4. pipelines: a 10-step chain of lightweight components (bench/pipelines/chain.py), 3 runs each');
+  const dir = mkdtempSync(join(tmpdir(), 'skiff-bench-kfp-'));
+  const compiled = join(dir, 'chain.yaml');
+  execFileSync(python, [script, 'compile', compiled]);
+  const local: number[] = [];
+  for (let i = 0; i < 3; i++) local.push(Number(execFileSync(python, [script, 'local', join(dir, `local-${i}`)], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim().split('\n').pop()) * 1000);
+  const bare: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const t = nowMs();
+    execFileSync(python, ['-c', 'import kfp']);
+    bare.push(nowMs() - t);
+  }
+  const s = await TestServer.start({ config: { verbose: false } });
+  const skiff: number[] = [];
+  try {
+    for (let i = 0; i < 3; i++) {
+      const t = nowMs();
+      const r = await s.cli(['run', compiled, '--watch']);
+      if (r.code !== 0) throw new Error(`skiff run failed: ${r.stdout}${r.stderr}`);
+      skiff.push(nowMs() - t);
+    }
+  } finally {
+    await s.cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const ml = median(local);
+  const ms = median(skiff);
+  row('kfp.local SubprocessRunner, median', fmtMs(ml));
+  row('skiff run --watch (CLI to SUCCEEDED), median', fmtMs(ms), `${(ml / ms).toFixed(1)}x faster; aim >= 10x`);
+  const perTask = ms / 10;
+  const over = perTask - median(bare);
+  row('skiff per task (run time / 10)', fmtMs(perTask));
+  row('python3 -c "import kfp", median', fmtMs(median(bare)));
+  row('skiff per task beyond `import kfp`', over >= 0 ? fmtMs(over) : 'below zero', over >= 0 ? 'aim < 50 ms' : 'a task (kfp.dsl.executor_main) costs less than a bare `import kfp`; aim < 50 ms');
+}
+
 console.log(`Skiff platform-core benchmarks (node ${process.version}, ${process.platform}/${process.arch})`);
 await startup();
 await applyToStart();
 await storeBench();
+await pipelineChain();
