@@ -14,6 +14,8 @@ export const RunStates = {
   running: 'RUNNING',
   succeeded: 'SUCCEEDED',
   failed: 'FAILED',
+  /** a task whose triggerPolicy.condition was false, or one downstream of it */
+  skipped: 'SKIPPED',
 } as const;
 export type RunState = (typeof RunStates)[keyof typeof RunStates];
 

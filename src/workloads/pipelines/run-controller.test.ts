@@ -43,6 +43,8 @@ interface Harness {
   runs: Map<string, number>;
   /** task paths whose Pods stay Running until released */
   hold: Set<string>;
+  /** also held: task paths this says yes to */
+  holdWhen?: (path: string) => boolean;
   start(): Manager;
   create(file: string, name: string, parameters?: Record<string, unknown>): Promise<Run>;
   waitDone(name: string, timeoutMs?: number): Promise<Run>;
@@ -61,7 +63,7 @@ async function harness(): Promise<Harness> {
     const known = results.get(pod.metadata.uid ?? '');
     if (known) return known;
     const path = pod.metadata.annotations?.[RunAnnotations.taskPath] ?? '';
-    if (hold.has(path)) return undefined;
+    if (hold.has(path) || h.holdWhen?.(path)) return undefined;
     const c = pod.spec.containers[0];
     if (!c?.command?.[0]) return { exitCode: 1 };
     runs.set(path, (runs.get(path) ?? 0) + 1);
@@ -75,7 +77,7 @@ async function harness(): Promise<Harness> {
     results.set(pod.metadata.uid ?? '', outcome);
     return outcome;
   });
-  return {
+  const h: Harness = {
     env, root, runs, hold,
     start() {
       const mgr = new Manager(env.client);
@@ -103,7 +105,49 @@ async function harness(): Promise<Harness> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+  return h;
 }
+
+const state = (run: Run, path: string): string | undefined => run.status?.tasks?.[path]?.state;
+
+/** corpus pipelines that now run end to end with the fake agent */
+const CORPUS_RUNS = [
+  'critical/flip_coin.yaml',
+  'essential/pipeline_with_condition.yaml',
+  'if_elif_else_with_oneof_parameters.yaml',
+  'critical/parameter_oneof.yaml',
+  'if_elif_else_complex.yaml',
+  'conditional_producer_and_consumers.yaml',
+  'pipeline_producer_consumer.yaml',
+  'pipeline_with_nested_loops.yaml',
+  'pipeline_with_loops_and_conditions.yaml',
+  'parallel_and_nested/pipeline_with_loops.yaml',
+  'critical/parallel_for_after_dependency.yaml',
+  'critical/collected_parameters.yaml',
+  'pipeline_with_parallelfor_parallelism.yaml',
+];
+const PARAMS: Record<string, Record<string, unknown>> = {
+  'pipeline_with_parallelfor_parallelism.yaml': { loop_parameter: ['a', 'b', 'c'] },
+};
+const CHECKS: Record<string, (run: Run) => void> = {
+  'critical/flip_coin.yaml': (run) => {
+    // exactly one of the two branches ran; the other, and everything in it, is SKIPPED
+    const heads = state(run, 'condition-1');
+    const tails = state(run, 'condition-4');
+    assert.deepEqual([heads, tails].sort(), ['SKIPPED', 'SUCCEEDED']);
+    const skipped = heads === 'SKIPPED' ? 'condition-1' : 'condition-4';
+    assert.ok(!Object.keys(run.status?.tasks ?? {}).some((p) => p.startsWith(`${skipped}.`)), 'nothing inside a skipped branch ran');
+  },
+  'pipeline_with_loops_and_conditions.yaml': (run) => {
+    const states = Object.values(run.status?.tasks ?? {}).map((t) => t.state);
+    assert.ok(states.includes('SKIPPED' as typeof states[number]) && states.includes('SUCCEEDED'), 'a false condition inside a loop skips its branch');
+  },
+  'critical/collected_parameters.yaml': (run) => {
+    const collected = Object.entries(run.status?.tasks ?? {}).find(([p]) => /(^|\.)for-loop-1$/.test(p))?.[1];
+    const list = collected?.outputs?.parameters['pipelinechannel--prepend-id-Output'];
+    assert.ok(Array.isArray(list) && list.length > 1, JSON.stringify(collected));
+  },
+};
 
 describe('Run controller', () => {
   let h: Harness;
@@ -158,13 +202,74 @@ describe('Run controller', () => {
     assert.ok(run.status?.conditions?.some((c) => c.type === 'Succeeded' && c.status === 'False'));
   });
 
-  it('fails a ParallelFor pipeline as not supported yet, before running anything', async () => {
-    await h.create('pipeline_producer_consumer.yaml', 'loops');
-    const run = await h.waitDone('loops');
+  it('fails an exit-handler pipeline as not supported yet, before running anything', async () => {
+    await h.create('pipeline_with_task_final_status.yaml', 'exit');
+    const run = await h.waitDone('exit');
     assert.equal(run.status?.state, 'FAILED');
-    assert.match(run.status?.message ?? '', /^task \S+ uses a loop \(dsl\.ParallelFor.*not supported yet$/);
-    const pods = await h.env.client.listAll<Pod>(Kinds.Pod, { namespace: 'default', labelSelector: 'pipelines.kubeflow.org/run=loops' });
+    assert.match(run.status?.message ?? '', /^task \S+ uses .*not supported yet$/);
+    const pods = await h.env.client.listAll<Pod>(Kinds.Pod, { namespace: 'default', labelSelector: 'pipelines.kubeflow.org/run=exit' });
     assert.equal(pods.length, 0);
+  });
+
+  it('fails a loop over artifacts as not supported yet', async () => {
+    await h.create('pipeline_with_parallelfor_list_artifacts_GH-12033.yaml', 'artloop');
+    const run = await h.waitDone('artloop');
+    assert.equal(run.status?.state, 'FAILED');
+    assert.match(run.status?.message ?? '', /not supported yet$/);
+  });
+
+  for (const file of CORPUS_RUNS) {
+    it(`runs corpus pipeline ${file}`, async () => {
+      const name = file.replace(/^.*\//, '').replace(/\.yaml$/, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').slice(0, 40).replace(/-+$/, '');
+      await h.create(file, name, PARAMS[file]);
+      const run = await h.waitDone(name, 180_000);
+      assert.equal(run.status?.state, 'SUCCEEDED', JSON.stringify(run.status?.message));
+      CHECKS[file]?.(run);
+    });
+  }
+
+  it('runs at most parallelismLimit (2) loop iterations at once', async () => {
+    const h2 = await harness();
+    try {
+      h2.holdWhen = (p) => p.startsWith('for-loop-1.');
+      h2.start();
+      const items = ['a', 'b', 'c', 'd', 'e'];
+      await h2.create('pipeline_with_parallelfor_parallelism.yaml', 'limit', { loop_parameter: items });
+      let max = 0;
+      const sample = async (): Promise<number> => {
+        const pods = await h2.env.client.listAll<Pod>(Kinds.Pod, { namespace: 'default' });
+        const live = new Set<string>();
+        for (const p of pods) {
+          const m = /^for-loop-1\.(\d+)\./.exec(p.metadata.annotations?.[RunAnnotations.taskPath] ?? '');
+          if (m && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed') live.add(m[1] as string);
+        }
+        max = Math.max(max, live.size);
+        return live.size;
+      };
+      await h2.env.waitFor('two iterations held', async () => (await sample()) === 2, 60_000);
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(await sample(), 2, 'a third iteration waits');
+      let done = false;
+      const sampler = (async () => {
+        while (!done) {
+          await sample();
+          await new Promise((r) => setTimeout(r, 5));
+        }
+      })();
+      h2.holdWhen = undefined;
+      for (const p of await h2.env.client.listAll<Pod>(Kinds.Pod, { namespace: 'default' })) {
+        await h2.env.client.patch(Kinds.Pod, { namespace: 'default', name: p.metadata.name }, { metadata: { labels: { released: 'yes' } } }, 'merge');
+      }
+      const run = await h2.waitDone('limit', 180_000);
+      done = true;
+      await sampler;
+      assert.equal(run.status?.state, 'SUCCEEDED', JSON.stringify(run.status?.message));
+      assert.ok(max <= 2, `at most 2 iterations at once, saw ${max}`);
+      for (const i of items.keys()) assert.equal(state(run, `for-loop-1.${i}`), 'SUCCEEDED');
+      assert.equal(state(run, `for-loop-1.${items.length}`), undefined);
+    } finally {
+      await h2.close();
+    }
   });
 
   it('rejects a parameter of the wrong type with a 422 naming spec.parameters.<name>', async () => {

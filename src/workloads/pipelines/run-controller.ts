@@ -18,6 +18,7 @@ import { RunLabels, RunStates } from '../../api/pipelines.js';
 import type { Controller, Manager, Result } from '../../control/controller.js';
 import type { Recorder } from '../../control/events.js';
 import type { Client } from '../../store/client.js';
+import { evaluateCondition, selectParameter } from './cel.js';
 import { topologicalOrder, upstreamOf } from './dag.js';
 import type { ArtifactList, ExecutorInput, InputArtifactArg, InputParameterArg, JsonValue, ParameterType } from './executor-input.js';
 import { buildExecutorInput, normalizePipelineRoot, taskRootUri } from './executor-input.js';
@@ -56,6 +57,13 @@ export function addRunController(mgr: Manager, opts: RunControllerOptions): Cont
 
 const emptyOutputs = (): RunOutputs => ({ parameters: {}, artifacts: {} });
 
+const SKIPPED = RunStates.skipped;
+
+/** Finished without failing: the task's dependents may go on. */
+function isSettled(state: string | undefined): boolean {
+  return state === RunStates.succeeded || state === SKIPPED;
+}
+
 function isTerminal(state: string | undefined): boolean {
   return state === RunStates.succeeded || state === RunStates.failed;
 }
@@ -70,18 +78,16 @@ export function podNameFor(run: RunObject, taskPath: string): string {
 
 /** The first feature of a task this controller cannot honour yet, in KFP's words. */
 export function unsupportedFeature(spec: PipelineSpec, task: PipelineTaskSpec): string | undefined {
-  if (task.triggerPolicy?.condition) return 'a condition (dsl.If/dsl.Condition, triggerPolicy.condition)';
   if (task.triggerPolicy?.strategy === 'ALL_UPSTREAM_TASKS_COMPLETED') return 'an exit handler or ignore_upstream_failure (triggerPolicy.strategy ALL_UPSTREAM_TASKS_COMPLETED)';
-  if (task.parameterIterator || task.artifactIterator) return 'a loop (dsl.ParallelFor: parameterIterator/artifactIterator)';
+  if (task.artifactIterator) return 'a loop over artifacts (dsl.ParallelFor: artifactIterator)';
   if (task.retryPolicy) return 'retries (retryPolicy)';
   for (const [name, p] of Object.entries(task.inputs?.parameters ?? {})) {
     if (p.taskFinalStatus) return `a task final status input (${name}: taskFinalStatus)`;
-    if (p.parameterExpressionSelector) return `a parameter expression selector (${name}: parameterExpressionSelector)`;
   }
   const comp = spec.components?.[task.componentRef.name];
+  if (task.parameterIterator && !comp?.dag) return 'a loop (dsl.ParallelFor: parameterIterator) whose body is not a DAG';
   if (comp?.dag) {
-    for (const [name, o] of Object.entries(comp.dag.outputs?.parameters ?? {})) if (o.valueFromOneof) return `dsl.OneOf outputs (${name}: valueFromOneof)`;
-    for (const [name, o] of Object.entries(comp.dag.outputs?.artifacts ?? {})) if (o.artifactSelectors.length !== 1) return `dsl.OneOf or collected outputs (${name}: ${o.artifactSelectors.length} artifactSelectors)`;
+    for (const [name, o] of Object.entries(comp.dag.outputs?.artifacts ?? {})) if (o.artifactSelectors.length === 0) return `a DAG output with no artifactSelectors (${name})`;
     return undefined;
   }
   const exec = comp?.executorLabel ? spec.deploymentSpec?.executors?.[comp.executorLabel] : undefined;
@@ -103,7 +109,6 @@ function firstUnsupported(spec: PipelineSpec, comp: ComponentSpec, scope: string
       if (inner) return inner;
     }
   }
-  for (const [name, o] of Object.entries(comp.dag?.outputs?.parameters ?? {})) if (o.valueFromOneof) return { path: scope.join('.') || 'root', feature: `dsl.OneOf outputs (${name}: valueFromOneof)` };
   return undefined;
 }
 
@@ -258,7 +263,7 @@ export class RunReconciler {
     return { parameters: r.parameters, artifacts };
   }
 
-  /** Advances one DAG; 'done' when every task in it succeeded. */
+  /** Advances one DAG; 'done' when every task in it succeeded or was skipped. */
   private walk(pass: Pass, comp: ComponentSpec, scope: string[], inputs: RunOutputs): 'done' | 'pending' {
     const tasks = comp.dag?.tasks ?? {};
     let done = true;
@@ -267,36 +272,122 @@ export class RunReconciler {
       if (!task) continue;
       const path = [...scope, name].join('.');
       const rec = pass.tasks[path];
-      if (rec?.state === RunStates.succeeded) continue;
-      done = false;
+      if (isSettled(rec?.state)) continue;
       if (rec?.state === RunStates.failed) {
+        done = false;
         pass.failure ??= { task: path, message: rec.message ?? `task ${path} failed` };
         continue;
       }
-      const ready = upstreamOf(task).every((u) => pass.tasks[[...scope, u].join('.')]?.state === RunStates.succeeded);
-      if (!ready) continue;
+      const ups = upstreamOf(task);
+      if (!ups.every((u) => isSettled(pass.tasks[[...scope, u].join('.')]?.state))) {
+        done = false;
+        continue;
+      }
+      const skippedUp = ups.find((u) => pass.tasks[[...scope, u].join('.')]?.state === SKIPPED);
+      if (skippedUp !== undefined && !rec) {
+        // dsl.OneOf consumers depend on the branches' parent DAG, which is never skipped itself
+        pass.tasks[path] = { state: SKIPPED, startedAt: pass.at, finishedAt: pass.at, message: `upstream task ${skippedUp} was skipped` };
+        continue;
+      }
       const child = pass.spec.components?.[task.componentRef.name];
       if (!child) {
+        done = false;
         pass.failure ??= { task: path, message: `task ${path}: component ${task.componentRef.name} not found` };
         continue;
       }
       try {
-        if (child.dag) this.walkSubDag(pass, path, task, child, scope, inputs);
+        if (task.parameterIterator) this.walkLoop(pass, path, task, child, scope, inputs);
+        else if (child.dag) this.walkSubDag(pass, path, task, child, scope, inputs);
         else if (!rec) this.planPod(pass, path, task, child, scope, inputs);
         else if (rec.podName && !pass.pods.has(rec.podName)) throw new TaskFailure(`task ${path} failed: its pod ${rec.podName} was deleted before it finished`);
       } catch (e) {
         const message = e instanceof TaskFailure ? e.message : `task ${path}: ${(e as Error).message}`;
-        pass.tasks[path] = { ...rec, state: RunStates.failed, startedAt: rec?.startedAt ?? pass.at, finishedAt: pass.at, message };
+        pass.tasks[path] = { ...pass.tasks[path], state: RunStates.failed, startedAt: pass.tasks[path]?.startedAt ?? pass.at, finishedAt: pass.at, message };
         pass.failure ??= { task: path, message };
       }
+      if (!isSettled(pass.tasks[path]?.state)) done = false;
     }
     return done ? 'done' : 'pending';
   }
 
+  /**
+   * A new task's record: its resolved inputs, SKIPPED when its triggerPolicy.condition is false
+   * (evaluated once, by the pass that first reaches the task; the record keeps the answer).
+   */
+  private startTask(pass: Pass, path: string, task: PipelineTaskSpec, comp: ComponentSpec, scope: string[], outer: RunOutputs, provided: string[] = []): TaskStatus {
+    const inputs = this.resolveInputs(pass, path, task, comp, scope, outer, provided);
+    const condition = task.triggerPolicy?.condition;
+    let run = true;
+    if (condition) {
+      try {
+        run = evaluateCondition(condition, inputs);
+      } catch (e) {
+        throw new TaskFailure(`task ${path}: its condition failed: ${(e as Error).message}`);
+      }
+    }
+    const rec: TaskStatus = run
+      ? { state: RunStates.running, startedAt: pass.at, inputs }
+      : { state: SKIPPED, startedAt: pass.at, finishedAt: pass.at, inputs, message: `condition ${condition ?? ''} is false` };
+    pass.tasks[path] = rec;
+    return rec;
+  }
+
   private walkSubDag(pass: Pass, path: string, task: PipelineTaskSpec, comp: ComponentSpec, scope: string[], outer: RunOutputs): void {
-    const rec = (pass.tasks[path] ??= { state: RunStates.running, startedAt: pass.at, inputs: this.resolveInputs(pass, path, task, comp, scope, outer) });
+    const rec = pass.tasks[path] ?? this.startTask(pass, path, task, comp, scope, outer);
+    if (rec.state !== RunStates.running) return;
     if (this.walk(pass, comp, path.split('.'), rec.inputs ?? emptyOutputs()) !== 'done') return;
     rec.outputs = this.dagOutputs(pass, comp, path.split('.'));
+    rec.state = RunStates.succeeded;
+    rec.finishedAt = pass.at;
+  }
+
+  /**
+   * dsl.ParallelFor: the body DAG once per item, as `<loop>.<index>` with the item bound to
+   * `itemInput`; at most `parallelismLimit` iterations unfinished at once (an iteration starts
+   * only when fewer are running). The loop's outputs collect each iteration's DAG outputs in
+   * iteration order (dsl.Collected).
+   */
+  private walkLoop(pass: Pass, path: string, task: PipelineTaskSpec, comp: ComponentSpec, scope: string[], outer: RunOutputs): void {
+    const it = task.parameterIterator;
+    if (!it || !comp.dag) throw new TaskFailure(`task ${path}: a loop needs a parameterIterator and a DAG body`);
+    const rec = pass.tasks[path] ?? this.startTask(pass, path, task, comp, scope, outer, [it.itemInput]);
+    if (rec.state !== RunStates.running) return;
+    const inputs = rec.inputs ?? emptyOutputs();
+    const items = loopItems(path, it, inputs);
+    const limitRaw = Number(task.iteratorPolicy?.parallelismLimit ?? 0);
+    const limit = limitRaw > 0 ? limitRaw : Infinity;
+    let running = 0;
+    let pending = 0;
+    for (const [i, item] of items.entries()) {
+      const ipath = `${path}.${i}`;
+      let irec = pass.tasks[ipath];
+      if (isSettled(irec?.state)) continue;
+      pending++;
+      if (irec?.state === RunStates.failed) {
+        pass.failure ??= { task: ipath, message: irec.message ?? `task ${ipath} failed` };
+        continue;
+      }
+      if (!irec) {
+        if (running >= limit) continue;
+        irec = pass.tasks[ipath] = { state: RunStates.running, startedAt: pass.at, inputs: { parameters: { ...inputs.parameters, [it.itemInput]: item }, artifacts: { ...inputs.artifacts } } };
+      }
+      if (this.walk(pass, comp, ipath.split('.'), irec.inputs ?? emptyOutputs()) === 'done') {
+        irec.outputs = this.dagOutputs(pass, comp, ipath.split('.'));
+        irec.state = RunStates.succeeded;
+        irec.finishedAt = pass.at;
+        pending--;
+      } else running++;
+    }
+    if (pending > 0) return;
+    const out = emptyOutputs();
+    const iterations = items.map((_, i) => pass.tasks[`${path}.${i}`]).filter((r): r is TaskStatus => r?.state === RunStates.succeeded);
+    for (const name of Object.keys(comp.dag.outputs?.parameters ?? {})) {
+      out.parameters[name] = iterations.map((r) => r.outputs?.parameters[name]).filter((v) => v !== undefined);
+    }
+    for (const name of Object.keys(comp.dag.outputs?.artifacts ?? {})) {
+      out.artifacts[name] = iterations.flatMap((r) => r.outputs?.artifacts[name] ?? []);
+    }
+    rec.outputs = out;
     rec.state = RunStates.succeeded;
     rec.finishedAt = pass.at;
   }
@@ -307,23 +398,36 @@ export class RunReconciler {
     const producer = (t: string): TaskStatus | undefined => pass.tasks[[...scope, t].join('.')];
     for (const [name, sel] of Object.entries(comp.dag?.outputs?.parameters ?? {})) {
       const from = sel.valueFromParameter;
-      if (!from) continue;
-      const v = producer(from.producerSubtask)?.outputs?.parameters[from.outputParameterKey];
-      if (v === undefined) throw new TaskFailure(`dag output ${name}: task ${from.producerSubtask} produced no parameter ${from.outputParameterKey}`);
-      out.parameters[name] = v;
+      if (from) {
+        const p = producer(from.producerSubtask);
+        if (p?.state === SKIPPED) continue; // a skipped branch produces nothing
+        const v = p?.outputs?.parameters[from.outputParameterKey];
+        if (v === undefined) throw new TaskFailure(`dag output ${name}: task ${from.producerSubtask} produced no parameter ${from.outputParameterKey}`);
+        out.parameters[name] = v;
+      } else if (sel.valueFromOneof) {
+        // dsl.OneOf: the value of the first branch that ran
+        const sels = sel.valueFromOneof.parameterSelectors;
+        const hit = sels.map((s) => producer(s.producerSubtask)?.state === RunStates.succeeded ? producer(s.producerSubtask)?.outputs?.parameters[s.outputParameterKey] : undefined).find((v) => v !== undefined);
+        if (hit === undefined) throw new TaskFailure(`dag output ${name}: none of the dsl.OneOf branches ${sels.map((s) => s.producerSubtask).join(', ')} produced a value`);
+        out.parameters[name] = hit;
+      }
     }
     for (const [name, sel] of Object.entries(comp.dag?.outputs?.artifacts ?? {})) {
-      const s = sel.artifactSelectors[0];
-      if (!s) continue;
-      const list = producer(s.producerSubtask)?.outputs?.artifacts[s.outputArtifactKey];
-      if (!list) throw new TaskFailure(`dag output ${name}: task ${s.producerSubtask} produced no artifact ${s.outputArtifactKey}`);
+      const sels = sel.artifactSelectors;
+      if (sels.length === 0) continue;
+      if (sels.length === 1 && producer(sels[0]?.producerSubtask ?? '')?.state === SKIPPED) continue;
+      const list = sels.map((s) => producer(s.producerSubtask)?.state === RunStates.succeeded ? producer(s.producerSubtask)?.outputs?.artifacts[s.outputArtifactKey] : undefined).find((l) => l !== undefined);
+      if (!list) {
+        const s = sels[0];
+        throw new TaskFailure(sels.length === 1 && s ? `dag output ${name}: task ${s.producerSubtask} produced no artifact ${s.outputArtifactKey}` : `dag output ${name}: none of the dsl.OneOf branches ${sels.map((x) => x.producerSubtask).join(', ')} produced an artifact`);
+      }
       out.artifacts[name] = list;
     }
     return out;
   }
 
   /** The driver's `resolveInputs`: parameter values and artifacts from the parent scope and upstream tasks. */
-  private resolveInputs(pass: Pass, path: string, task: PipelineTaskSpec, comp: ComponentSpec, scope: string[], outer: RunOutputs): RunOutputs {
+  private resolveInputs(pass: Pass, path: string, task: PipelineTaskSpec, comp: ComponentSpec, scope: string[], outer: RunOutputs, provided: string[] = []): RunOutputs {
     const resolved = emptyOutputs();
     const upstream = (t: string): TaskStatus | undefined => pass.tasks[[...scope, t].join('.')];
     for (const [name, p] of Object.entries(task.inputs?.parameters ?? {})) {
@@ -333,6 +437,13 @@ export class RunReconciler {
         v = upstream(p.taskOutputParameter.producerTask)?.outputs?.parameters[p.taskOutputParameter.outputParameterKey];
         if (v === undefined) throw new TaskFailure(`task ${path}: input ${name}: task ${p.taskOutputParameter.producerTask} produced no parameter ${p.taskOutputParameter.outputParameterKey}`);
       } else if (p.runtimeValue) v = p.runtimeValue.constant;
+      if (p.parameterExpressionSelector && v !== undefined && v !== null) {
+        try {
+          v = selectParameter(p.parameterExpressionSelector, v);
+        } catch (e) {
+          throw new TaskFailure(`task ${path}: input ${name}: ${(e as Error).message}`);
+        }
+      }
       if (v !== undefined && v !== null) resolved.parameters[name] = v;
     }
     for (const [name, a] of Object.entries(task.inputs?.artifacts ?? {})) {
@@ -345,7 +456,7 @@ export class RunReconciler {
       if (list) resolved.artifacts[name] = list;
     }
     for (const [name, d] of Object.entries(comp.inputDefinitions?.parameters ?? {})) {
-      if (resolved.parameters[name] === undefined && d.defaultValue === undefined && !d.isOptional) {
+      if (resolved.parameters[name] === undefined && d.defaultValue === undefined && !d.isOptional && !provided.includes(name)) {
         throw new TaskFailure(`task ${path}: input parameter ${name} has no value and no default`);
       }
     }
@@ -387,7 +498,10 @@ export class RunReconciler {
     }
     const container = spec.deploymentSpec?.executors?.[comp.executorLabel ?? '']?.container;
     if (!container) throw new TaskFailure(`task ${path}: executor ${comp.executorLabel ?? ''} has no container`);
-    const inputs = this.resolveInputs(pass, path, task, comp, scope, outer);
+    const rec = this.startTask(pass, path, task, comp, scope, outer);
+    if (rec.state !== RunStates.running) return;
+    const inputs = rec.inputs ?? emptyOutputs();
+    delete rec.inputs; // container tasks keep only their executor input, on the Pod
     const executionId = podName.slice(-8);
     const taskRoot = taskRootUri({ pipelineRoot: pass.root, pipelineName: spec.pipelineInfo.name, runId: run.metadata.uid, taskName: path.split('.').join('/'), executionId });
     const parameters: Record<string, InputParameterArg> = {};
@@ -428,4 +542,27 @@ export class RunReconciler {
     } as unknown as PodObject);
     pass.tasks[path] = { state: RunStates.running, podName, startedAt: pass.at };
   }
+}
+
+/** A loop's items: `raw` (a JSON list as a string) or the list in one of the loop task's inputs. */
+function loopItems(path: string, it: NonNullable<PipelineTaskSpec['parameterIterator']>, inputs: RunOutputs): unknown[] {
+  let items: unknown;
+  if (it.items.raw !== undefined) {
+    try {
+      items = JSON.parse(it.items.raw);
+    } catch (e) {
+      throw new TaskFailure(`task ${path}: loop items ${JSON.stringify(it.items.raw)} are not JSON: ${(e as Error).message}`);
+    }
+  } else if (it.items.inputParameter !== undefined) {
+    items = inputs.parameters[it.items.inputParameter];
+    if (typeof items === 'string') {
+      try {
+        items = JSON.parse(items);
+      } catch {
+        // not a JSON list: reported below
+      }
+    }
+  } else throw new TaskFailure(`task ${path}: parameterIterator has neither items.raw nor items.inputParameter`);
+  if (!Array.isArray(items)) throw new TaskFailure(`task ${path}: loop items must be a list, got ${JSON.stringify(items)}`);
+  return items;
 }
