@@ -58,9 +58,14 @@ run skiff logs pod/shared-volume
 step "The flaky Job: exit code 42 is ignored by its podFailurePolicy"
 run skiff describe job flaky | sed -n '1,60p'
 
+step "A pipeline compiled by the kfp SDK (examples/pipelines/word_count.py): an artifact, a condition, a OneOf output"
+run skiff run examples/pipelines/word_count.yaml -p text="Skiff runs Kubeflow pipelines on one machine" --watch
+run skiff get runs
+
 step "Where to look"
 cat <<TXT
-  Data:         $data/skiff.db (SQLite: every object), $data/pods/<uid>/ (volumes, container logs)
+  Data:         $data/skiff.db (SQLite: every object), $data/pods/<uid>/ (volumes, container logs),
+                $data/pipeline-root/ (pipeline artifacts), $data/python-envs/ (cached component environments)
   Again:        bin/skiff up --data-dir $data      # the demo's objects are still there
                 bin/skiff get pods; bin/skiff logs job/pi; bin/skiff describe job flaky
   The API:      curl http://127.0.0.1:8080/apis/batch/v1/namespaces/default/jobs ; /openapi/v3 describes every route

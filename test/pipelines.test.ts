@@ -26,7 +26,18 @@ describe('pipeline runs', { skip: !existsSync(corpus) && 'no ../shared/conforman
     assert.equal(run.status.state, 'SUCCEEDED');
     assert.ok(Object.values(run.status.tasks).every((t: any) => t.state === 'SUCCEEDED'));
     const table = await s.cli(['get', 'runs']);
-    assert.match(table.stdout, new RegExp(run.metadata.name));
+    assert.match(table.stdout, /^NAME\s+STATE\s+TASKS\s+DURATION\s+AGE\n/);
+    assert.match(table.stdout, new RegExp(`${run.metadata.name}\\s+SUCCEEDED\\s+(\\d+)/\\1\\s`));
+  });
+
+  it('runs the demo pipeline: an artifact, a condition with a skipped branch, a OneOf output', async () => {
+    const file = join(repoRoot, 'examples', 'pipelines', 'word_count.yaml');
+    const long = await s.cli(['run', file, '--watch']);
+    assert.equal(long.code, 0, long.stdout + long.stderr);
+    assert.match(long.stdout, /SKIPPED/);
+    assert.match(long.stdout, /output Output = "9 words: a long text"/);
+    const short = await s.cli(['run', file, '-p', 'long_at=50', '--watch']);
+    assert.match(short.stdout, /output Output = "9 words: a short text"/);
   });
 
   it('fails a run whose task fails, naming the task, and exits non-zero', async () => {

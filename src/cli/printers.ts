@@ -284,6 +284,19 @@ const PRINTERS: Record<string, KindPrinter> = {
   },
 };
 
+/** Pipeline runs: KFP's run state, how many tasks finished, and for how long it ran. */
+const PIPELINE_RUN: KindPrinter = {
+  headers: ['STATE', 'TASKS', 'DURATION', 'AGE'],
+  row(obj, now) {
+    const st = (obj.status ?? {}) as { state?: string; startedAt?: string; finishedAt?: string; tasks?: Record<string, { state?: string }> };
+    const tasks = Object.values(st.tasks ?? {});
+    const done = tasks.filter((t) => t.state === 'SUCCEEDED' || t.state === 'SKIPPED').length;
+    const end = st.finishedAt ? Date.parse(st.finishedAt) : now;
+    const duration = st.startedAt ? humanDuration(Math.max(0, end - Date.parse(st.startedAt))) : '';
+    return [st.state ?? 'PENDING', `${done}/${tasks.length}`, duration, age(obj.metadata?.creationTimestamp, now)];
+  },
+};
+
 /** Kubeflow training jobs print their latest condition as STATE, like their CRD printer columns. */
 const KUBEFLOW_JOB: KindPrinter = {
   headers: ['STATE', 'AGE'],
@@ -303,6 +316,7 @@ function printerFor(r: ResourceInfo): KindPrinter | 'event' {
   const p = PRINTERS[`${r.group}/${r.kind}`];
   if (p) return p;
   if (r.group === 'kubeflow.org' && r.kind.endsWith('Job')) return KUBEFLOW_JOB;
+  if (r.group === 'pipelines.kubeflow.org' && r.kind === 'Run') return PIPELINE_RUN;
   return GENERIC;
 }
 
