@@ -38,6 +38,10 @@ describe('pipeline runs', { skip: !existsSync(corpus) && 'no ../shared/conforman
     assert.match(long.stdout, /output Output = "9 words: a long text"/);
     const short = await s.cli(['run', file, '-p', 'long_at=50', '--watch']);
     assert.match(short.stdout, /output Output = "9 words: a short text"/);
+    const name = /run\.pipelines\.kubeflow\.org\/(\S+) created/.exec(short.stdout)?.[1] ?? '';
+    const logs = await s.cli(['logs', `run/${name}`, '--task', 'report-2']);
+    assert.equal(logs.code, 0, logs.stderr);
+    assert.match(logs.stdout, /9 words: a short text/);
   });
 
   it('fails a run whose task fails, naming the task, and exits non-zero', async () => {

@@ -40,8 +40,19 @@ async function resolvePod(ctx: Context, target: string, waitMs: number): Promise
   if (r.group === '' && r.kind === 'Pod') return obj as Pod;
 
   const deadline = Date.now() + waitMs;
+  const task = ctx.args.string('task');
   for (;;) {
-    const pods = await podsOf(ctx, podsRes, r, obj, namespace);
+    let pods = await podsOf(ctx, podsRes, r, obj, namespace);
+    if (task) {
+      // a pipeline run's task: by its dotted path, or by its own name
+      const taskOf = (p: Pod): string[] => [p.metadata?.annotations?.['pipelines.kubeflow.org/task-path'] ?? '', p.metadata?.labels?.['pipelines.kubeflow.org/task'] ?? ''];
+      const matching = pods.filter((p) => taskOf(p).includes(task));
+      if (pods.length > 0 && matching.length === 0 && Date.now() >= deadline) {
+        const known = [...new Set(pods.map((p) => taskOf(p)[0]).filter(Boolean))].sort();
+        throw new CliError(`${objectRef(r, name)} has no task "${task}"${known.length ? ` (its tasks: ${known.join(', ')})` : ''}`);
+      }
+      pods = matching;
+    }
     if (pods.length > 0) {
       pods.sort((a, b) => created(a) - created(b) || (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
       const pod = pods[0] as Pod;
@@ -65,7 +76,7 @@ function isNotStartedYet(err: unknown): boolean {
 export const command: Command = {
   name: 'logs',
   summary: "Print the logs of a pod (or of a job's pod)",
-  usage: 'skiff logs POD|KIND/NAME [CONTAINER] [-c CONTAINER] [-f] [-p] [--tail N] [--timestamps] [-n NS]',
+  usage: 'skiff logs POD|KIND/NAME [CONTAINER] [-c CONTAINER] [-f] [-p] [--tail N] [--timestamps] [--task TASK] [-n NS]',
   description: `
 For KIND/NAME other than a pod (e.g. job/pi) the logs of its first pod (oldest) are shown.`,
   examples: `
@@ -75,6 +86,7 @@ For KIND/NAME other than a pod (e.g. job/pi) the logs of its first pod (oldest) 
   flags: [
     NAMESPACE_FLAG,
     { name: 'container', short: 'c', type: 'string', valueName: 'NAME', description: 'container to show (default: the only, or first, one)' },
+    { name: 'task', type: 'string', valueName: 'TASK', description: "for a pipeline run: the task whose pod to show (its name or dotted path)" },
     { name: 'follow', short: 'f', type: 'boolean', description: 'keep streaming new output' },
     { name: 'previous', short: 'p', type: 'boolean', description: 'logs of the previous (crashed) run of the container' },
     { name: 'tail', type: 'string', default: '-1', valueName: 'N', description: 'only the last N lines (-1: all)' },
