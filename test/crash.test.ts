@@ -1,11 +1,12 @@
 // kill -9 the server while Jobs run; start it again: every Job ends as it would have, no completion
 // is counted twice, and no process is left running unowned.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { TestServer, processesWith, sleep } from './harness.js';
+import { TestServer, processesWith, repoRoot, sleep } from './harness.js';
 
 const jobs = '/apis/batch/v1/namespaces/default/jobs';
 
@@ -58,5 +59,36 @@ describe('crash recovery', () => {
     await server.req('DELETE', `${jobs}/doomed`);
     await server.until('no pods', async () => (await server.get('/api/v1/namespaces/default/pods')).items.length === 0);
     await server.until('no processes', async () => processesWith(marker).length === 0, 10_000);
+  });
+
+  it('finishes a pipeline run after kill -9, running no task twice', async () => {
+    const python = join(repoRoot, '.venv', 'bin', 'python');
+    assert.ok(existsSync(python), 'scripts/setup.sh makes .venv');
+    const dir = mkdtempSync(join(tmpdir(), 'skiff-crash-run-'));
+    const compiled = join(dir, 'chain.yaml');
+    execFileSync(python, [join(repoRoot, 'test', 'fixtures', 'recorded_chain.py'), compiled]);
+    const log = join(dir, 'steps.log');
+    const server = await TestServer.start();
+    try {
+      const submitted = await server.cli(['run', compiled, '-p', `log=${log}`]);
+      assert.equal(submitted.code, 0, submitted.stderr);
+      const name = /run\.pipelines\.kubeflow\.org\/(\S+) created/.exec(submitted.stdout)?.[1] ?? '';
+      for (const pause of [1200, 1500]) {
+        await sleep(pause);
+        await server.crash();
+        await sleep(300);
+        await server.launch();
+      }
+      const run = await server.until('run finished', async () => {
+        const r = await server.get(`/apis/pipelines.kubeflow.org/v2beta1/namespaces/default/runs/${name}`);
+        return ['SUCCEEDED', 'FAILED'].includes(r.status?.state) ? r : undefined;
+      }, 90_000);
+      assert.equal(run.status.state, 'SUCCEEDED', JSON.stringify(run.status));
+      assert.equal(run.status.outputs.parameters.Output, 8);
+      const steps = readFileSync(log, 'utf8').trim().split('\n');
+      assert.deepEqual(steps, ['0', '1', '2', '3', '4', '5', '6', '7']);
+    } finally {
+      await server.cleanup();
+    }
   });
 });
