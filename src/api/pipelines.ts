@@ -3,6 +3,7 @@
 import type { Condition } from './conditions.js';
 import type { FieldError } from './errors.js';
 import type { KObject } from './meta.js';
+import { deepEqual } from './meta.js';
 import type { KindDef } from './registry.js';
 import { Validator } from './validation.js';
 import type { PipelineSpec, PlatformSpec } from '../workloads/pipelines/ir.js';
@@ -93,8 +94,13 @@ function prefixed(errs: FieldError[], from: string, to: string): FieldError[] {
   return errs.map((e) => ({ ...e, field: e.field === from || e.field.startsWith(`${from}.`) ? to + e.field.slice(from.length) : `${to}.${e.field}`.replace(/\.$/, '') }));
 }
 
-function validateRun(obj: KObject): FieldError[] {
+function validateRun(obj: KObject, old?: KObject): FieldError[] {
   const v = new Validator();
+  // a run is what was submitted: its controller reads the spec on every pass, so it never changes
+  if (old && !deepEqual(obj.spec, old.spec)) {
+    v.add('spec', 'FieldValueForbidden', 'Forbidden: the spec of a Run is immutable; submit a new Run');
+    return v.errors;
+  }
   v.dnsSubdomain('metadata.name', obj.metadata.name);
   const spec = obj.spec;
   if (!v.object('spec', spec, true)) return v.errors;

@@ -282,6 +282,14 @@ describe('Run controller', () => {
     await assert.rejects(h.create('essential/pipeline_with_outputs.yaml', 'bad-param', { nope: 'x' }), /spec\.parameters\.nope/);
   });
 
+  it('keeps a submitted run as it was: its spec cannot be changed', async () => {
+    const run = await h.create('essential/pipeline_with_outputs.yaml', 'frozen', { msg: 'a' });
+    await assert.rejects(h.env.client.update({ ...run, spec: { ...run.spec, parameters: { msg: 'b' } } }), /spec of a Run is immutable/);
+    // metadata stays writable (a patch retries while the controller writes status meanwhile)
+    const labelled = await h.env.client.patch(Kinds.Run, { namespace: 'default', name: 'frozen' }, { metadata: { labels: { team: 'a' } } }, 'merge');
+    assert.equal(labelled.metadata.labels?.team, 'a');
+  });
+
   it('after a restart, does not re-run a task whose outputs are recorded', async () => {
     // stop the first manager; hold the second inner task so the run is caught mid-way
     const h2 = await harness();
