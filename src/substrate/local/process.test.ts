@@ -93,7 +93,7 @@ function marker(): string {
 
 void describe('launch', () => {
   void test('captures stdout and stderr in CRI format, in order, with timestamps', async () => {
-    const s = spec(['sh', '-c', 'echo out1; sleep 0.05; echo err1 >&2; sleep 0.05; echo out2; printf "no newline"']);
+    const s = spec(['sh', '-c', 'echo out1; sleep 0.2; echo err1 >&2; sleep 0.2; echo out2; printf "no newline"']);
     const p = await launch(s);
     assert.ok(p.pid > 0);
     assert.ok(!Number.isNaN(Date.parse(p.startedAt)));
@@ -138,6 +138,8 @@ void describe('launch', () => {
     const s = spec(['sh', '-c', `trap "echo bye; exit 0" TERM; echo ready; sleep ${m} & wait`]);
     const p = await launch(s);
     await until(logHas(s.logFile, 'ready'), 'ready');
+    // The sleep is forked after "ready": signal only once it exists, or it could miss the signal.
+    await until(() => processesWith(['sleep', m]).length === 1, 'the sleep');
     p.signal('SIGTERM');
     const exit = await exitOf(p);
     assert.deepEqual([exit.exitCode, exit.reason], [0, 'Completed']);
