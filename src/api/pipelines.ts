@@ -17,6 +17,9 @@ export const RunStates = {
   failed: 'FAILED',
   /** a task whose triggerPolicy.condition was false, or one downstream of it */
   skipped: 'SKIPPED',
+  /** termination was asked for; the run's Pods are being stopped */
+  canceling: 'CANCELING',
+  canceled: 'CANCELED',
 } as const;
 export type RunState = (typeof RunStates)[keyof typeof RunStates];
 
@@ -26,6 +29,15 @@ export interface RunSpec {
   parameters?: Record<string, unknown>;
   /** a local directory (or file:///dir); defaults to the controller's pipeline root */
   pipelineRoot?: string;
+  /** set (false → true) to terminate the run: unfinished tasks are stopped, the run ends CANCELED */
+  terminate?: boolean;
+  /**
+   * raised by one to retry a FAILED or CANCELED run: its failed, canceled and not-yet-run tasks run
+   * again, succeeded ones keep their outputs (KFP's RetryRun)
+   */
+  retryGeneration?: number;
+  /** false turns caching off for every task of the run, whatever the tasks' cachingOptions say */
+  enableCaching?: boolean;
 }
 
 export interface RunArtifact {
@@ -61,6 +73,8 @@ export interface RunStatus {
   outputs?: RunOutputs;
   /** the task that failed the run */
   failedTask?: string;
+  /** the spec.retryGeneration this status has acted on */
+  retryGeneration?: number;
   message?: string;
   conditions?: Condition[];
 }
@@ -97,9 +111,16 @@ function prefixed(errs: FieldError[], from: string, to: string): FieldError[] {
 function validateRun(obj: KObject, old?: KObject): FieldError[] {
   const v = new Validator();
   // a run is what was submitted: its controller reads the spec on every pass, so it never changes
-  if (old && !deepEqual(obj.spec, old.spec)) {
-    v.add('spec', 'FieldValueForbidden', 'Forbidden: the spec of a Run is immutable; submit a new Run');
-    return v.errors;
+  if (old) {
+    const fixed = (o: KObject): unknown => { const { terminate: _t, retryGeneration: _r, ...rest } = (o.spec ?? {}) as RunSpec; return rest; };
+    if (!deepEqual(fixed(obj), fixed(old))) {
+      v.add('spec', 'FieldValueForbidden', 'Forbidden: the spec of a Run is immutable (but for terminate and retryGeneration); submit a new Run');
+      return v.errors;
+    }
+    const was = (old.spec ?? {}) as RunSpec;
+    const is = (obj.spec ?? {}) as RunSpec;
+    if (was.terminate === true && is.terminate !== true) v.add('spec.terminate', 'FieldValueForbidden', 'Forbidden: a terminated run cannot be un-terminated');
+    if ((is.retryGeneration ?? 0) < (was.retryGeneration ?? 0)) v.add('spec.retryGeneration', 'FieldValueInvalid', 'Invalid value: retryGeneration may only grow');
   }
   v.dnsSubdomain('metadata.name', obj.metadata.name);
   const spec = obj.spec;
@@ -107,6 +128,9 @@ function validateRun(obj: KObject, old?: KObject): FieldError[] {
   if (!v.object('spec.pipelineSpec', spec.pipelineSpec, true)) return v.errors;
   if (spec.platformSpec !== undefined) v.object('spec.platformSpec', spec.platformSpec);
   if (spec.pipelineRoot !== undefined) v.string('spec.pipelineRoot', spec.pipelineRoot);
+  if (spec.terminate !== undefined && typeof spec.terminate !== 'boolean') v.add('spec.terminate', 'FieldValueInvalid', 'Invalid value: must be a boolean');
+  if (spec.enableCaching !== undefined && typeof spec.enableCaching !== 'boolean') v.add('spec.enableCaching', 'FieldValueInvalid', 'Invalid value: must be a boolean');
+  if (spec.retryGeneration !== undefined && !(Number.isInteger(spec.retryGeneration) && (spec.retryGeneration as number) >= 0)) v.add('spec.retryGeneration', 'FieldValueInvalid', 'Invalid value: must be a non-negative integer');
   const specErrs = validatePipelineSpec(spec.pipelineSpec as PipelineSpec).map((e) => ({ ...e, field: e.field ? `spec.pipelineSpec.${e.field}` : 'spec.pipelineSpec' }));
   v.errors.push(...specErrs);
   if (spec.parameters !== undefined && !v.object('spec.parameters', spec.parameters)) return v.errors;
