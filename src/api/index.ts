@@ -28,4 +28,5 @@ export const Kinds = {
   Event: find(coreKinds, 'Event'),
   Job: find(batchKinds, 'Job'),
   Run: find(pipelineKinds, 'Run'),
+  TaskCache: find(pipelineKinds, 'TaskCache'),
 } as const;

@@ -54,14 +54,24 @@ export interface RunOutputs {
 
 export interface TaskStatus {
   state: RunState;
-  /** container tasks only */
+  /** container tasks only: the Pod of the current attempt */
   podName?: string;
   startedAt?: string;
   finishedAt?: string;
-  /** sub-DAG tasks keep their resolved inputs: their children read them */
+  /** what the task consumed (sub-DAGs: what their children read; container tasks: their lineage) */
   inputs?: RunOutputs;
   outputs?: RunOutputs;
   message?: string;
+  /** retryPolicy: the attempt now running, from 0 */
+  attempt?: number;
+  /** retryPolicy: the next attempt starts at this time */
+  retryAt?: string;
+  /** a cache hit: the outputs were reused from this earlier `<run>/<task>` */
+  cachedFrom?: string;
+  /** the task's cache fingerprint, when caching applied to it */
+  fingerprint?: string;
+  /** importer and kfp-kubernetes CreatePVC/DeletePVC tasks: done by the controller, without a Pod */
+  kind?: 'importer' | 'createpvc' | 'deletepvc';
 }
 
 export interface RunStatus {
@@ -147,4 +157,39 @@ const run: KindDef = {
   validate: validateRun,
 };
 
-export const pipelineKinds: KindDef[] = [run];
+/**
+ * One cached task execution: the outputs of a task whose cache fingerprint (KFP's: inputs, output
+ * specs, image, command and args, PVC names) was this, named `<pipeline-hash>-<fingerprint>` so a
+ * lookup is a get. Written by the run controller when a cacheable task succeeds.
+ */
+export interface TaskCacheSpec {
+  pipelineName: string;
+  fingerprint: string;
+  outputs: RunOutputs;
+  run: string;
+  task: string;
+}
+export interface TaskCache extends KObject {
+  spec: TaskCacheSpec;
+}
+
+function validateTaskCache(obj: KObject): FieldError[] {
+  const v = new Validator();
+  v.dnsSubdomain('metadata.name', obj.metadata.name);
+  const spec = obj.spec;
+  if (!v.object('spec', spec, true)) return v.errors;
+  v.string('spec.pipelineName', spec.pipelineName, true);
+  v.string('spec.fingerprint', spec.fingerprint, true);
+  v.string('spec.run', spec.run, true);
+  v.string('spec.task', spec.task, true);
+  v.object('spec.outputs', spec.outputs, true);
+  return v.errors;
+}
+
+const taskCache: KindDef = {
+  group: 'pipelines.kubeflow.org', version: 'v2beta1', kind: 'TaskCache', plural: 'taskcaches', singular: 'taskcache',
+  namespaced: true, hasStatus: false,
+  validate: validateTaskCache,
+};
+
+export const pipelineKinds: KindDef[] = [run, taskCache];

@@ -13,6 +13,7 @@ import type { Run } from '../../api/pipelines.js';
 import { Manager } from '../../control/controller.js';
 import type { Outcome } from '../jobs/fake-agent.js';
 import { TestEnv } from '../jobs/fake-agent.js';
+import type { PipelineSpec, RetryPolicy } from './ir.js';
 import { parsePipelineFile } from './ir.js';
 import { RunAnnotations, addRunController } from './run-controller.js';
 
@@ -47,6 +48,7 @@ interface Harness {
   holdWhen?: (path: string) => boolean;
   start(): Manager;
   create(file: string, name: string, parameters?: Record<string, unknown>): Promise<Run>;
+  createSpec(spec: PipelineSpec, name: string, extra?: Partial<Run['spec']>): Promise<Run>;
   waitDone(name: string, timeoutMs?: number): Promise<Run>;
   close(): Promise<void>;
 }
@@ -93,10 +95,16 @@ async function harness(): Promise<Harness> {
         spec: { pipelineSpec: spec, ...(platform ? { platformSpec: platform } : {}), ...(parameters ? { parameters } : {}) },
       });
     },
+    async createSpec(spec, name, extra) {
+      return env.client.create<Run>({
+        apiVersion: 'pipelines.kubeflow.org/v2beta1', kind: 'Run', metadata: { name, namespace: 'default' },
+        spec: { pipelineSpec: spec, ...extra },
+      });
+    },
     async waitDone(name, timeoutMs = 60_000) {
       return env.waitFor(`run ${name} to finish`, async () => {
         const r = await env.client.find<Run>(Kinds.Run, { namespace: 'default', name });
-        return r?.status?.state === 'SUCCEEDED' || r?.status?.state === 'FAILED' ? r : undefined;
+        return r?.status?.state === 'SUCCEEDED' || r?.status?.state === 'FAILED' || r?.status?.state === 'CANCELED' ? r : undefined;
       }, timeoutMs);
     },
     async close() {
@@ -109,6 +117,28 @@ async function harness(): Promise<Harness> {
 }
 
 const state = (run: Run, path: string): string | undefined => run.status?.tasks?.[path]?.state;
+
+interface ShellTask { script: string; deps?: string[]; retry?: RetryPolicy; cache?: boolean; output?: boolean }
+
+/** A pipeline of container tasks running shell scripts, as the SDK would compile container components. */
+function shellPipeline(name: string, tasks: Record<string, ShellTask>): PipelineSpec {
+  const dagTasks: Record<string, unknown> = {};
+  const components: Record<string, unknown> = {};
+  const executors: Record<string, unknown> = {};
+  for (const [t, d] of Object.entries(tasks)) {
+    dagTasks[t] = {
+      taskInfo: { name: t }, componentRef: { name: `comp-${t}` }, ...(d.deps ? { dependentTasks: d.deps } : {}),
+      ...(d.retry ? { retryPolicy: d.retry } : {}), cachingOptions: d.cache ? { enableCache: true } : {},
+    };
+    components[`comp-${t}`] = { executorLabel: `exec-${t}`, ...(d.output ? { outputDefinitions: { parameters: { out: { parameterType: 'STRING' } } } } : {}) };
+    const args = d.output ? ['{{$.outputs.parameters[\'out\'].output_file}}'] : [];
+    executors[`exec-${t}`] = { container: { image: 'alpine:3', command: ['sh', '-c', d.script, 'sh', ...args] } };
+  }
+  return {
+    pipelineInfo: { name }, schemaVersion: '2.1.0', sdkVersion: 'kfp-2.17.0',
+    root: { dag: { tasks: dagTasks } }, components, deploymentSpec: { executors },
+  } as unknown as PipelineSpec;
+}
 
 /** corpus pipelines that now run end to end with the fake agent */
 const CORPUS_RUNS = [
@@ -202,20 +232,36 @@ describe('Run controller', () => {
     assert.ok(run.status?.conditions?.some((c) => c.type === 'Succeeded' && c.status === 'False'));
   });
 
-  it('fails an exit-handler pipeline as not supported yet, before running anything', async () => {
+  it('runs an exit handler after its guarded tasks, with their final status', async () => {
     await h.create('pipeline_with_task_final_status.yaml', 'exit');
     const run = await h.waitDone('exit');
-    assert.equal(run.status?.state, 'FAILED');
-    assert.match(run.status?.message ?? '', /^task \S+ uses .*not supported yet$/);
-    const pods = await h.env.client.listAll<Pod>(Kinds.Pod, { namespace: 'default', labelSelector: 'pipelines.kubeflow.org/run=exit' });
-    assert.equal(pods.length, 0);
+    // the guarded task fails on purpose: the run fails, the exit task still runs and sees FAILED
+    assert.equal(run.status?.state, 'FAILED', JSON.stringify(run.status?.message));
+    assert.equal(state(run, 'exit-handler-1'), 'FAILED');
+    assert.equal(state(run, 'exit-op'), 'SUCCEEDED');
+    assert.equal(run.status?.failedTask, 'exit-handler-1.fail-op');
+    const status = run.status?.tasks?.['exit-op']?.inputs?.parameters['status'] as Record<string, unknown> | undefined;
+    assert.equal(status?.['state'], 'FAILED');
+    assert.equal(status?.['pipelineTaskName'], 'exit-handler-1');
+    assert.equal(status?.['pipelineJobResourceName'], 'exit');
+    assert.match(String((status?.['error'] as Record<string, unknown> | undefined)?.['message']), /fail-op failed/);
   });
 
-  it('fails a loop over artifacts as not supported yet', async () => {
+  it('runs a task with ignore_upstream_failure after its producer failed, with the input default', async () => {
+    await h.create('pipeline_with_task_using_ignore_upstream_failure.yaml', 'ignore');
+    const run = await h.waitDone('ignore');
+    assert.equal(run.status?.state, 'FAILED');
+    assert.equal(state(run, 'fail-op'), 'FAILED');
+    assert.equal(state(run, 'print-op'), 'SUCCEEDED');
+    assert.equal(run.status?.tasks?.['print-op']?.inputs?.parameters['message'], undefined, 'the default applies');
+  });
+
+  it('loops over a list of artifacts (artifactIterator) and collects them', async () => {
     await h.create('pipeline_with_parallelfor_list_artifacts_GH-12033.yaml', 'artloop');
     const run = await h.waitDone('artloop');
-    assert.equal(run.status?.state, 'FAILED');
-    assert.match(run.status?.message ?? '', /not supported yet$/);
+    assert.equal(run.status?.state, 'SUCCEEDED', JSON.stringify(run.status?.message));
+    const iterations = Object.keys(run.status?.tasks ?? {}).filter((p) => /^for-loop-\d+\.\d+$/.test(p));
+    assert.ok(iterations.length >= 2, JSON.stringify(Object.keys(run.status?.tasks ?? {})));
   });
 
   for (const file of CORPUS_RUNS) {
@@ -269,6 +315,105 @@ describe('Run controller', () => {
       assert.equal(state(run, `for-loop-1.${items.length}`), undefined);
     } finally {
       await h2.close();
+    }
+  });
+
+  it('retries a failing task per its retryPolicy, each attempt a new Pod, and gives up after maxRetryCount', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'skiff-retry-'));
+    try {
+      const spec = shellPipeline('retries', {
+        flaky: { script: `n=$(cat ${dir}/n 2>/dev/null || echo 0); n=$((n+1)); echo $n > ${dir}/n; [ $n -ge 3 ]`, retry: { maxRetryCount: 3, backoffDuration: '0s', backoffFactor: 2, backoffMaxDuration: '3600s' } },
+        doomed: { script: 'exit 7', retry: { maxRetryCount: 1, backoffDuration: '0.2s' } },
+      });
+      await h.createSpec(spec, 'retries');
+      const run = await h.waitDone('retries');
+      assert.equal(state(run, 'flaky'), 'SUCCEEDED', JSON.stringify(run.status?.tasks));
+      assert.equal(run.status?.tasks?.['flaky']?.attempt, 2);
+      assert.equal(readFileSync(join(dir, 'n'), 'utf8').trim(), '3');
+      assert.equal(state(run, 'doomed'), 'FAILED');
+      assert.equal(run.status?.tasks?.['doomed']?.attempt, 1);
+      assert.equal(run.status?.state, 'FAILED');
+      const pods = await h.env.client.listAll<Pod>(Kinds.Pod, { namespace: 'default', labelSelector: 'pipelines.kubeflow.org/run=retries' });
+      assert.equal(pods.filter((p) => p.metadata.labels?.['pipelines.kubeflow.org/task'] === 'flaky').length, 3);
+      assert.equal(pods.filter((p) => p.metadata.labels?.['pipelines.kubeflow.org/task'] === 'doomed').length, 2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('terminates a run: its running Pods are deleted, unfinished tasks and the run end CANCELED', async () => {
+    h.hold.add('sleeper');
+    try {
+      const spec = shellPipeline('terminate', { first: { script: 'true' }, sleeper: { script: 'true', deps: ['first'] }, never: { script: 'true', deps: ['sleeper'] } });
+      await h.createSpec(spec, 'terminate');
+      await h.env.waitFor('sleeper running', async () => state((await h.env.client.get<Run>(Kinds.Run, { namespace: 'default', name: 'terminate' })), 'sleeper') === 'RUNNING', 60_000);
+      await h.env.client.patch(Kinds.Run, { namespace: 'default', name: 'terminate' }, { spec: { terminate: true } }, 'merge');
+      const run = await h.waitDone('terminate');
+      assert.equal(run.status?.state, 'CANCELED');
+      assert.equal(state(run, 'first'), 'SUCCEEDED');
+      assert.equal(state(run, 'sleeper'), 'CANCELED');
+      assert.equal(state(run, 'never'), undefined);
+      await h.env.waitFor('the sleeper pod gone', async () => {
+        const pods = await h.env.client.listAll<Pod>(Kinds.Pod, { namespace: 'default', labelSelector: 'pipelines.kubeflow.org/run=terminate' });
+        return !pods.some((p) => p.metadata.labels?.['pipelines.kubeflow.org/task'] === 'sleeper' && !p.metadata.deletionTimestamp);
+      }, 30_000);
+      await assert.rejects(h.env.client.patch(Kinds.Run, { namespace: 'default', name: 'terminate' }, { spec: { terminate: false } }, 'merge'), /cannot be un-terminated/);
+    } finally {
+      h.hold.delete('sleeper');
+    }
+  });
+
+  it('retries a failed run (spec.retryGeneration): only failed and never-run tasks run again', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'skiff-rerun-'));
+    try {
+      const spec = shellPipeline('rerun', {
+        ok: { script: `echo ran >> ${dir}/ok` },
+        gate: { script: `echo ran >> ${dir}/gate; [ -e ${dir}/open ]`, deps: ['ok'] },
+        after: { script: `echo ran >> ${dir}/after`, deps: ['gate'] },
+      });
+      await h.createSpec(spec, 'rerun');
+      const failed = await h.waitDone('rerun');
+      assert.equal(failed.status?.state, 'FAILED');
+      assert.equal(failed.status?.failedTask, 'gate');
+      writeFileSync(join(dir, 'open'), '');
+      await h.env.client.patch(Kinds.Run, { namespace: 'default', name: 'rerun' }, { spec: { retryGeneration: 1 } }, 'merge');
+      const run = await h.env.waitFor('the retried run to succeed', async () => {
+        const r = await h.env.client.get<Run>(Kinds.Run, { namespace: 'default', name: 'rerun' });
+        return r.status?.state === 'SUCCEEDED' ? r : undefined;
+      }, 60_000);
+      assert.equal(run.status?.retryGeneration, 1);
+      assert.equal(run.status?.failedTask, undefined);
+      const lines = (f: string): number => readFileSync(join(dir, f), 'utf8').trim().split('\n').length;
+      assert.deepEqual([lines('ok'), lines('gate'), lines('after')], [1, 2, 1]);
+      await assert.rejects(h.env.client.patch(Kinds.Run, { namespace: 'default', name: 'rerun' }, { spec: { retryGeneration: 0 } }, 'merge'), /may only grow/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('caches a task: the same inputs and command reuse its outputs without a Pod; spec.enableCaching=false runs it again', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'skiff-cache-'));
+    try {
+      const spec = shellPipeline('cached', {
+        produce: { script: `echo ran >> ${dir}/runs; printf 42 > "$1"`, cache: true, output: true },
+        uncached: { script: `echo ran >> ${dir}/uncached` },
+      });
+      const first = await (async () => { await h.createSpec(spec, 'cache-1'); return h.waitDone('cache-1'); })();
+      assert.equal(first.status?.state, 'SUCCEEDED', JSON.stringify(first.status?.message));
+      assert.equal(first.status?.tasks?.['produce']?.outputs?.parameters['out'], '42');
+      await h.createSpec(spec, 'cache-2');
+      const second = await h.waitDone('cache-2');
+      assert.equal(second.status?.state, 'SUCCEEDED');
+      assert.equal(second.status?.tasks?.['produce']?.cachedFrom, 'cache-1/produce');
+      assert.equal(second.status?.tasks?.['produce']?.outputs?.parameters['out'], '42');
+      assert.equal(second.status?.tasks?.['produce']?.podName, undefined);
+      await h.createSpec(spec, 'cache-3', { enableCaching: false });
+      const third = await h.waitDone('cache-3');
+      assert.equal(third.status?.tasks?.['produce']?.cachedFrom, undefined);
+      const lines = (f: string): number => readFileSync(join(dir, f), 'utf8').trim().split('\n').length;
+      assert.deepEqual([lines('runs'), lines('uncached')], [2, 3]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -1,9 +1,15 @@
 // The Run controller: plays the KFP v2 driver and launcher for one Run. Each reconcile recomputes
 // everything from the Run's status and its owned Pods: (1) finished Pods have their outputs read
 // back and recorded, and that is written before anything else; (2) the DAG is walked, sub-DAGs are
-// resolved, ready container tasks become Pods; (3) the run's state follows. Pod names are derived
-// from the run uid and the task path, so a Pod created just before a crash is found, not duplicated;
-// a task whose outputs are recorded is never run again.
+// resolved, ready container tasks become Pods (or cache hits, or controller-side tasks: importers,
+// CreatePVC/DeletePVC); (3) the run's state follows. Pod names are derived from the run uid, the
+// task path, the retry generation and the attempt, so a Pod created just before a crash is found,
+// not duplicated; a task whose outputs are recorded is never run again.
+//
+// Failure semantics (as Argo runs KFP's DAGs): a failed task stops new tasks in its DAG from
+// starting, but tasks already running finish, and tasks whose triggerPolicy.strategy is
+// ALL_UPSTREAM_TASKS_COMPLETED (exit handlers, ignore_upstream_failure) still run once their
+// upstream tasks are final. A DAG with a failed task fails when nothing in it can move any more.
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -11,19 +17,22 @@ import { setCondition } from '../../api/conditions.js';
 import type { Pod } from '../../api/core-types.js';
 import { ApiError, StatusReason } from '../../api/errors.js';
 import { Kinds } from '../../api/index.js';
-import type { ObjectKey, StoredObject } from '../../api/meta.js';
+import type { KObject, ObjectKey, StoredObject } from '../../api/meta.js';
 import { clone, deepEqual, now, ownerRefTo } from '../../api/meta.js';
-import type { Run, RunArtifact, RunOutputs, RunStatus, TaskStatus } from '../../api/pipelines.js';
+import type { Run, RunArtifact, RunOutputs, RunState, RunStatus, TaskCache, TaskStatus } from '../../api/pipelines.js';
 import { RunLabels, RunStates } from '../../api/pipelines.js';
 import type { Controller, Manager, Result } from '../../control/controller.js';
 import type { Recorder } from '../../control/events.js';
 import type { Client } from '../../store/client.js';
+import { cacheEntryName, cacheFingerprint, cachingEnabled } from './cache.js';
 import { evaluateCondition, selectParameter } from './cel.js';
 import { topologicalOrder, upstreamOf } from './dag.js';
 import type { ArtifactList, ExecutorInput, InputArtifactArg, InputParameterArg, JsonValue, ParameterType } from './executor-input.js';
 import { buildExecutorInput, normalizePipelineRoot, taskRootUri } from './executor-input.js';
-import type { ComponentSpec, PipelineSpec, PipelineTaskSpec } from './ir.js';
+import { importArtifact } from './importer.js';
+import type { ComponentSpec, PipelineContainerSpec, PipelineSpec, PipelineTaskSpec, RetryPolicy } from './ir.js';
 import { resolvePlaceholders } from './placeholders.js';
+import { applyKubernetesConfig, containerResources, executorConfig } from './platform.js';
 import { readBackOutputs } from './read-back.js';
 import type { PythonEnvironments } from './python-envs.js';
 import { parsePipBootstrap } from './python-envs.js';
@@ -43,6 +52,14 @@ export const RunAnnotations = {
   taskPath: 'pipelines.kubeflow.org/task-path',
   component: 'pipelines.kubeflow.org/component',
   executorInput: 'pipelines.kubeflow.org/executor-input',
+  /** the task's retryPolicy (JSON), on Pods of tasks that have one */
+  retryPolicy: 'pipelines.kubeflow.org/retry-policy',
+  /** the attempt this Pod runs, from 0 */
+  attempt: 'pipelines.kubeflow.org/attempt',
+  /** the cache fingerprint, on Pods of cacheable tasks: a success is written to the cache */
+  fingerprint: 'pipelines.kubeflow.org/cache-fingerprint',
+  /** the run's name, as KFP's fieldPathAsEnv examples read it */
+  runName: 'pipelines.kubeflow.org/run_name',
 } as const;
 
 type RunObject = Run & StoredObject;
@@ -57,43 +74,52 @@ export function addRunController(mgr: Manager, opts: RunControllerOptions): Cont
 
 const emptyOutputs = (): RunOutputs => ({ parameters: {}, artifacts: {} });
 
-const SKIPPED = RunStates.skipped;
+const { running: RUNNING, succeeded: SUCCEEDED, failed: FAILED, skipped: SKIPPED, canceled: CANCELED } = RunStates;
 
 /** Finished without failing: the task's dependents may go on. */
 function isSettled(state: string | undefined): boolean {
-  return state === RunStates.succeeded || state === SKIPPED;
+  return state === SUCCEEDED || state === SKIPPED;
 }
 
-function isTerminal(state: string | undefined): boolean {
-  return state === RunStates.succeeded || state === RunStates.failed;
+/** Finished one way or another. */
+function isFinal(state: string | undefined): boolean {
+  return state === SUCCEEDED || state === SKIPPED || state === FAILED || state === CANCELED;
 }
 
-/** `<run>-<task>-<hash>`: stable for a run uid and task path. */
-export function podNameFor(run: RunObject, taskPath: string): string {
-  const hash = createHash('sha256').update(`${run.metadata.uid}|${taskPath}`).digest('hex').slice(0, 8);
+function isFailed(state: string | undefined): boolean {
+  return state === FAILED || state === CANCELED;
+}
+
+/** A run that has ended: nothing more happens to it unless it is retried. */
+export function isRunDone(state: string | undefined): boolean {
+  return state === SUCCEEDED || state === FAILED || state === CANCELED;
+}
+
+/** `<run>-<task>-<hash>`: stable for a run uid, task path, retry generation and attempt. */
+export function podNameFor(run: RunObject, taskPath: string, generation = 0, attempt = 0): string {
+  const key = generation === 0 && attempt === 0 ? `${run.metadata.uid}|${taskPath}` : `${run.metadata.uid}|${taskPath}|${generation}|${attempt}`;
+  const hash = createHash('sha256').update(key).digest('hex').slice(0, 8);
   const leaf = (taskPath.split('.').pop() ?? 'task').toLowerCase().replace(/[^a-z0-9-]/g, '-');
   const head = `${run.metadata.name}-${leaf}`.slice(0, 63 - 9).replace(/-+$/, '');
   return `${head}-${hash}`;
 }
 
-/** The first feature of a task this controller cannot honour yet, in KFP's words. */
+/** kfp-kubernetes' CreatePVC/DeletePVC compile to executors with these placeholder images. */
+function controllerTaskKind(container: PipelineContainerSpec | undefined): 'createpvc' | 'deletepvc' | undefined {
+  const image = container?.image ?? '';
+  if (/(^|\/)createpvc(:|$)/.test(image) && !container?.command?.length) return 'createpvc';
+  if (/(^|\/)deletepvc(:|$)/.test(image) && !container?.command?.length) return 'deletepvc';
+  return undefined;
+}
+
+/** The first feature of a task this controller cannot honour, in KFP's words. */
 export function unsupportedFeature(spec: PipelineSpec, task: PipelineTaskSpec): string | undefined {
-  if (task.triggerPolicy?.strategy === 'ALL_UPSTREAM_TASKS_COMPLETED') return 'an exit handler or ignore_upstream_failure (triggerPolicy.strategy ALL_UPSTREAM_TASKS_COMPLETED)';
-  if (task.artifactIterator) return 'a loop over artifacts (dsl.ParallelFor: artifactIterator)';
-  if (task.retryPolicy) return 'retries (retryPolicy)';
-  for (const [name, p] of Object.entries(task.inputs?.parameters ?? {})) {
-    if (p.taskFinalStatus) return `a task final status input (${name}: taskFinalStatus)`;
-  }
   const comp = spec.components?.[task.componentRef.name];
-  if (task.parameterIterator && !comp?.dag) return 'a loop (dsl.ParallelFor: parameterIterator) whose body is not a DAG';
-  if (comp?.dag) {
-    for (const [name, o] of Object.entries(comp.dag.outputs?.artifacts ?? {})) if (o.artifactSelectors.length === 0) return `a DAG output with no artifactSelectors (${name})`;
-    return undefined;
-  }
+  if ((task.parameterIterator || task.artifactIterator) && !comp?.dag) return 'a loop (dsl.ParallelFor) whose body is not a DAG';
+  if (comp?.dag) return undefined;
   const exec = comp?.executorLabel ? spec.deploymentSpec?.executors?.[comp.executorLabel] : undefined;
-  if (exec?.importer) return 'an importer (dsl.importer)';
-  if (!exec?.container) return `an executor that is not a container (${Object.keys(exec ?? {}).join(', ') || 'none'})`;
-  for (const [name, a] of Object.entries(comp?.inputDefinitions?.artifacts ?? {})) if (a.isArtifactList) return `artifact list inputs (${name}: isArtifactList)`;
+  if (exec?.importer) return undefined;
+  if (!exec?.container) return `an executor that is not a container or an importer (${Object.keys(exec ?? {}).join(', ') || 'none'})`;
   return undefined;
 }
 
@@ -127,7 +153,44 @@ function toRunArtifact(a: { name: string; uri: string; type?: object; metadata?:
 
 function exitMessage(pod: PodObject): string {
   const t = pod.status?.containerStatuses?.find((s: { state?: { terminated?: { exitCode: number } } }) => s.state?.terminated && s.state.terminated.exitCode !== 0)?.state?.terminated;
-  return t ? `container exited with code ${t.exitCode}${t.reason ? ` (${t.reason})` : ''}` : `pod ${pod.status?.phase ?? 'failed'}`;
+  if (t) return `container exited with code ${t.exitCode}${t.reason ? ` (${t.reason})` : ''}`;
+  const reason = pod.status?.reason;
+  return `pod ${pod.status?.phase ?? 'failed'}${reason ? ` (${reason}${pod.status?.message ? `: ${pod.status.message}` : ''})` : ''}`;
+}
+
+/** protojson Duration (`"0s"`, `"1.5s"`, `"3600s"`) → ms */
+export function durationMs(d: string | undefined, fallback: number): number {
+  if (d === undefined || d === '') return fallback;
+  const m = /^(-?\d+(?:\.\d+)?)s$/.exec(d.trim());
+  return m ? Math.max(0, Number(m[1]) * 1000) : fallback;
+}
+
+/** The wait before retry number `attempt + 1`: backoffDuration × backoffFactor^attempt, capped. */
+export function retryDelayMs(policy: RetryPolicy, attempt: number): number {
+  const base = durationMs(policy.backoffDuration, 0);
+  const factor = typeof policy.backoffFactor === 'number' && policy.backoffFactor > 0 ? policy.backoffFactor : 2;
+  const max = durationMs(policy.backoffMaxDuration, 3600_000);
+  return Math.min(base * factor ** attempt, max);
+}
+
+/** TaskFinalStatus.state as the backend (MLMD) names it. */
+function finalStatusState(state: RunState | undefined): string {
+  switch (state) {
+    case SUCCEEDED: return 'COMPLETE';
+    case FAILED: return 'FAILED';
+    case CANCELED: return 'CANCELED';
+    case SKIPPED: return 'SKIPPED';
+    default: return 'RUNNING';
+  }
+}
+
+type DagResult = 'done' | 'pending' | 'failed';
+
+/** Work for after the walk: things that need the API (cache lookups, PVCs). */
+interface Deferred {
+  path: string;
+  kind: 'createpvc' | 'deletepvc';
+  inputs: RunOutputs;
 }
 
 /** What one pass works on: read once, mutated in memory, written at the end of a rung. */
@@ -139,8 +202,14 @@ interface Pass {
   pods: Map<string, PodObject>;
   root: string;
   at: string;
+  generation: number;
   toCreate: PodObject[];
-  failure?: { task: string; message: string };
+  deferred: Deferred[];
+  cacheWrites: TaskCache[];
+  /** events about Pods to create: platform settings the local node keeps but cannot honour */
+  notes: Map<string, string[]>;
+  /** the earliest time a waiting retry starts (ms) */
+  wakeAt?: number;
 }
 
 export class RunReconciler {
@@ -149,24 +218,31 @@ export class RunReconciler {
   async reconcile(key: ObjectKey): Promise<Result> {
     const { client } = this.opts;
     const run = await client.find<Run>(Kinds.Run, key);
-    if (!run || run.metadata.deletionTimestamp || isTerminal(run.status?.state)) return {};
+    if (!run || run.metadata.deletionTimestamp) return {};
+    const generation = run.spec.retryGeneration ?? 0;
+    if (isRunDone(run.status?.state)) {
+      if (generation > (run.status?.retryGeneration ?? 0)) await this.retry(run as RunObject, generation);
+      return {};
+    }
     const owned = (await client.listAll<Pod>(Kinds.Pod, { namespace: key.namespace, labelSelector: `${RunLabels.run}=${run.metadata.name}` }))
       .filter((p) => p.metadata.ownerReferences?.some((r) => r.uid === run.metadata.uid));
     const status = clone(run.status ?? {});
     const pass: Pass = {
       run, spec: run.spec.pipelineSpec, status, tasks: (status.tasks ??= {}),
       pods: new Map(owned.map((p) => [p.metadata.name, p as PodObject])),
-      root: '', at: now(), toCreate: [],
+      root: '', at: now(), generation: status.retryGeneration ?? 0, toCreate: [], deferred: [], cacheWrites: [], notes: new Map(),
     };
-    // 0. start: refuse what this slice cannot run, before any Pod exists
+    // 0. start: refuse what cannot run, before any Pod exists
     if (!status.state) {
       const root = run.spec.pipelineRoot ?? this.opts.pipelineRoot;
-      const reason = root.startsWith('/') || root.startsWith('file:///') ? undefined : `pipeline root ${JSON.stringify(root)} is not supported yet: only a local directory is`;
+      const reason = root.startsWith('/') || root.startsWith('file:///') ? undefined : `pipeline root ${JSON.stringify(root)} is not supported: only a local directory is`;
       const bad = firstUnsupported(pass.spec, pass.spec.root, []);
-      const message = reason ?? (bad ? `task ${bad.path} uses ${bad.feature}, which is not supported yet` : undefined);
-      if (message) return this.finish(pass, RunStates.failed, 'Unsupported', message, bad?.path);
-      status.state = RunStates.running;
+      const message = reason ?? (bad ? `task ${bad.path} uses ${bad.feature}, which is not supported` : undefined);
+      if (message) return this.finish(pass, FAILED, 'Unsupported', message, bad?.path);
+      if (run.spec.terminate) return this.finish(pass, CANCELED, 'Terminated', 'the run was terminated before it started');
+      status.state = RUNNING;
       status.startedAt = pass.at;
+      status.retryGeneration = generation;
       setCondition(status, { type: 'Succeeded', status: 'Unknown', reason: 'Running', message: 'the run has started' }, pass.at);
       await this.write(pass);
       this.opts.recorder.event(run, 'Normal', 'Started', `run of pipeline ${pass.spec.pipelineInfo.name} started`);
@@ -176,54 +252,184 @@ export class RunReconciler {
     // 1. harvest: record what finished Pods produced, and write it before anything else happens
     if (this.harvest(pass)) {
       await this.write(pass);
-      return {};
+      await this.writeCache(pass);
+      return pass.wakeAt !== undefined ? { requeueAfter: Math.max(0, pass.wakeAt - Date.now()) } : {};
     }
+    if (run.spec.terminate) return this.terminate(pass);
     // 2. walk the DAG: resolve sub-DAGs, plan Pods for ready tasks
     const rootResult = this.walk(pass, pass.spec.root, [], { parameters: { ...(run.spec.parameters ?? {}) }, artifacts: {} });
-    for (const pod of pass.toCreate) {
-      const taskPath = pod.metadata.annotations?.[RunAnnotations.taskPath] ?? '';
-      try {
-        await this.prepareEnvironment(pod);
-      } catch (e) {
-        pass.failure ??= { task: taskPath, message: `task ${taskPath}: its Python environment could not be made: ${(e as Error).message}` };
-        continue;
-      }
-      try {
-        await client.create(pod);
-        this.opts.recorder.event(run, 'Normal', 'TaskStarted', `task ${pod.metadata.annotations?.[RunAnnotations.taskPath]} started as pod ${pod.metadata.name}`);
-      } catch (e) {
-        if (!(e instanceof ApiError && e.reason === StatusReason.AlreadyExists)) throw e;
-      }
-    }
+    await this.act(pass);
     // 3. the run's own state
-    if (pass.failure) return this.finish(pass, RunStates.failed, 'TaskFailed', pass.failure.message, pass.failure.task);
+    if (rootResult === 'failed') {
+      const leaf = firstFailedLeaf(pass.tasks);
+      return this.finish(pass, FAILED, 'TaskFailed', leaf?.[1].message ?? 'a task failed', leaf?.[0]);
+    }
     if (rootResult === 'done') {
       try {
         status.outputs = this.dagOutputs(pass, pass.spec.root, []);
       } catch (e) {
-        return this.finish(pass, RunStates.failed, 'OutputsFailed', (e as Error).message);
+        return this.finish(pass, FAILED, 'OutputsFailed', (e as Error).message);
       }
-      return this.finish(pass, RunStates.succeeded, 'Succeeded', 'all tasks succeeded');
+      return this.finish(pass, SUCCEEDED, 'Succeeded', 'all tasks succeeded');
     }
     if (!deepEqual(status, run.status)) await this.write(pass);
-    return {};
+    return pass.wakeAt !== undefined ? { requeueAfter: Math.max(0, pass.wakeAt - Date.now()) } : {};
+  }
+
+  /** Creates what the walk planned: Pods (unless the cache has the task), PVCs. */
+  private async act(pass: Pass): Promise<void> {
+    const { client, recorder } = this.opts;
+    const { run } = pass;
+    for (const d of pass.deferred) {
+      try {
+        const outputs = d.kind === 'createpvc' ? await this.createPvc(pass, d) : await this.deletePvc(pass, d);
+        pass.tasks[d.path] = { ...pass.tasks[d.path], state: SUCCEEDED, finishedAt: pass.at, outputs, kind: d.kind } as TaskStatus;
+      } catch (e) {
+        pass.tasks[d.path] = { ...pass.tasks[d.path], state: FAILED, finishedAt: pass.at, message: `task ${d.path} failed: ${(e as Error).message}`, kind: d.kind } as TaskStatus;
+      }
+    }
+    for (const pod of pass.toCreate) {
+      const taskPath = pod.metadata.annotations?.[RunAnnotations.taskPath] ?? '';
+      const rec = pass.tasks[taskPath];
+      const fingerprint = pod.metadata.annotations?.[RunAnnotations.fingerprint];
+      if (fingerprint && rec) {
+        const hit = await client.find<TaskCache>(Kinds.TaskCache, { namespace: run.metadata.namespace, name: cacheEntryName(pass.spec.pipelineInfo.name, fingerprint) });
+        if (hit && hit.spec.fingerprint === fingerprint) {
+          const from = `${hit.spec.run}/${hit.spec.task}`;
+          pass.tasks[taskPath] = { state: SUCCEEDED, startedAt: rec.startedAt ?? pass.at, finishedAt: pass.at, inputs: rec.inputs, outputs: clone(hit.spec.outputs), cachedFrom: from, fingerprint };
+          recorder.event(run, 'Normal', 'TaskCached', `task ${taskPath} reused the outputs of ${from}`);
+          continue;
+        }
+      }
+      try {
+        await this.prepareEnvironment(pod);
+      } catch (e) {
+        pass.tasks[taskPath] = { ...rec, state: FAILED, finishedAt: pass.at, message: `task ${taskPath}: its Python environment could not be made: ${(e as Error).message}` } as TaskStatus;
+        continue;
+      }
+      try {
+        await client.create(pod);
+        recorder.event(run, 'Normal', 'TaskStarted', `task ${taskPath} started as pod ${pod.metadata.name}`);
+        for (const note of pass.notes.get(taskPath) ?? []) recorder.event(run, 'Normal', 'PlatformSetting', `task ${taskPath}: ${note}`);
+      } catch (e) {
+        if (e instanceof ApiError && e.reason === StatusReason.AlreadyExists) continue;
+        if (e instanceof ApiError && (e.code === 422 || e.code === 400)) {
+          pass.tasks[taskPath] = { ...rec, state: FAILED, finishedAt: pass.at, message: `task ${taskPath}: its pod was refused: ${e.message}` } as TaskStatus;
+          continue;
+        }
+        throw e;
+      }
+    }
+  }
+
+  private async createPvc(pass: Pass, d: Deferred): Promise<RunOutputs> {
+    const p = d.inputs.parameters;
+    const suffix = typeof p['pvc_name_suffix'] === 'string' ? p['pvc_name_suffix'] : '';
+    const name = typeof p['pvc_name'] === 'string' && p['pvc_name'] !== '' ? p['pvc_name'] : `${pass.run.metadata.name}${suffix || '-pvc'}`.toLowerCase().slice(0, 253);
+    if (typeof p['size'] !== 'string' || p['size'] === '') throw new Error('CreatePVC: size is required');
+    const pvc: KObject = {
+      apiVersion: 'v1', kind: 'PersistentVolumeClaim',
+      metadata: { name, namespace: pass.run.metadata.namespace, labels: { [RunLabels.run]: pass.run.metadata.name }, ...(p['annotations'] && typeof p['annotations'] === 'object' ? { annotations: p['annotations'] as Record<string, string> } : {}) },
+      spec: {
+        accessModes: Array.isArray(p['access_modes']) ? p['access_modes'] : ['ReadWriteOnce'],
+        resources: { requests: { storage: p['size'] } },
+        ...(typeof p['storage_class_name'] === 'string' && p['storage_class_name'] ? { storageClassName: p['storage_class_name'] } : {}),
+        ...(typeof p['volume_name'] === 'string' && p['volume_name'] ? { volumeName: p['volume_name'] } : {}),
+      },
+    };
+    try {
+      await this.opts.client.create(pvc);
+    } catch (e) {
+      if (!(e instanceof ApiError && e.reason === StatusReason.AlreadyExists)) throw e;
+      const existing = await this.opts.client.find(Kinds.PersistentVolumeClaim, { namespace: pass.run.metadata.namespace, name });
+      if (existing?.metadata.labels?.[RunLabels.run] !== pass.run.metadata.name) throw new Error(`CreatePVC: a PersistentVolumeClaim named ${name} already exists`);
+    }
+    if (p['data_source']) this.opts.recorder.event(pass.run, 'Normal', 'PlatformSetting', `task ${d.path}: the claim ${name} starts empty: data_source is not restored on the local substrate`);
+    return { parameters: { name }, artifacts: {} };
+  }
+
+  private async deletePvc(pass: Pass, d: Deferred): Promise<RunOutputs> {
+    const name = d.inputs.parameters['pvc_name'];
+    if (typeof name !== 'string' || name === '') throw new Error('DeletePVC: pvc_name is required');
+    try {
+      await this.opts.client.delete(Kinds.PersistentVolumeClaim, { namespace: pass.run.metadata.namespace, name });
+    } catch (e) {
+      if (!(e instanceof ApiError && e.reason === StatusReason.NotFound)) throw e;
+    }
+    return emptyOutputs();
+  }
+
+  private async writeCache(pass: Pass): Promise<void> {
+    for (const entry of pass.cacheWrites) {
+      try {
+        await this.opts.client.create(entry);
+      } catch (e) {
+        if (!(e instanceof ApiError && e.reason === StatusReason.AlreadyExists)) throw e;
+      }
+    }
   }
 
   private async write(pass: Pass): Promise<void> {
     pass.run = await this.opts.client.updateStatus<Run>({ ...pass.run, status: pass.status });
   }
 
-  private async finish(pass: Pass, state: 'SUCCEEDED' | 'FAILED', reason: string, message: string, task?: string): Promise<Result> {
+  private async finish(pass: Pass, state: 'SUCCEEDED' | 'FAILED' | 'CANCELED', reason: string, message: string, task?: string): Promise<Result> {
     const { status } = pass;
     status.state = state;
     status.startedAt ??= pass.at;
     status.finishedAt = pass.at;
     status.message = message;
     if (task) status.failedTask = task;
-    setCondition(status, { type: 'Succeeded', status: state === RunStates.succeeded ? 'True' : 'False', reason, message }, pass.at);
+    else delete status.failedTask;
+    setCondition(status, { type: 'Succeeded', status: state === SUCCEEDED ? 'True' : 'False', reason, message }, pass.at);
     await this.write(pass);
-    this.opts.recorder.event(pass.run, state === RunStates.succeeded ? 'Normal' : 'Warning', reason, message);
+    this.opts.recorder.event(pass.run, state === SUCCEEDED ? 'Normal' : 'Warning', reason, message);
     return {};
+  }
+
+  /** spec.terminate: stop every unfinished Pod, cancel unfinished tasks, end the run CANCELED. */
+  private async terminate(pass: Pass): Promise<Result> {
+    for (const pod of pass.pods.values()) {
+      if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed' || pod.metadata.deletionTimestamp) continue;
+      try {
+        await this.opts.client.delete(Kinds.Pod, { namespace: pod.metadata.namespace ?? pass.run.metadata.namespace, name: pod.metadata.name });
+      } catch (e) {
+        if (!(e instanceof ApiError && e.reason === StatusReason.NotFound)) throw e;
+      }
+    }
+    for (const rec of Object.values(pass.tasks)) {
+      if (isFinal(rec.state)) continue;
+      rec.state = CANCELED;
+      rec.finishedAt = pass.at;
+      rec.message = 'the run was terminated';
+      delete rec.retryAt;
+    }
+    return this.finish(pass, CANCELED, 'Terminated', 'the run was terminated');
+  }
+
+  /**
+   * KFP's RetryRun: a FAILED run goes on from where it stopped. Failed and canceled tasks (and the
+   * DAGs holding them) lose their records and run again, as new Pods; succeeded tasks keep theirs.
+   */
+  private async retry(run: RunObject, generation: number): Promise<void> {
+    const status: RunStatus = clone(run.status ?? {});
+    status.retryGeneration = generation;
+    if (status.state === FAILED && !run.spec.terminate) {
+      const tasks = status.tasks ?? {};
+      for (const [path, rec] of Object.entries(tasks)) if (!isSettled(rec.state)) delete tasks[path];
+      status.state = RUNNING;
+      delete status.finishedAt;
+      delete status.message;
+      delete status.failedTask;
+      delete status.outputs;
+      const at = now();
+      setCondition(status, { type: 'Succeeded', status: 'Unknown', reason: 'Retrying', message: `retry ${generation}: failed tasks run again` }, at);
+      await this.opts.client.updateStatus<Run>({ ...run, status });
+      this.opts.recorder.event(run, 'Normal', 'Retrying', `retry ${generation}: failed tasks run again`);
+      return;
+    }
+    // nothing to retry (a run that succeeded, or was terminated): just acknowledge the request
+    await this.opts.client.updateStatus<Run>({ ...run, status });
   }
 
   /** Records every finished Pod's result in its task; true when something was recorded. */
@@ -234,15 +440,39 @@ export class RunReconciler {
       const phase = pod.status?.phase;
       if (!path || (phase !== 'Succeeded' && phase !== 'Failed')) continue;
       const rec = pass.tasks[path];
-      if (rec && isTerminal(rec.state)) continue;
-      const base: TaskStatus = { state: RunStates.running, podName: pod.metadata.name, startedAt: rec?.startedAt ?? pod.status?.startTime ?? pass.at, finishedAt: pass.at };
+      // only the current attempt's Pod counts; an earlier attempt's or generation's is history
+      if (!rec || rec.state !== RUNNING || rec.podName !== pod.metadata.name) continue;
+      const inputs = podInputs(pod);
       if (phase === 'Failed') {
-        pass.tasks[path] = { ...base, state: RunStates.failed, message: `task ${path} failed: ${exitMessage(pod)}` };
+        const message = `task ${path} failed: ${exitMessage(pod)}`;
+        const policy = parseJson<RetryPolicy>(pod.metadata.annotations?.[RunAnnotations.retryPolicy]);
+        const attempt = rec.attempt ?? 0;
+        if (policy && attempt < Number(policy.maxRetryCount ?? 0)) {
+          const delay = retryDelayMs(policy, attempt);
+          const at = Date.parse(pass.at) + delay;
+          pass.tasks[path] = { ...rec, state: RUNNING, attempt: attempt + 1, retryAt: new Date(at).toISOString(), message: `attempt ${attempt + 1} failed (${exitMessage(pod)}); retrying` };
+          delete pass.tasks[path].podName;
+          pass.wakeAt = Math.min(pass.wakeAt ?? Infinity, at);
+          this.opts.recorder.event(pass.run, 'Normal', 'TaskRetrying', `task ${path}: attempt ${attempt + 1} of ${Number(policy.maxRetryCount) + 1} failed; retrying in ${Math.round(delay / 1000)}s`);
+        } else {
+          pass.tasks[path] = { ...rec, state: FAILED, finishedAt: pass.at, inputs, message };
+        }
       } else {
         try {
-          pass.tasks[path] = { ...base, state: RunStates.succeeded, outputs: this.readBack(pass, pod) };
+          const outputs = this.readBack(pass, pod);
+          pass.tasks[path] = { ...rec, state: SUCCEEDED, finishedAt: pass.at, inputs, outputs };
+          delete pass.tasks[path].retryAt;
+          const fingerprint = pod.metadata.annotations?.[RunAnnotations.fingerprint];
+          if (fingerprint) {
+            pass.tasks[path].fingerprint = fingerprint;
+            pass.cacheWrites.push({
+              apiVersion: 'pipelines.kubeflow.org/v2beta1', kind: 'TaskCache',
+              metadata: { name: cacheEntryName(pass.spec.pipelineInfo.name, fingerprint), namespace: pass.run.metadata.namespace },
+              spec: { pipelineName: pass.spec.pipelineInfo.name, fingerprint, outputs, run: pass.run.metadata.name, task: path },
+            });
+          }
         } catch (e) {
-          pass.tasks[path] = { ...base, state: RunStates.failed, message: `task ${path}: reading its outputs failed: ${(e as Error).message}` };
+          pass.tasks[path] = { ...rec, state: FAILED, finishedAt: pass.at, inputs, message: `task ${path}: reading its outputs failed: ${(e as Error).message}` };
         }
       }
       changed = true;
@@ -263,51 +493,71 @@ export class RunReconciler {
     return { parameters: r.parameters, artifacts };
   }
 
-  /** Advances one DAG; 'done' when every task in it succeeded or was skipped. */
-  private walk(pass: Pass, comp: ComponentSpec, scope: string[], inputs: RunOutputs): 'done' | 'pending' {
+  /** Advances one DAG: 'done' when every task settled, 'failed' when one failed and nothing can move any more. */
+  private walk(pass: Pass, comp: ComponentSpec, scope: string[], inputs: RunOutputs): DagResult {
     const tasks = comp.dag?.tasks ?? {};
-    let done = true;
+    let pending = false;
+    let failed = false;
+    /** tasks that will never run: an upstream failed or never ran, or the DAG is failing */
+    const blocked = new Set<string>();
+    const at = (t: string): TaskStatus | undefined => pass.tasks[[...scope, t].join('.')];
     for (const name of topologicalOrder(comp.dag ?? {})) {
       const task = tasks[name];
       if (!task) continue;
       const path = [...scope, name].join('.');
-      const rec = pass.tasks[path];
-      if (isSettled(rec?.state)) continue;
-      if (rec?.state === RunStates.failed) {
-        done = false;
-        pass.failure ??= { task: path, message: rec.message ?? `task ${path} failed` };
+      let rec = pass.tasks[path];
+      if (isFinal(rec?.state)) {
+        if (isFailed(rec?.state)) failed = true;
         continue;
       }
-      const ups = upstreamOf(task);
-      if (!ups.every((u) => isSettled(pass.tasks[[...scope, u].join('.')]?.state))) {
-        done = false;
-        continue;
-      }
-      const skippedUp = ups.find((u) => pass.tasks[[...scope, u].join('.')]?.state === SKIPPED);
-      if (skippedUp !== undefined && !rec) {
-        // dsl.OneOf consumers depend on the branches' parent DAG, which is never skipped itself
-        pass.tasks[path] = { state: SKIPPED, startedAt: pass.at, finishedAt: pass.at, message: `upstream task ${skippedUp} was skipped` };
-        continue;
+      const completedStrategy = task.triggerPolicy?.strategy === 'ALL_UPSTREAM_TASKS_COMPLETED';
+      if (!rec) {
+        const ups = upstreamOf(task).filter((u) => u in tasks);
+        if (completedStrategy) {
+          // exit handlers and ignore_upstream_failure: once every upstream task is final (or never runs)
+          if (!ups.every((u) => isFinal(at(u)?.state) || blocked.has(u))) {
+            pending = true;
+            continue;
+          }
+        } else {
+          if (ups.some((u) => isFailed(at(u)?.state) || blocked.has(u))) {
+            blocked.add(name);
+            continue;
+          }
+          if (!ups.every((u) => isSettled(at(u)?.state))) {
+            pending = true;
+            continue;
+          }
+          if (failed) {
+            // a failed task stops new ones from starting in its DAG
+            blocked.add(name);
+            continue;
+          }
+          const skippedUp = ups.find((u) => at(u)?.state === SKIPPED);
+          if (skippedUp !== undefined) {
+            // dsl.OneOf consumers depend on the branches' parent DAG, which is never skipped itself
+            pass.tasks[path] = { state: SKIPPED, startedAt: pass.at, finishedAt: pass.at, message: `upstream task ${skippedUp} was skipped` };
+            continue;
+          }
+        }
       }
       const child = pass.spec.components?.[task.componentRef.name];
-      if (!child) {
-        done = false;
-        pass.failure ??= { task: path, message: `task ${path}: component ${task.componentRef.name} not found` };
-        continue;
-      }
       try {
-        if (task.parameterIterator) this.walkLoop(pass, path, task, child, scope, inputs);
+        if (!child) throw new TaskFailure(`task ${path}: component ${task.componentRef.name} not found`);
+        if (task.parameterIterator || task.artifactIterator) this.walkLoop(pass, path, task, child, scope, inputs);
         else if (child.dag) this.walkSubDag(pass, path, task, child, scope, inputs);
-        else if (!rec) this.planPod(pass, path, task, child, scope, inputs);
+        else if (!rec || (rec.state === RUNNING && !rec.podName)) this.planTask(pass, path, task, child, scope, inputs);
         else if (rec.podName && !pass.pods.has(rec.podName)) throw new TaskFailure(`task ${path} failed: its pod ${rec.podName} was deleted before it finished`);
       } catch (e) {
         const message = e instanceof TaskFailure ? e.message : `task ${path}: ${(e as Error).message}`;
-        pass.tasks[path] = { ...pass.tasks[path], state: RunStates.failed, startedAt: pass.tasks[path]?.startedAt ?? pass.at, finishedAt: pass.at, message };
-        pass.failure ??= { task: path, message };
+        pass.tasks[path] = { ...pass.tasks[path], state: FAILED, startedAt: pass.tasks[path]?.startedAt ?? pass.at, finishedAt: pass.at, message };
       }
-      if (!isSettled(pass.tasks[path]?.state)) done = false;
+      rec = pass.tasks[path];
+      if (isFailed(rec?.state)) failed = true;
+      else if (!isFinal(rec?.state)) pending = true;
     }
-    return done ? 'done' : 'pending';
+    if (pending) return 'pending';
+    return failed ? 'failed' : 'done';
   }
 
   /**
@@ -326,7 +576,7 @@ export class RunReconciler {
       }
     }
     const rec: TaskStatus = run
-      ? { state: RunStates.running, startedAt: pass.at, inputs }
+      ? { state: RUNNING, startedAt: pass.at, inputs }
       : { state: SKIPPED, startedAt: pass.at, finishedAt: pass.at, inputs, message: `condition ${condition ?? ''} is false` };
     pass.tasks[path] = rec;
     return rec;
@@ -334,53 +584,79 @@ export class RunReconciler {
 
   private walkSubDag(pass: Pass, path: string, task: PipelineTaskSpec, comp: ComponentSpec, scope: string[], outer: RunOutputs): void {
     const rec = pass.tasks[path] ?? this.startTask(pass, path, task, comp, scope, outer);
-    if (rec.state !== RunStates.running) return;
-    if (this.walk(pass, comp, path.split('.'), rec.inputs ?? emptyOutputs()) !== 'done') return;
-    rec.outputs = this.dagOutputs(pass, comp, path.split('.'));
-    rec.state = RunStates.succeeded;
+    if (rec.state !== RUNNING) return;
+    const result = this.walk(pass, comp, path.split('.'), rec.inputs ?? emptyOutputs());
+    if (result === 'pending') return;
     rec.finishedAt = pass.at;
+    if (result === 'failed') {
+      rec.state = FAILED;
+      rec.message = firstFailedLeaf(pass.tasks, `${path}.`)?.[1].message ?? `a task in ${path} failed`;
+      return;
+    }
+    rec.outputs = this.dagOutputs(pass, comp, path.split('.'));
+    rec.state = SUCCEEDED;
   }
 
   /**
-   * dsl.ParallelFor: the body DAG once per item, as `<loop>.<index>` with the item bound to
-   * `itemInput`; at most `parallelismLimit` iterations unfinished at once (an iteration starts
-   * only when fewer are running). The loop's outputs collect each iteration's DAG outputs in
-   * iteration order (dsl.Collected).
+   * dsl.ParallelFor: the body DAG once per item (parameters, or artifacts with artifactIterator),
+   * as `<loop>.<index>` with the item bound to `itemInput`; at most `parallelismLimit` iterations
+   * unfinished at once. A failed iteration stops new ones; the loop fails once the rest are done.
+   * The loop's outputs collect each iteration's DAG outputs in iteration order (dsl.Collected).
    */
   private walkLoop(pass: Pass, path: string, task: PipelineTaskSpec, comp: ComponentSpec, scope: string[], outer: RunOutputs): void {
-    const it = task.parameterIterator;
-    if (!it || !comp.dag) throw new TaskFailure(`task ${path}: a loop needs a parameterIterator and a DAG body`);
+    const it = task.parameterIterator ?? task.artifactIterator;
+    if (!it || !comp.dag) throw new TaskFailure(`task ${path}: a loop needs an iterator and a DAG body`);
     const rec = pass.tasks[path] ?? this.startTask(pass, path, task, comp, scope, outer, [it.itemInput]);
-    if (rec.state !== RunStates.running) return;
+    if (rec.state !== RUNNING) return;
     const inputs = rec.inputs ?? emptyOutputs();
-    const items = loopItems(path, it, inputs);
+    const items = task.artifactIterator ? loopArtifacts(path, task.artifactIterator, inputs) : loopItems(path, task.parameterIterator!, inputs);
     const limitRaw = Number(task.iteratorPolicy?.parallelismLimit ?? 0);
     const limit = limitRaw > 0 ? limitRaw : Infinity;
     let running = 0;
-    let pending = 0;
+    let unfinished = 0;
+    let failedAt: string | undefined;
     for (const [i, item] of items.entries()) {
       const ipath = `${path}.${i}`;
       let irec = pass.tasks[ipath];
       if (isSettled(irec?.state)) continue;
-      pending++;
-      if (irec?.state === RunStates.failed) {
-        pass.failure ??= { task: ipath, message: irec.message ?? `task ${ipath} failed` };
+      if (isFailed(irec?.state)) {
+        failedAt ??= ipath;
         continue;
       }
       if (!irec) {
-        if (running >= limit) continue;
-        irec = pass.tasks[ipath] = { state: RunStates.running, startedAt: pass.at, inputs: { parameters: { ...inputs.parameters, [it.itemInput]: item }, artifacts: { ...inputs.artifacts } } };
+        if (running >= limit || failedAt !== undefined) {
+          if (failedAt === undefined) unfinished++;
+          continue;
+        }
+        const iterInputs: RunOutputs = task.artifactIterator
+          ? { parameters: { ...inputs.parameters }, artifacts: { ...inputs.artifacts, [it.itemInput]: [item as RunArtifact] } }
+          : { parameters: { ...inputs.parameters, [it.itemInput]: item }, artifacts: { ...inputs.artifacts } };
+        irec = pass.tasks[ipath] = { state: RUNNING, startedAt: pass.at, inputs: iterInputs };
       }
-      if (this.walk(pass, comp, ipath.split('.'), irec.inputs ?? emptyOutputs()) === 'done') {
+      const result = this.walk(pass, comp, ipath.split('.'), irec.inputs ?? emptyOutputs());
+      if (result === 'done') {
         irec.outputs = this.dagOutputs(pass, comp, ipath.split('.'));
-        irec.state = RunStates.succeeded;
+        irec.state = SUCCEEDED;
         irec.finishedAt = pass.at;
-        pending--;
-      } else running++;
+      } else if (result === 'failed') {
+        irec.state = FAILED;
+        irec.finishedAt = pass.at;
+        irec.message = firstFailedLeaf(pass.tasks, `${ipath}.`)?.[1].message ?? `iteration ${ipath} failed`;
+        failedAt ??= ipath;
+      } else {
+        running++;
+        unfinished++;
+      }
     }
-    if (pending > 0) return;
+    if (unfinished > 0) return;
+    rec.finishedAt = pass.at;
+    if (failedAt !== undefined) {
+      rec.state = FAILED;
+      rec.message = pass.tasks[failedAt]?.message ?? `iteration ${failedAt} failed`;
+      return;
+    }
     const out = emptyOutputs();
-    const iterations = items.map((_, i) => pass.tasks[`${path}.${i}`]).filter((r): r is TaskStatus => r?.state === RunStates.succeeded);
+    const iterations = items.map((_, i) => pass.tasks[`${path}.${i}`]).filter((r): r is TaskStatus => r?.state === SUCCEEDED);
     for (const name of Object.keys(comp.dag.outputs?.parameters ?? {})) {
       out.parameters[name] = iterations.map((r) => r.outputs?.parameters[name]).filter((v) => v !== undefined);
     }
@@ -388,8 +664,7 @@ export class RunReconciler {
       out.artifacts[name] = iterations.flatMap((r) => r.outputs?.artifacts[name] ?? []);
     }
     rec.outputs = out;
-    rec.state = RunStates.succeeded;
-    rec.finishedAt = pass.at;
+    rec.state = SUCCEEDED;
   }
 
   /** `dag.outputs` selectors → values recorded by the producing subtasks. */
@@ -407,7 +682,7 @@ export class RunReconciler {
       } else if (sel.valueFromOneof) {
         // dsl.OneOf: the value of the first branch that ran
         const sels = sel.valueFromOneof.parameterSelectors;
-        const hit = sels.map((s) => producer(s.producerSubtask)?.state === RunStates.succeeded ? producer(s.producerSubtask)?.outputs?.parameters[s.outputParameterKey] : undefined).find((v) => v !== undefined);
+        const hit = sels.map((s) => producer(s.producerSubtask)?.state === SUCCEEDED ? producer(s.producerSubtask)?.outputs?.parameters[s.outputParameterKey] : undefined).find((v) => v !== undefined);
         if (hit === undefined) throw new TaskFailure(`dag output ${name}: none of the dsl.OneOf branches ${sels.map((s) => s.producerSubtask).join(', ')} produced a value`);
         out.parameters[name] = hit;
       }
@@ -416,7 +691,7 @@ export class RunReconciler {
       const sels = sel.artifactSelectors;
       if (sels.length === 0) continue;
       if (sels.length === 1 && producer(sels[0]?.producerSubtask ?? '')?.state === SKIPPED) continue;
-      const list = sels.map((s) => producer(s.producerSubtask)?.state === RunStates.succeeded ? producer(s.producerSubtask)?.outputs?.artifacts[s.outputArtifactKey] : undefined).find((l) => l !== undefined);
+      const list = sels.map((s) => producer(s.producerSubtask)?.state === SUCCEEDED ? producer(s.producerSubtask)?.outputs?.artifacts[s.outputArtifactKey] : undefined).find((l) => l !== undefined);
       if (!list) {
         const s = sels[0];
         throw new TaskFailure(sels.length === 1 && s ? `dag output ${name}: task ${s.producerSubtask} produced no artifact ${s.outputArtifactKey}` : `dag output ${name}: none of the dsl.OneOf branches ${sels.map((x) => x.producerSubtask).join(', ')} produced an artifact`);
@@ -430,13 +705,24 @@ export class RunReconciler {
   private resolveInputs(pass: Pass, path: string, task: PipelineTaskSpec, comp: ComponentSpec, scope: string[], outer: RunOutputs, provided: string[] = []): RunOutputs {
     const resolved = emptyOutputs();
     const upstream = (t: string): TaskStatus | undefined => pass.tasks[[...scope, t].join('.')];
+    // ignore_upstream_failure: a failed producer's outputs are absent, and the input's default applies
+    const tolerant = task.triggerPolicy?.strategy === 'ALL_UPSTREAM_TASKS_COMPLETED';
     for (const [name, p] of Object.entries(task.inputs?.parameters ?? {})) {
       let v: unknown;
       if (p.componentInputParameter !== undefined) v = outer.parameters[p.componentInputParameter];
       else if (p.taskOutputParameter) {
-        v = upstream(p.taskOutputParameter.producerTask)?.outputs?.parameters[p.taskOutputParameter.outputParameterKey];
-        if (v === undefined) throw new TaskFailure(`task ${path}: input ${name}: task ${p.taskOutputParameter.producerTask} produced no parameter ${p.taskOutputParameter.outputParameterKey}`);
+        const prod = upstream(p.taskOutputParameter.producerTask);
+        v = prod?.outputs?.parameters[p.taskOutputParameter.outputParameterKey];
+        if (v === undefined && !(tolerant && prod?.state !== SUCCEEDED)) throw new TaskFailure(`task ${path}: input ${name}: task ${p.taskOutputParameter.producerTask} produced no parameter ${p.taskOutputParameter.outputParameterKey}`);
       } else if (p.runtimeValue) v = p.runtimeValue.constant;
+      else if (p.taskFinalStatus) {
+        const producer = p.taskFinalStatus.producerTask;
+        const prod = upstream(producer);
+        v = {
+          state: finalStatusState(prod?.state), pipelineJobResourceName: pass.run.metadata.name, pipelineTaskName: producer,
+          error: isFailed(prod?.state) ? { code: prod?.state === CANCELED ? 1 : 2, message: prod?.message ?? `task ${producer} failed` } : {},
+        };
+      }
       if (p.parameterExpressionSelector && v !== undefined && v !== null) {
         try {
           v = selectParameter(p.parameterExpressionSelector, v);
@@ -450,14 +736,22 @@ export class RunReconciler {
       let list: RunArtifact[] | undefined;
       if (a.componentInputArtifact !== undefined) list = outer.artifacts[a.componentInputArtifact];
       else if (a.taskOutputArtifact) {
-        list = upstream(a.taskOutputArtifact.producerTask)?.outputs?.artifacts[a.taskOutputArtifact.outputArtifactKey];
-        if (!list) throw new TaskFailure(`task ${path}: input ${name}: task ${a.taskOutputArtifact.producerTask} produced no artifact ${a.taskOutputArtifact.outputArtifactKey}`);
+        const prod = upstream(a.taskOutputArtifact.producerTask);
+        list = prod?.outputs?.artifacts[a.taskOutputArtifact.outputArtifactKey];
+        if (!list && !(tolerant && prod?.state !== SUCCEEDED) && prod?.state !== SKIPPED) throw new TaskFailure(`task ${path}: input ${name}: task ${a.taskOutputArtifact.producerTask} produced no artifact ${a.taskOutputArtifact.outputArtifactKey}`);
       }
       if (list) resolved.artifacts[name] = list;
     }
     for (const [name, d] of Object.entries(comp.inputDefinitions?.parameters ?? {})) {
+      // a sub-pipeline's own defaults: its tasks read them through componentInputParameter
+      if (comp.dag && resolved.parameters[name] === undefined && d.defaultValue !== undefined && d.defaultValue !== null) resolved.parameters[name] = structuredClone(d.defaultValue);
       if (resolved.parameters[name] === undefined && d.defaultValue === undefined && !d.isOptional && !provided.includes(name)) {
         throw new TaskFailure(`task ${path}: input parameter ${name} has no value and no default`);
+      }
+    }
+    for (const [name, d] of Object.entries(comp.inputDefinitions?.artifacts ?? {})) {
+      if (resolved.artifacts[name] === undefined && !d.isOptional && !provided.includes(name) && !comp.dag) {
+        throw new TaskFailure(`task ${path}: input artifact ${name} has no value`);
       }
     }
     return resolved;
@@ -488,20 +782,49 @@ export class RunReconciler {
     env.push({ name: 'VIRTUAL_ENV', value: dirname(binDir) });
   }
 
-  private planPod(pass: Pass, path: string, task: PipelineTaskSpec, comp: ComponentSpec, scope: string[], outer: RunOutputs): void {
+  /** A leaf task that is ready: a Pod, or work the controller does itself (importer, CreatePVC, DeletePVC). */
+  private planTask(pass: Pass, path: string, task: PipelineTaskSpec, comp: ComponentSpec, scope: string[], outer: RunOutputs): void {
     const { run, spec } = pass;
-    const podName = podNameFor(run, path);
+    let rec = pass.tasks[path];
+    if (rec?.retryAt) {
+      const due = Date.parse(rec.retryAt);
+      if (due > Date.parse(pass.at)) {
+        pass.wakeAt = Math.min(pass.wakeAt ?? Infinity, due);
+        return;
+      }
+    }
+    const attempt = rec?.attempt ?? 0;
+    const podName = podNameFor(run, path, pass.generation, attempt);
     if (pass.pods.has(podName)) {
       // created by a pass whose status write was lost: adopt it
-      pass.tasks[path] = { state: RunStates.running, podName, startedAt: pass.at };
+      pass.tasks[path] = { ...(rec ?? { startedAt: pass.at }), state: RUNNING, podName };
+      delete pass.tasks[path].retryAt;
       return;
     }
-    const container = spec.deploymentSpec?.executors?.[comp.executorLabel ?? '']?.container;
-    if (!container) throw new TaskFailure(`task ${path}: executor ${comp.executorLabel ?? ''} has no container`);
-    const rec = this.startTask(pass, path, task, comp, scope, outer);
-    if (rec.state !== RunStates.running) return;
+    const exec = spec.deploymentSpec?.executors?.[comp.executorLabel ?? ''];
+    if (!rec) {
+      rec = this.startTask(pass, path, task, comp, scope, outer);
+      if (rec.state !== RUNNING) return;
+    }
     const inputs = rec.inputs ?? emptyOutputs();
-    delete rec.inputs; // container tasks keep only their executor input, on the Pod
+    if (exec?.importer) {
+      let outputs: RunOutputs;
+      try {
+        outputs = importArtifact(exec.importer, inputs);
+      } catch (e) {
+        throw new TaskFailure(`task ${path} failed: ${(e as Error).message}`);
+      }
+      pass.tasks[path] = { ...rec, state: SUCCEEDED, finishedAt: pass.at, outputs, kind: 'importer' };
+      return;
+    }
+    const container = exec?.container;
+    if (!container) throw new TaskFailure(`task ${path}: executor ${comp.executorLabel ?? ''} has no container`);
+    const special = controllerTaskKind(container);
+    if (special) {
+      rec.kind = special;
+      pass.deferred.push({ path, kind: special, inputs });
+      return;
+    }
     const executionId = podName.slice(-8);
     const taskRoot = taskRootUri({ pipelineRoot: pass.root, pipelineName: spec.pipelineInfo.name, runId: run.metadata.uid, taskName: path.split('.').join('/'), executionId });
     const parameters: Record<string, InputParameterArg> = {};
@@ -525,23 +848,102 @@ export class RunReconciler {
     };
     const command = resolvePlaceholders(container.command ?? [], ctx);
     const args = resolvePlaceholders(container.args ?? [], ctx);
-    // the launcher's prepareOutputFolders
-    mkdirSync(`${taskRoot}/output_parameters`, { recursive: true });
-    for (const list of Object.values(executorInput.outputs.artifacts) as ArtifactList[]) for (const a of list.artifacts) mkdirSync(dirname(a.uri), { recursive: true });
     const env = [...(container.env ?? []).map((e) => ({ name: e.name, value: e.value ?? '' })), { name: 'KFP_POD_NAME', value: podName }, { name: 'KFP_RUN_ID', value: run.metadata.uid }];
     if (this.opts.python) env.push({ name: 'PATH', value: `${dirname(this.opts.python)}:${process.env['PATH'] ?? '/usr/bin:/bin'}` });
-    pass.toCreate.push({
+    const annotations: Record<string, string> = {
+      [RunAnnotations.taskPath]: path, [RunAnnotations.component]: task.componentRef.name, [RunAnnotations.executorInput]: JSON.stringify(executorInput),
+      [RunAnnotations.runName]: run.metadata.name, [RunAnnotations.attempt]: String(attempt),
+    };
+    if (task.retryPolicy && Number(task.retryPolicy.maxRetryCount ?? 0) > 0) annotations[RunAnnotations.retryPolicy] = JSON.stringify(task.retryPolicy);
+    let resources: ReturnType<typeof containerResources>;
+    try {
+      resources = containerResources(container.resources, (v) => resolvePlaceholders([v], ctx)[0] ?? v);
+    } catch (e) {
+      throw new TaskFailure(`task ${path}: resources: ${(e as Error).message}`);
+    }
+    const pod = {
       apiVersion: 'v1', kind: 'Pod',
       metadata: {
         name: podName, namespace: run.metadata.namespace,
         labels: { [RunLabels.run]: run.metadata.name, [RunLabels.task]: (path.split('.').pop() ?? path).slice(0, 63) },
-        annotations: { [RunAnnotations.taskPath]: path, [RunAnnotations.component]: task.componentRef.name, [RunAnnotations.executorInput]: JSON.stringify(executorInput) },
+        annotations,
         ownerReferences: [ownerRefTo(run)],
       },
-      spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: container.image, command, args, env }] },
-    } as unknown as PodObject);
-    pass.tasks[path] = { state: RunStates.running, podName, startedAt: pass.at };
+      spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: container.image, command, args, env, ...(resources ? { resources } : {}) }] },
+    } as unknown as PodObject;
+    // kfp-kubernetes: volumes, secrets, config maps, timeouts ... on this task's Pod
+    let pvcNames: string[] = [];
+    const config = executorConfig(run.spec.platformSpec, comp.executorLabel ?? '');
+    if (config !== undefined) {
+      const resolve = (ps: unknown, field: string): unknown => this.resolvePlatformParam(pass, path, scope, outer, ps, field);
+      try {
+        const r = applyKubernetesConfig(pod, config, resolve);
+        pvcNames = r.pvcNames;
+        if (r.notes.length) pass.notes.set(path, r.notes);
+      } catch (e) {
+        throw new TaskFailure(`task ${path}: its platform config (${comp.executorLabel ?? ''}): ${(e as Error).message}`);
+      }
+    }
+    if (cachingEnabled(task, run.spec.enableCaching)) {
+      const fingerprint = cacheFingerprint({ task, component: comp, container, inputs, pvcNames });
+      annotations[RunAnnotations.fingerprint] = fingerprint;
+    }
+    // the launcher's prepareOutputFolders
+    mkdirSync(`${taskRoot}/output_parameters`, { recursive: true });
+    for (const list of Object.values(executorInput.outputs.artifacts) as ArtifactList[]) for (const a of list.artifacts) mkdirSync(dirname(a.uri), { recursive: true });
+    pass.toCreate.push(pod);
+    pass.tasks[path] = { ...rec, state: RUNNING, podName, attempt: rec.attempt };
+    if (pass.tasks[path].attempt === undefined) delete pass.tasks[path].attempt;
+    delete pass.tasks[path].retryAt;
   }
+
+  /** A parameter spec inside a platform config: a constant, the parent DAG's input, or an upstream task's output. */
+  private resolvePlatformParam(pass: Pass, path: string, scope: string[], outer: RunOutputs, ps: unknown, field: string): unknown {
+    const p = (ps ?? {}) as { runtimeValue?: { constant?: unknown }; componentInputParameter?: string; taskOutputParameter?: { producerTask: string; outputParameterKey: string }; constant?: unknown };
+    if (p.runtimeValue) return p.runtimeValue.constant;
+    if (p.componentInputParameter !== undefined) {
+      // inside a sub-DAG the parent's inputs are the pipelinechannel names the task was given
+      // an optional input that was not given: the entry is skipped (and noted), as the KFP driver does
+      return outer.parameters[p.componentInputParameter];
+    }
+    if (p.taskOutputParameter) {
+      const prod = pass.tasks[[...scope, p.taskOutputParameter.producerTask].join('.')];
+      const v = prod?.outputs?.parameters[p.taskOutputParameter.outputParameterKey];
+      if (v === undefined) throw new Error(`${field}: task ${p.taskOutputParameter.producerTask} produced no parameter ${p.taskOutputParameter.outputParameterKey}`);
+      return v;
+    }
+    if (p.constant !== undefined) return p.constant;
+    throw new Error(`${field}: no value (expected runtimeValue, componentInputParameter or taskOutputParameter) for task ${path}`);
+  }
+}
+
+/** What a Pod consumed, from its executor input: the lineage of its task. */
+function podInputs(pod: PodObject): RunOutputs {
+  const ei = parseJson<ExecutorInput>(pod.metadata.annotations?.[RunAnnotations.executorInput]);
+  const out = emptyOutputs();
+  if (!ei) return out;
+  Object.assign(out.parameters, ei.inputs?.parameterValues ?? {});
+  for (const [name, list] of Object.entries(ei.inputs?.artifacts ?? {})) {
+    out.artifacts[name] = (list as ArtifactList).artifacts.map((a) => ({ name: a.name ?? name, uri: a.uri ?? '', type: { ...(a.type ?? {}) }, metadata: { ...(a.metadata ?? {}) } }));
+  }
+  return out;
+}
+
+function parseJson<T>(text: string | undefined): T | undefined {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The first failed task with no failed task inside it: the one that failed the run. */
+function firstFailedLeaf(tasks: Record<string, TaskStatus>, prefix = ''): [string, TaskStatus] | undefined {
+  const failed = Object.entries(tasks).filter(([p, r]) => p.startsWith(prefix) && isFailed(r.state));
+  const leaves = failed.filter(([p]) => !failed.some(([q]) => q.startsWith(`${p}.`)));
+  leaves.sort((a, b) => (a[1].finishedAt ?? '').localeCompare(b[1].finishedAt ?? ''));
+  return leaves[0];
 }
 
 /** A loop's items: `raw` (a JSON list as a string) or the list in one of the loop task's inputs. */
@@ -565,4 +967,13 @@ function loopItems(path: string, it: NonNullable<PipelineTaskSpec['parameterIter
   } else throw new TaskFailure(`task ${path}: parameterIterator has neither items.raw nor items.inputParameter`);
   if (!Array.isArray(items)) throw new TaskFailure(`task ${path}: loop items must be a list, got ${JSON.stringify(items)}`);
   return items;
+}
+
+/** An artifact loop's items: the artifacts of the loop task's input `items.inputArtifact`. */
+function loopArtifacts(path: string, it: NonNullable<PipelineTaskSpec['artifactIterator']>, inputs: RunOutputs): RunArtifact[] {
+  const name = it.items.inputArtifact;
+  if (name === undefined) throw new TaskFailure(`task ${path}: artifactIterator has no items.inputArtifact`);
+  const list = inputs.artifacts[name];
+  if (!list) throw new TaskFailure(`task ${path}: loop input artifact ${name} has no value`);
+  return list;
 }
