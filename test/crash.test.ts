@@ -61,7 +61,7 @@ describe('crash recovery', () => {
     await server.until('no processes', async () => processesWith(marker).length === 0, 10_000);
   });
 
-  it('finishes a pipeline run after kill -9, running no task twice', async () => {
+  it('finishes a 20-task pipeline run after three kill -9s, running no task twice', async () => {
     const python = join(repoRoot, '.venv', 'bin', 'python');
     assert.ok(existsSync(python), 'scripts/setup.sh makes .venv');
     const dir = mkdtempSync(join(tmpdir(), 'skiff-crash-run-'));
@@ -73,7 +73,7 @@ describe('crash recovery', () => {
       const submitted = await server.cli(['run', compiled, '-p', `log=${log}`]);
       assert.equal(submitted.code, 0, submitted.stderr);
       const name = /run\.pipelines\.kubeflow\.org\/(\S+) created/.exec(submitted.stdout)?.[1] ?? '';
-      for (const pause of [1200, 1500]) {
+      for (const pause of [1200, 1500, 1500]) {
         await sleep(pause);
         await server.crash();
         await sleep(300);
@@ -84,9 +84,15 @@ describe('crash recovery', () => {
         return ['SUCCEEDED', 'FAILED'].includes(r.status?.state) ? r : undefined;
       }, 90_000);
       assert.equal(run.status.state, 'SUCCEEDED', JSON.stringify(run.status));
-      assert.equal(run.status.outputs.parameters.Output, 8);
+      assert.equal(run.status.outputs.parameters.Output, 20);
       const steps = readFileSync(log, 'utf8').trim().split('\n');
-      assert.deepEqual(steps, ['0', '1', '2', '3', '4', '5', '6', '7']);
+      assert.deepEqual(steps, Array.from({ length: 20 }, (_, i) => String(i)), 'every step ran exactly once');
+      // one Pod per task, each recorded once: no task started twice and no output was recorded twice
+      const pods = (await server.get(`/api/v1/namespaces/default/pods?labelSelector=pipelines.kubeflow.org/run=${name}`)).items;
+      assert.equal(pods.length, 20);
+      const tasks = Object.entries(run.status.tasks as Record<string, { state: string; podName?: string }>);
+      assert.equal(tasks.length, 20);
+      assert.equal(new Set(tasks.map(([, t]) => t.podName)).size, 20);
     } finally {
       await server.cleanup();
     }

@@ -12,7 +12,7 @@ interface RunStatus {
   state?: string;
   message?: string;
   failedTask?: string;
-  tasks?: Record<string, { state?: string; podName?: string; message?: string }>;
+  tasks?: Record<string, { state?: string; podName?: string; message?: string; cachedFrom?: string }>;
   outputs?: { parameters?: Record<string, unknown>; artifacts?: Record<string, { uri?: string }[]> };
 }
 
@@ -47,15 +47,17 @@ function dnsName(s: string): string {
 export const command: Command = {
   name: 'run',
   summary: 'Run a pipeline compiled by the kfp SDK',
-  usage: 'skiff run PIPELINE.yaml [-p NAME=VALUE ...] [--watch] [-n NS]',
+  usage: 'skiff run PIPELINE.yaml [-p NAME=VALUE ...] [--watch] [--no-cache] [-n NS]',
   description: `
 Submits the compiled pipeline (PipelineSpec YAML or JSON, with its platform spec if present) as a Run.
 Parameters are typed as the pipeline declares them. With --watch, prints each task's state as it
-changes and exits non-zero when the run fails.`,
+changes and exits non-zero when the run fails. Tasks are cached as the kfp SDK asks (enable_caching):
+a task run before with the same inputs and command reuses its outputs; --no-cache runs every task.`,
   flags: [
     NAMESPACE_FLAG,
     { name: 'param', short: 'p', type: 'strings', valueName: 'NAME=VALUE', description: 'a pipeline parameter (repeatable)' },
     { name: 'watch', short: 'w', type: 'boolean', description: 'follow the run until it ends' },
+    { name: 'no-cache', type: 'boolean', description: 'run every task, even those whose outputs are cached' },
   ],
 
   async run(ctx: Context) {
@@ -88,7 +90,7 @@ changes and exits non-zero when the run fails.`,
       apiVersion: 'pipelines.kubeflow.org/v2beta1',
       kind: 'Run',
       metadata: { generateName: `${dnsName(String(pipelineSpec.pipelineInfo.name))}-` },
-      spec: { pipelineSpec, ...(platformSpec ? { platformSpec } : {}), parameters },
+      spec: { pipelineSpec, ...(platformSpec ? { platformSpec } : {}), parameters, ...(ctx.args.boolean('no-cache') ? { enableCaching: false } : {}) },
     };
     const created = await ctx.client.request<KObject>('POST', runsPath(ctx.namespace), { body });
     const name = String(created.metadata?.name);
@@ -109,10 +111,10 @@ async function watchRun(ctx: Context, name: string): Promise<number> {
         const line = `${t.state ?? 'PENDING'}${t.message ? `: ${t.message}` : ''}`;
         if (seen.get(task) !== line) {
           seen.set(task, line);
-          await ctx.out(`  ${task.padEnd(32)} ${line}\n`);
+          await ctx.out(`  ${task.padEnd(32)} ${line}${t.cachedFrom ? ` (cached from ${t.cachedFrom})` : ''}\n`);
         }
       }
-      if (status.state === 'SUCCEEDED' || status.state === 'FAILED') {
+      if (status.state === 'SUCCEEDED' || status.state === 'FAILED' || status.state === 'CANCELED') {
         await ctx.out(`run ${name} ${status.state}${status.message ? `: ${status.message}` : ''}\n`);
         for (const [k, v] of Object.entries(status.outputs?.parameters ?? {})) await ctx.out(`  output ${k} = ${JSON.stringify(v)}\n`);
         for (const [k, list] of Object.entries(status.outputs?.artifacts ?? {})) for (const a of list) await ctx.out(`  output ${k}: ${a.uri ?? ''}\n`);
