@@ -1,13 +1,14 @@
 // Every kind Skiff serves, in one registry.
 import { batchKinds } from './batch.js';
 import { coreKinds } from './core.js';
+import { kfpKinds } from './kfp-objects.js';
 import { pipelineKinds } from './pipelines.js';
 import { KindRegistry } from './registry.js';
 import type { KindDef } from './registry.js';
 
 /** The kinds the server serves: each has its controllers wired in src/server/main.ts. */
 export function defaultRegistry(): KindRegistry {
-  return new KindRegistry().register(...coreKinds, ...batchKinds, ...pipelineKinds);
+  return new KindRegistry().register(...coreKinds, ...batchKinds, ...pipelineKinds, ...kfpKinds);
 }
 
 function find(defs: KindDef[], kind: string): KindDef {
@@ -29,4 +30,8 @@ export const Kinds = {
   Job: find(batchKinds, 'Job'),
   Run: find(pipelineKinds, 'Run'),
   TaskCache: find(pipelineKinds, 'TaskCache'),
+  Pipeline: find(kfpKinds, 'Pipeline'),
+  PipelineVersion: find(kfpKinds, 'PipelineVersion'),
+  Experiment: find(kfpKinds, 'Experiment'),
+  RecurringRun: find(kfpKinds, 'RecurringRun'),
 } as const;

@@ -33,7 +33,8 @@ export interface RunSpec {
   terminate?: boolean;
   /**
    * raised by one to retry a FAILED or CANCELED run: its failed, canceled and not-yet-run tasks run
-   * again, succeeded ones keep their outputs (KFP's RetryRun)
+   * again, succeeded ones keep their outputs (KFP's RetryRun). Retrying a terminated run sets
+   * terminate back to false in the same update.
    */
   retryGeneration?: number;
   /** false turns caching off for every task of the run, whatever the tasks' cachingOptions say */
@@ -129,7 +130,10 @@ function validateRun(obj: KObject, old?: KObject): FieldError[] {
     }
     const was = (old.spec ?? {}) as RunSpec;
     const is = (obj.spec ?? {}) as RunSpec;
-    if (was.terminate === true && is.terminate !== true) v.add('spec.terminate', 'FieldValueForbidden', 'Forbidden: a terminated run cannot be un-terminated');
+    // only a retry (retryGeneration raised in the same update) takes a termination back
+    if (was.terminate === true && is.terminate !== true && !((is.retryGeneration ?? 0) > (was.retryGeneration ?? 0))) {
+      v.add('spec.terminate', 'FieldValueForbidden', 'Forbidden: a terminated run cannot be un-terminated, only retried (raise retryGeneration)');
+    }
     if ((is.retryGeneration ?? 0) < (was.retryGeneration ?? 0)) v.add('spec.retryGeneration', 'FieldValueInvalid', 'Invalid value: retryGeneration may only grow');
   }
   v.dnsSubdomain('metadata.name', obj.metadata.name);

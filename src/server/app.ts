@@ -8,6 +8,7 @@ import type { Client, PatchType } from '../store/client.js';
 import type { DeleteOptions } from '../store/store.js';
 import { parseBody, readBody, send, sendError } from './body.js';
 import { apiGroupList, apiResourceList, apiVersions, openApi } from './discovery.js';
+import { KfpApi } from './kfp/api.js';
 
 export interface PodLogOptions {
   container?: string;
@@ -32,6 +33,8 @@ export interface AppDeps {
   ready: () => boolean;
   /** periodic bookmark interval for watches that ask for them */
   bookmarkMs?: number;
+  /** the run controller's default pipeline root, for the KFP API's artifact read-back */
+  pipelineRoot?: string;
 }
 
 interface Target {
@@ -60,9 +63,11 @@ function qBool(url: URL, name: string): boolean {
 
 export class App {
   private readonly openapiDoc: unknown;
+  private readonly kfp: KfpApi;
 
   constructor(private readonly deps: AppDeps) {
     this.openapiDoc = openApi(deps.registry, deps.version);
+    this.kfp = new KfpApi({ client: deps.client, version: deps.version, pipelineRoot: deps.pipelineRoot });
   }
 
   /** node:http request listener */
@@ -91,6 +96,8 @@ export class App {
       case '/openapi.json':
         return send(res, 200, this.openapiDoc);
     }
+    // the KFP v2beta1 REST API (kfp.Client) before the Kubernetes-style /apis/{group}/{version}
+    if (path === '/apis/v2beta1' || path.startsWith('/apis/v2beta1/')) return this.kfp.handle(req, res, url, path);
     const segs = path.split('/').filter(Boolean).map(decodeURIComponent);
     let group: string;
     let version: string;

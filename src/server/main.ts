@@ -19,6 +19,7 @@ import { Environments } from '../substrate/local/environments.js';
 import { LocalSubstrate } from '../substrate/local/index.js';
 import { addJobController } from '../workloads/jobs/controller.js';
 import { PythonEnvironments } from '../workloads/pipelines/python-envs.js';
+import { addRecurringRunController } from '../workloads/pipelines/recurring-run-controller.js';
 import { addRunController } from '../workloads/pipelines/run-controller.js';
 import { App } from './app.js';
 import type { SkiffOptions } from './config.js';
@@ -81,14 +82,16 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   addNamespaceController(manager, client, registry);
   addJobController(manager, { client, recorder: new EventRecorder(client, 'job-controller'), podBackoffBaseMs: config.jobPodBackoffMs, podBackoffMaxMs: config.jobPodBackoffMaxMs });
   const basePython = join(repoRoot, '.venv', 'bin', 'python');
+  const pipelineRoot = join(config.dataDir, 'pipeline-root');
   addRunController(manager, {
     client, recorder: new EventRecorder(client, 'pipeline-runner'),
-    pipelineRoot: join(config.dataDir, 'pipeline-root'),
+    pipelineRoot,
     ...(existsSync(basePython) ? { python: basePython, environments: new PythonEnvironments({ root: join(config.dataDir, 'python-envs'), basePython, log }) } : {}),
   });
+  addRecurringRunController(manager, { client, recorder: new EventRecorder(client, 'recurring-run-controller') });
   const gc = new GarbageCollector(client, store, registry, log);
   let ready = false;
-  const app = new App({ client, registry, logs: substrate, version, ready: () => ready });
+  const app = new App({ client, registry, logs: substrate, version, ready: () => ready, pipelineRoot });
   const server = createServer(app.handle);
   server.keepAliveTimeout = 5000;
   await new Promise<void>((resolve, reject) => {

@@ -408,13 +408,13 @@ export class RunReconciler {
   }
 
   /**
-   * KFP's RetryRun: a FAILED run goes on from where it stopped. Failed and canceled tasks (and the
+   * KFP's RetryRun: a FAILED or CANCELED run goes on from where it stopped. Failed and canceled tasks (and the
    * DAGs holding them) lose their records and run again, as new Pods; succeeded tasks keep theirs.
    */
   private async retry(run: RunObject, generation: number): Promise<void> {
     const status: RunStatus = clone(run.status ?? {});
     status.retryGeneration = generation;
-    if (status.state === FAILED && !run.spec.terminate) {
+    if ((status.state === FAILED || status.state === CANCELED) && !run.spec.terminate) {
       const tasks = status.tasks ?? {};
       for (const [path, rec] of Object.entries(tasks)) if (!isSettled(rec.state)) delete tasks[path];
       status.state = RUNNING;
@@ -428,7 +428,7 @@ export class RunReconciler {
       this.opts.recorder.event(run, 'Normal', 'Retrying', `retry ${generation}: failed tasks run again`);
       return;
     }
-    // nothing to retry (a run that succeeded, or was terminated): just acknowledge the request
+    // nothing to retry (a run that succeeded, or one still terminated): just acknowledge the request
     await this.opts.client.updateStatus<Run>({ ...run, status });
   }
 
