@@ -34,3 +34,16 @@ if ! [[ -f "$out" && "$out" -nt "$src" ]]; then
   mv -f "$tmp" "$out"
   echo "built $out"
 fi
+
+# The client that starts lightweight Python components from a warm, forked interpreter.
+src=native/skiff-pyfork.c
+out=build/skiff-pyfork
+if ! [[ -x "$out" && "$out" -nt "$src" ]]; then
+  tmp="$out.tmp.$$"
+  tmps+=("$tmp")
+  static=-static
+  echo 'int main(void) { return 0; }' | "$cc" -static -x c -o "$tmp" - 2>/dev/null || static=
+  "$cc" -O2 -Wall -Wextra $static -o "$tmp" "$src"
+  mv -f "$tmp" "$out"
+  echo "built $out"
+fi

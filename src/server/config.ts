@@ -24,6 +24,8 @@ export interface SkiffOptions {
   eventTTL?: string | number;
   /** print every controller retry, not only failures that keep coming back */
   verbose?: boolean;
+  /** start lightweight kfp components from a warm, forked Python (default true) */
+  pythonZygote?: boolean;
 }
 
 export interface SkiffConfig {
@@ -40,6 +42,7 @@ export interface SkiffConfig {
   watchHistory: number;
   eventTtlMs: number;
   verbose: boolean;
+  pythonZygote: boolean;
 }
 
 const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -85,5 +88,6 @@ export function compileConfig(opts: SkiffOptions): SkiffConfig {
     watchHistory: o.watchHistory ?? 50_000,
     eventTtlMs: parseDuration(o.eventTTL ?? '1h', 'eventTTL'),
     verbose: o.verbose ?? process.env.SKIFF_VERBOSE === '1',
+    pythonZygote: o.pythonZygote ?? process.env.SKIFF_PYTHON_ZYGOTE !== '0',
   };
 }

@@ -21,6 +21,7 @@ import { addJobController } from '../workloads/jobs/controller.js';
 import { PythonEnvironments } from '../workloads/pipelines/python-envs.js';
 import { addRecurringRunController } from '../workloads/pipelines/recurring-run-controller.js';
 import { addRunController } from '../workloads/pipelines/run-controller.js';
+import { PythonZygote } from '../workloads/pipelines/zygote.js';
 import { App } from './app.js';
 import type { SkiffOptions } from './config.js';
 import { compileConfig } from './config.js';
@@ -83,10 +84,15 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   addJobController(manager, { client, recorder: new EventRecorder(client, 'job-controller'), podBackoffBaseMs: config.jobPodBackoffMs, podBackoffMaxMs: config.jobPodBackoffMaxMs });
   const basePython = join(repoRoot, '.venv', 'bin', 'python');
   const pipelineRoot = join(config.dataDir, 'pipeline-root');
+  const zygoteOpts = { python: basePython, script: join(repoRoot, 'python', 'skiff_zygote.py'), client: join(repoRoot, 'build', 'skiff-pyfork') };
+  const zygote = config.pythonZygote && PythonZygote.available(zygoteOpts) ? new PythonZygote({ ...zygoteOpts, dir: join(config.dataDir, 'python-zygote') }) : undefined;
+  // warmed at start-up, so the first task does not wait for it
+  if (zygote) void zygote.ensure();
   addRunController(manager, {
     client, recorder: new EventRecorder(client, 'pipeline-runner'),
     pipelineRoot,
     ...(existsSync(basePython) ? { python: basePython, environments: new PythonEnvironments({ root: join(config.dataDir, 'python-envs'), basePython, log }) } : {}),
+    ...(zygote ? { zygote } : {}),
   });
   addRecurringRunController(manager, { client, recorder: new EventRecorder(client, 'recurring-run-controller') });
   const gc = new GarbageCollector(client, store, registry, log);
@@ -127,6 +133,8 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
       await recorder.flush();
       const left = substrate.runningContainers();
       await substrate.stop();
+      // the zygote finishes the tasks it forked, then exits; a later server starts another
+      zygote?.stop();
       await store.close();
       return left;
     },

@@ -211,6 +211,8 @@ export interface EnsuredEnv {
   binDir: string;
   /** True when this call (or the in-flight build it joined) created the env. */
   fresh: boolean;
+  /** True when nothing had to be installed: the base environment already satisfies the packages. */
+  baseSatisfies?: boolean;
 }
 
 export const ENV_MARKER = '.skiff-complete';
@@ -308,13 +310,28 @@ export class PythonEnvironments {
   async ensure(packages: string[], pipOptions: string[]): Promise<EnsuredEnv> {
     const dir = this.dirFor(packages, pipOptions);
     const binDir = path.join(dir, 'bin');
-    if (await exists(path.join(dir, ENV_MARKER))) return { binDir, fresh: false };
+    if (await exists(path.join(dir, ENV_MARKER))) return { binDir, fresh: false, baseSatisfies: await this.nothingInstalled(dir) };
     let p = this.inflight.get(dir);
     if (!p) {
       p = this.build(dir, PythonEnvironments.normalise(packages, pipOptions)).finally(() => this.inflight.delete(dir));
       this.inflight.set(dir, p);
     }
     return p;
+  }
+
+  private readonly installedCache = new Map<string, boolean>();
+
+  private async nothingInstalled(dir: string): Promise<boolean> {
+    let v = this.installedCache.get(dir);
+    if (v === undefined) {
+      try {
+        v = (JSON.parse(await fsp.readFile(path.join(dir, ENV_META), 'utf8')) as { installed?: boolean }).installed === false;
+      } catch {
+        v = false;
+      }
+      this.installedCache.set(dir, v);
+    }
+    return v;
   }
 
   private async py(cmd: string, args: string[], what: string, timeoutMs = 120_000): Promise<RunResult> {
@@ -325,7 +342,7 @@ export class PythonEnvironments {
 
   private async build(dir: string, n: { packages: string[]; pipOptions: string[] }): Promise<EnsuredEnv> {
     const binDir = path.join(dir, 'bin');
-    if (await exists(path.join(dir, ENV_MARKER))) return { binDir, fresh: false };
+    if (await exists(path.join(dir, ENV_MARKER))) return { binDir, fresh: false, baseSatisfies: await this.nothingInstalled(dir) };
     const tmp = `${dir}.tmp-${process.pid}`;
     const started = Date.now();
     await fsp.mkdir(this.root, { recursive: true });
@@ -367,14 +384,14 @@ export class PythonEnvironments {
         if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw e;
         if (await exists(path.join(dir, ENV_MARKER))) {
           await fsp.rm(tmp, { recursive: true, force: true });
-          return { binDir, fresh: false };
+          return { binDir, fresh: false, baseSatisfies: await this.nothingInstalled(dir) };
         }
         // an incomplete directory that isn't ours to wait for (never published by us): replace it
         await fsp.rm(dir, { recursive: true, force: true });
         await fsp.rename(tmp, dir);
       }
       this.log(`python-envs: ready ${path.basename(dir)} in ${Date.now() - started} ms`);
-      return { binDir, fresh: true };
+      return { binDir, fresh: true, baseSatisfies: !installed };
     } catch (e) {
       await fsp.rm(tmp, { recursive: true, force: true }).catch(() => {});
       throw e;

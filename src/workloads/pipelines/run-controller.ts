@@ -36,6 +36,8 @@ import { applyKubernetesConfig, containerResources, executorConfig } from './pla
 import { readBackOutputs } from './read-back.js';
 import type { PythonEnvironments } from './python-envs.js';
 import { parsePipBootstrap } from './python-envs.js';
+import type { PythonZygote } from './zygote.js';
+import { lightweightComponent } from './zygote.js';
 
 export interface RunControllerOptions {
   client: Client;
@@ -46,6 +48,8 @@ export interface RunControllerOptions {
   python?: string;
   /** cached environments for lightweight components' `pip install`s; without it the step runs as written */
   environments?: PythonEnvironments;
+  /** a warm, forking Python for lightweight components that need nothing beyond the base environment */
+  zygote?: PythonZygote;
 }
 
 export const RunAnnotations = {
@@ -772,14 +776,40 @@ export class RunReconciler {
     const packages = boot.packages.filter((p) => !/^kfp\s*([<>=!~;[]|$)/i.test(p.trim()));
     c.command = boot.rest.command;
     c.args = boot.rest.args;
-    if (packages.length === 0) return;
-    const { binDir } = await envs.ensure(packages, boot.pipOptions);
+    if (packages.length === 0) {
+      await this.useZygote(pod);
+      return;
+    }
+    const { binDir, baseSatisfies } = await envs.ensure(packages, boot.pipOptions);
+    if (baseSatisfies) {
+      // e.g. `typing-extensions; python_version<"3.9"`: nothing to add to the base environment
+      await this.useZygote(pod);
+      return;
+    }
     const env = (c.env ??= []);
     const path = env.find((e: { name: string; value?: string }) => e.name === 'PATH');
     const rest = path?.value ?? process.env['PATH'] ?? '/usr/bin:/bin';
     if (path) path.value = `${binDir}:${rest}`;
     else env.push({ name: 'PATH', value: `${binDir}:${rest}` });
     env.push({ name: 'VIRTUAL_ENV', value: dirname(binDir) });
+  }
+
+  /**
+   * A lightweight component on the base environment, in a Pod with no volumes of its own (a forked
+   * child lives in the server's mount namespace, not the Pod's sandbox), starts as a child forked
+   * from the warm zygote: the interpreter and kfp's executor are already loaded. Same argv,
+   * environment, working directory, stdout and stderr as the interpreter it replaces.
+   */
+  private async useZygote(pod: PodObject): Promise<void> {
+    const zygote = this.opts.zygote;
+    const c = pod.spec.containers[0];
+    if (!zygote || !c || (pod.spec.volumes?.length ?? 0) > 0 || (pod.spec.initContainers?.length ?? 0) > 0) return;
+    const lw = lightweightComponent(c.command ?? [], c.args ?? []);
+    if (!lw || !(await zygote.ensure())) return;
+    const file = zygote.componentFile(lw.source);
+    c.command = [zygote.client, '-m', 'kfp.dsl.executor_main', '--component_module_path', file];
+    c.args = lw.args;
+    (c.env ??= []).push({ name: '_KFP_RUNTIME', value: 'true' }, { name: 'SKIFF_ZYGOTE', value: zygote.socket }, { name: 'SKIFF_PYTHON', value: zygote.python });
   }
 
   /** A leaf task that is ready: a Pod, or work the controller does itself (importer, CreatePVC, DeletePVC). */
