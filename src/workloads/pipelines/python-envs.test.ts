@@ -37,6 +37,14 @@ describe('parsePipBootstrap', () => {
     assert.deepEqual(r.rest, { command: RUNNER, args: ARGS });
   });
 
+  it('parses the use_venv bootstrap (a fresh venv over system site-packages): a cached environment is the same', () => {
+    const venv = `python3 -m pip install --quiet 'yapf'  &&  \nexport PIP_DISABLE_PIP_VERSION_CHECK=1\ntmp=$(mktemp -d)\npython3 -m venv "$tmp/venv" --system-site-packages\n. "$tmp/venv/bin/activate"\n python3 -m pip install --quiet 'kfp==2.14.3' '--no-deps'`;
+    const r = parsePipBootstrap(boot(venv), ARGS);
+    assert.ok(r);
+    assert.deepEqual(r.packages, ['yapf', 'kfp==2.14.3']);
+    assert.deepEqual(r.rest, { command: RUNNER, args: ARGS });
+  });
+
   it('handles index urls, chained installs, markers and quoting', () => {
     const cmd = boot(`python3 -m pip install --quiet --index-url https://pypi.org/simple --trusted-host https://pypi.org/simple 'yapf'  &&  python3 -m pip install --quiet --index-url https://pypi.org/simple --trusted-host https://pypi.org/simple 'kfp==2.14.3' '--no-deps' 'typing-extensions>=3.7.4,<5; python_version<"3.9"'`);
     const r = parsePipBootstrap(cmd, ARGS);
@@ -101,8 +109,8 @@ describe('parsePipBootstrap', () => {
           if (!command.join(' ').includes('pip install')) {
             assert.equal(r, undefined, where);
             plain++;
-          } else if (script.includes('venv') || !script.includes('"$0" "$@"')) {
-            // the in-venv variant (and hand-written scripts) run unchanged
+          } else if (!script.includes('"$0" "$@"')) {
+            // hand-written scripts run unchanged
             assert.equal(r, undefined, where);
             unchanged++;
           } else {
@@ -155,11 +163,11 @@ describe('PythonEnvironments', { skip: !hasBase && 'no .venv (run scripts/setup.
       t = Date.now();
       const b = await envs.ensure(['typing-extensions>=3.7.4', 'six; python_version<"3"', 'kfp'], []);
       const cachedMs = Date.now() - t;
-      assert.deepEqual(b, { binDir: a.binDir, fresh: false });
+      assert.deepEqual(b, { binDir: a.binDir, fresh: false, baseSatisfies: true });
       assert.equal(calls.length, n, 'no process for a cached env');
       // a second manager (another process, after restart) sees the same env
       const again = await new PythonEnvironments({ root, basePython, run }).ensure(['kfp', 'typing-extensions>=3.7.4', 'six; python_version<"3"'], []);
-      assert.deepEqual(again, { binDir: a.binDir, fresh: false });
+      assert.deepEqual(again, { binDir: a.binDir, fresh: false, baseSatisfies: true });
       assert.equal(calls.length, n);
       console.log(`ensure(): fresh ${freshMs} ms, cached ${cachedMs} ms`);
     } finally { await fsp.rm(root, { recursive: true, force: true }); }
@@ -195,7 +203,7 @@ describe('PythonEnvironments', { skip: !hasBase && 'no .venv (run scripts/setup.
         return r;
       };
       const b = await new PythonEnvironments({ root, basePython, run: racing }).ensure(['kfp'], []);
-      assert.deepEqual(b, { binDir: a.binDir, fresh: false });
+      assert.deepEqual({ binDir: b.binDir, fresh: b.fresh }, { binDir: a.binDir, fresh: false });
       assert.deepEqual(readdirSync(root), [path.basename(dir)], 'loser cleaned up its tmp dir');
     } finally { await fsp.rm(root, { recursive: true, force: true }); }
   });

@@ -30,6 +30,8 @@ interface Token { text: string; quoted: boolean; op?: '&&' }
 
 const ENSUREPIP_BLOCK = /^\s*if\s+!\s+\[\s+-x\s+"\$\(command -v pip\)"\s+\];\s*then\s*\n[\s\S]*?\n\s*fi\s*\n/;
 const EXEC_REST = /&&\s*"\$0"\s+"\$@"\s*$/;
+/** `use_venv=True`: a fresh venv over the system site-packages, activated, before the kfp install */
+const VENV_BLOCK = /&&\s*export\s+PIP_DISABLE_PIP_VERSION_CHECK=1\s+tmp=\$\(mktemp -d\)\s+python3 -m venv "\$tmp\/venv" --system-site-packages\s+\. "\$tmp\/venv\/bin\/activate"\s+/;
 /** Options that only change pip's chatter; dropped. */
 const NOISE_FLAGS = new Set(['-q', '-qq', '-qqq', '--quiet', '--no-warn-script-location', '--disable-pip-version-check', '--no-cache-dir', '--no-input']);
 /** Flags kept (affect what is installed). */
@@ -143,7 +145,8 @@ export function parsePipBootstrap(command: string[], args: string[]): PipBootstr
   if (command.length < 4 || command[0] !== 'sh' || command[1] !== '-c') return undefined;
   let script = command[2]!;
   if (!script.includes('pip install') || !EXEC_REST.test(script)) return undefined;
-  script = script.replace(ENSUREPIP_BLOCK, '').replace(EXEC_REST, '').trim();
+  // a cached environment is what use_venv asks for: the packages, isolated from other tasks
+  script = script.replace(ENSUREPIP_BLOCK, '').replace(EXEC_REST, '').replace(VENV_BLOCK, '&& ').trim();
   // KFP v1 components: `(pip install ... || pip install ... --user) && "$0" "$@"`
   const v1 = /^\(\s*([\s\S]*?)\s*\|\|\s*([\s\S]*?)\s*\)$/.exec(script);
   if (v1) {

@@ -11,8 +11,8 @@
 // ALL_UPSTREAM_TASKS_COMPLETED (exit handlers, ignore_upstream_failure) still run once their
 // upstream tasks are final. A DAG with a failed task fails when nothing in it can move any more.
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { setCondition } from '../../api/conditions.js';
 import type { Pod } from '../../api/core-types.js';
 import { ApiError, StatusReason } from '../../api/errors.js';
@@ -28,7 +28,7 @@ import { cacheEntryName, cacheFingerprint, cachingEnabled } from './cache.js';
 import { evaluateCondition, selectParameter } from './cel.js';
 import { topologicalOrder, upstreamOf } from './dag.js';
 import type { ArtifactList, ExecutorInput, InputArtifactArg, InputParameterArg, JsonValue, ParameterType } from './executor-input.js';
-import { buildExecutorInput, normalizePipelineRoot, taskRootUri } from './executor-input.js';
+import { buildExecutorInput, localPathForUri, normalizePipelineRoot, taskRootUri } from './executor-input.js';
 import { importArtifact } from './importer.js';
 import type { ComponentSpec, PipelineContainerSpec, PipelineSpec, PipelineTaskSpec, RetryPolicy } from './ir.js';
 import { resolvePlaceholders } from './placeholders.js';
@@ -216,8 +216,30 @@ interface Pass {
   wakeAt?: number;
 }
 
+/**
+ * A directory put first on task Pods' PATH where `sh` is bash: images' shells (busybox ash, and bash
+ * itself) accept `[[ ]]` and other extensions the SDK's container components use; this machine's
+ * /bin/sh may be dash, which does not. bash invoked as `sh` runs in POSIX mode.
+ */
+function shellDir(root: string): string | undefined {
+  if (!existsSync('/bin/bash')) return undefined;
+  const dir = join(root, 'bin');
+  const sh = join(dir, 'sh');
+  try {
+    mkdirSync(dir, { recursive: true });
+    if (!existsSync(sh)) symlinkSync('/bin/bash', sh);
+    return dir;
+  } catch {
+    return existsSync(sh) ? dir : undefined;
+  }
+}
+
 export class RunReconciler {
-  constructor(private readonly opts: RunControllerOptions) {}
+  private readonly shellDir: string | undefined;
+
+  constructor(private readonly opts: RunControllerOptions) {
+    this.shellDir = shellDir(join(dirname(opts.pipelineRoot), 'pipeline-shell'));
+  }
 
   async reconcile(key: ObjectKey): Promise<Result> {
     const { client } = this.opts;
@@ -493,7 +515,19 @@ export class RunReconciler {
     for (const [n, p] of Object.entries(ei.outputs.parameters)) files[n] = readIfExists(p.outputFile);
     const r = readBackOutputs({ executorOutputText: readIfExists(ei.outputs.outputFile), outputParameterFiles: files, outputParameters: types, outputArtifacts: ei.outputs.artifacts });
     const artifacts: Record<string, RunArtifact[]> = {};
-    for (const [n, list] of Object.entries(r.artifacts)) artifacts[n] = list.map(toRunArtifact);
+    for (const [n, list] of Object.entries(r.artifacts)) {
+      for (const a of list) {
+        // Artifact.set_path: the launcher uploads from where the component wrote it
+        if (a.customPath && a.uri && existsSync(a.customPath)) {
+          const to = localPathForUri(a.uri);
+          if (to !== a.customPath) {
+            mkdirSync(dirname(to), { recursive: true });
+            cpSync(a.customPath, to, { recursive: true });
+          }
+        }
+      }
+      artifacts[n] = list.map(toRunArtifact);
+    }
     return { parameters: r.parameters, artifacts };
   }
 
@@ -747,6 +781,15 @@ export class RunReconciler {
       if (list) resolved.artifacts[name] = list;
     }
     for (const [name, d] of Object.entries(comp.inputDefinitions?.parameters ?? {})) {
+      // a PipelineTaskFinalStatus input nobody feeds (a component compiled as its own pipeline):
+      // the state of the run so far
+      if (!comp.dag && d.parameterType === 'TASK_FINAL_STATUS' && resolved.parameters[name] === undefined) {
+        const failed = firstFailedLeaf(pass.tasks);
+        resolved.parameters[name] = {
+          state: failed ? 'FAILED' : 'COMPLETE', pipelineJobResourceName: pass.run.metadata.name, pipelineTaskName: pass.spec.pipelineInfo.name,
+          error: failed ? { code: 2, message: failed[1].message ?? `task ${failed[0]} failed` } : {},
+        };
+      }
       // a sub-pipeline's own defaults: its tasks read them through componentInputParameter
       if (comp.dag && resolved.parameters[name] === undefined && d.defaultValue !== undefined && d.defaultValue !== null) resolved.parameters[name] = structuredClone(d.defaultValue);
       if (resolved.parameters[name] === undefined && d.defaultValue === undefined && !d.isOptional && !provided.includes(name)) {
@@ -879,7 +922,8 @@ export class RunReconciler {
     const command = resolvePlaceholders(container.command ?? [], ctx);
     const args = resolvePlaceholders(container.args ?? [], ctx);
     const env = [...(container.env ?? []).map((e) => ({ name: e.name, value: e.value ?? '' })), { name: 'KFP_POD_NAME', value: podName }, { name: 'KFP_RUN_ID', value: run.metadata.uid }];
-    if (this.opts.python) env.push({ name: 'PATH', value: `${dirname(this.opts.python)}:${process.env['PATH'] ?? '/usr/bin:/bin'}` });
+    const searchPath = [this.shellDir, this.opts.python ? dirname(this.opts.python) : undefined, process.env['PATH'] ?? '/usr/bin:/bin'].filter((p) => p);
+    env.push({ name: 'PATH', value: searchPath.join(':') });
     const annotations: Record<string, string> = {
       [RunAnnotations.taskPath]: path, [RunAnnotations.component]: task.componentRef.name, [RunAnnotations.executorInput]: JSON.stringify(executorInput),
       [RunAnnotations.runName]: run.metadata.name, [RunAnnotations.attempt]: String(attempt),
