@@ -275,12 +275,10 @@ export class RunReconciler {
       return {};
     }
     pass.root = normalizePipelineRoot(run.spec.pipelineRoot ?? this.opts.pipelineRoot);
-    // 1. harvest: record what finished Pods produced, and write it before anything else happens
-    if (this.harvest(pass)) {
-      await this.write(pass);
-      await this.writeCache(pass);
-      return pass.wakeAt !== undefined ? { requeueAfter: Math.max(0, pass.wakeAt - Date.now()) } : {};
-    }
+    // 1. harvest: record what finished Pods produced. The same pass goes on to start what that made
+    // ready: a crash before the status write loses nothing, as the next pass harvests the same Pods
+    // again and adopts the Pods this one created (their names are deterministic).
+    this.harvest(pass);
     if (run.spec.terminate) return this.terminate(pass);
     // 2. walk the DAG: resolve sub-DAGs, plan Pods for ready tasks
     const rootResult = this.walk(pass, pass.spec.root, [], { parameters: { ...(run.spec.parameters ?? {}) }, artifacts: {} });
@@ -299,6 +297,7 @@ export class RunReconciler {
       return this.finish(pass, SUCCEEDED, 'Succeeded', 'all tasks succeeded');
     }
     if (!deepEqual(status, run.status)) await this.write(pass);
+    await this.writeCache(pass);
     return pass.wakeAt !== undefined ? { requeueAfter: Math.max(0, pass.wakeAt - Date.now()) } : {};
   }
 
@@ -386,7 +385,8 @@ export class RunReconciler {
   }
 
   private async writeCache(pass: Pass): Promise<void> {
-    for (const entry of pass.cacheWrites) {
+    const entries = pass.cacheWrites.splice(0);
+    for (const entry of entries) {
       try {
         await this.opts.client.create(entry);
       } catch (e) {
@@ -409,6 +409,7 @@ export class RunReconciler {
     else delete status.failedTask;
     setCondition(status, { type: 'Succeeded', status: state === SUCCEEDED ? 'True' : 'False', reason, message }, pass.at);
     await this.write(pass);
+    await this.writeCache(pass);
     this.opts.recorder.event(pass.run, state === SUCCEEDED ? 'Normal' : 'Warning', reason, message);
     return {};
   }
@@ -813,9 +814,13 @@ export class RunReconciler {
   private async prepareEnvironment(pod: PodObject): Promise<void> {
     const envs = this.opts.environments;
     const c = pod.spec.containers[0];
-    if (!envs || !c) return;
-    const boot = parsePipBootstrap(c.command ?? [], c.args ?? []);
-    if (!boot) return;
+    if (!c) return;
+    const boot = envs ? parsePipBootstrap(c.command ?? [], c.args ?? []) : undefined;
+    if (!envs || !boot) {
+      // compiled with install_kfp_package=False, or no cached environments: runs on the base
+      await this.useZygote(pod);
+      return;
+    }
     const packages = boot.packages.filter((p) => !/^kfp\s*([<>=!~;[]|$)/i.test(p.trim()));
     c.command = boot.rest.command;
     c.args = boot.rest.args;
