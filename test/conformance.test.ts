@@ -6,9 +6,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import YAML from 'yaml';
-import { TestServer, repoRoot } from './harness.js';
+import { TestServer } from './harness.js';
+import { conformanceDir } from '../src/conformance-path.js';
 
-const corpus = join(repoRoot, '..', 'shared', 'conformance');
+const corpus = conformanceDir();
 
 /** files that are not whole objects or carry placeholders, with the field the rejection must name */
 const rejected: Record<string, string> = {

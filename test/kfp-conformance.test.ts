@@ -15,8 +15,9 @@ import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import YAML from 'yaml';
 import { TestServer, repoRoot, sleep } from './harness.js';
+import { conformanceDir } from '../src/conformance-path.js';
 
-const corpus = join(repoRoot, '..', 'shared', 'conformance', 'kfp');
+const corpus = join(conformanceDir(), 'kfp');
 const venvPython = join(repoRoot, '.venv', 'bin', 'python');
 const runsPath = '/apis/pipelines.kubeflow.org/v2beta1/namespaces/default/runs';
 const outFile = process.env.SKIFF_KFP_CONFORMANCE_OUT;

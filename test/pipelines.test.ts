@@ -4,8 +4,9 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { TestServer, repoRoot } from './harness.js';
+import { conformanceDir } from '../src/conformance-path.js';
 
-const corpus = join(repoRoot, '..', 'shared', 'conformance', 'kfp', 'pipelines', 'valid');
+const corpus = join(conformanceDir(), 'kfp', 'pipelines', 'valid');
 
 describe('pipeline runs', { skip: !existsSync(corpus) && 'no ../shared/conformance here' }, () => {
   let s: TestServer;

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { CelError, evaluateCel, evaluateCondition, parseCel, selectParameter } from './cel.js';
+import { conformanceDir } from '../../conformance-path.js';
 
-const corpus = resolve(process.cwd(), '../shared/conformance/kfp/pipelines');
+const corpus = join(conformanceDir(), 'kfp/pipelines');
 
 function files(dir: string): string[] {
   const out: string[] = [];

@@ -1,16 +1,15 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, relative } from 'node:path';
 import type { FieldError } from '../../api/errors.js';
 import { PipelineSpecError, parsePipelineFile, reindentQuotedContinuations, type PipelineSpec } from './ir.js';
 import { validatePipelineSpec, validateRunParameters } from './ir-validate.js';
 import { cycles, topologicalOrder, upstreamOf } from './dag.js';
+import { conformanceDir } from '../../conformance-path.js';
 
 // dist/src/workloads/pipelines/ → repo root is 4 levels up; the corpus sits beside the repo.
-const here = dirname(fileURLToPath(import.meta.url));
-const corpus = resolve(here, '../../../..', '../shared/conformance/kfp');
+const corpus = join(conformanceDir(), 'kfp');
 const haveCorpus = existsSync(corpus);
 
 function walk(dir: string): string[] {

@@ -1,8 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, relative } from 'node:path';
 import type { Container, Pod } from '../../api/core-types.js';
 import { coreKinds } from '../../api/core.js';
 import type { FieldError } from '../../api/errors.js';
@@ -10,10 +9,10 @@ import { clone } from '../../api/meta.js';
 import { Validator } from '../../api/validation.js';
 import { parsePipelineFile } from './ir.js';
 import { applyKubernetesConfig, containerResources, executorConfig, NODE_SELECTOR_ANNOTATION, PlatformConfigError, type PlatformResult, type ResolveParam } from './platform.js';
+import { conformanceDir } from '../../conformance-path.js';
 
 // dist/src/workloads/pipelines/ → the repository root is 4 levels up; the corpus sits beside it.
-const here = dirname(fileURLToPath(import.meta.url));
-const corpus = resolve(here, '../../../..', '../shared/conformance/kfp');
+const corpus = join(conformanceDir(), 'kfp');
 const haveCorpus = existsSync(corpus);
 
 function walk(dir: string): string[] {

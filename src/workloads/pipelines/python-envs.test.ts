@@ -6,9 +6,10 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { parsePipBootstrap, PythonEnvironments, defaultRun, ENV_MARKER, ENV_META, type RunFn } from './python-envs.js';
+import { conformanceDir } from '../../conformance-path.js';
 
 const repo = fileURLToPath(new URL('../../../../', import.meta.url));
-const corpus = path.resolve(repo, '../shared/conformance/kfp');
+const corpus = path.join(conformanceDir(), 'kfp');
 const basePython = path.join(repo, '.venv', 'bin', 'python');
 const hasBase = existsSync(basePython);
 

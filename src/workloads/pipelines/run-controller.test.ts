@@ -16,9 +16,10 @@ import { TestEnv } from '../jobs/fake-agent.js';
 import type { PipelineSpec, RetryPolicy } from './ir.js';
 import { parsePipelineFile } from './ir.js';
 import { RunAnnotations, addRunController } from './run-controller.js';
+import { conformanceDir } from '../../conformance-path.js';
 
 const repo = resolve(process.cwd());
-const corpus = resolve(repo, '../shared/conformance/kfp/pipelines/valid');
+const corpus = join(conformanceDir(), 'kfp/pipelines/valid');
 const python = join(repo, '.venv/bin/python');
 
 /**
