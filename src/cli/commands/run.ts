@@ -2,7 +2,6 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { CliError, UsageError } from '../errors.js';
-import { loadYaml } from '../manifests.js';
 import type { KObject } from '../types.js';
 import { NAMESPACE_FLAG, type Command, type Context } from './common.js';
 
@@ -70,14 +69,19 @@ a task run before with the same inputs and command reuses its outputs; --no-cach
     } catch (e) {
       throw new CliError(`${file}: ${(e as Error).message}`);
     }
-    const YAML = await loadYaml();
-    const docs = YAML.parseAllDocuments(text);
-    const firstError = docs.flatMap((d) => d.errors)[0];
-    if (firstError) throw new CliError(`${file}: invalid YAML at line ${firstError.linePos?.[0]?.line ?? '?'}: ${firstError.message.split('\n')[0]}`);
-    const objects = docs.map((d) => d.toJS() as Record<string, any>).filter((o) => o && typeof o === 'object');
-    const pipelineSpec = objects.find((o) => o.pipelineInfo || o.root) ?? objects[0];
-    if (!pipelineSpec?.pipelineInfo?.name) throw new CliError(`${file}: not a compiled pipeline (no pipelineInfo.name)`);
-    const platformSpec = objects.find((o) => o.platforms);
+    // the same reader the server's KFP API uses: it also takes what PyYAML (the kfp SDK) accepts
+    const { parsePipelineFile } = await import('../../workloads/pipelines/ir.js');
+    let pipelineSpec: Record<string, any>;
+    let platformSpec: Record<string, any> | undefined;
+    try {
+      const parsed = parsePipelineFile(text, file);
+      pipelineSpec = parsed.spec as Record<string, any>;
+      platformSpec = parsed.platform as Record<string, any> | undefined;
+    } catch (e) {
+      const errors = (e as { errors?: { field: string; message: string }[] }).errors;
+      const first = errors?.[0];
+      throw new CliError(`${file}: ${first ? `${first.field ? `${first.field}: ` : ''}${first.message}` : (e as Error).message}`);
+    }
     const declared = (pipelineSpec.root?.inputDefinitions?.parameters ?? {}) as Record<string, { parameterType?: string }>;
     const parameters: Record<string, unknown> = {};
     for (const p of ctx.args.strings('param')) {
