@@ -1,0 +1,108 @@
+// The contract between the training kinds (src/api/training.ts: defaults, validation, and the
+// pure renderer of what a job creates) and the training controller (src/workloads/training/):
+// Kubeflow Training Operator jobs (kubeflow.org/v1 PyTorchJob, TFJob, XGBoostJob, PaddleJob,
+// JAXJob, MPIJob) and the mpi-operator's kubeflow.org/v2beta1 MPIJob.
+import type { Condition } from '../../api/conditions.js';
+import type { Pod, PodTemplateSpec } from '../../api/core-types.js';
+import type { KObject } from '../../api/meta.js';
+
+export type ReplicaRestartPolicy = 'Always' | 'OnFailure' | 'Never' | 'ExitCode';
+
+export interface ReplicaSpec {
+  replicas?: number;
+  restartPolicy?: ReplicaRestartPolicy;
+  template: PodTemplateSpec;
+}
+
+export interface SchedulingPolicy {
+  /** gang size: this many replicas start together or none does (default: all of them) */
+  minAvailable?: number;
+  queue?: string;
+  minResources?: Record<string, string>;
+  priorityClass?: string;
+  scheduleTimeoutSeconds?: number;
+}
+
+export interface RunPolicy {
+  cleanPodPolicy?: 'None' | 'Running' | 'All';
+  ttlSecondsAfterFinished?: number;
+  activeDeadlineSeconds?: number;
+  backoffLimit?: number;
+  schedulingPolicy?: SchedulingPolicy;
+  suspend?: boolean;
+  managedBy?: string;
+}
+
+export interface ReplicaStatus {
+  active?: number;
+  succeeded?: number;
+  failed?: number;
+  /** label selector of the replica type's Pods, as text */
+  selector?: string;
+}
+
+export interface TrainingJobStatus {
+  /** Created, Running, Restarting, Succeeded, Failed, Suspended; reasons `<Kind><Reason>` */
+  conditions?: Condition[];
+  replicaStatuses?: Record<string, ReplicaStatus>;
+  startTime?: string;
+  completionTime?: string;
+  lastReconcileTime?: string;
+}
+
+/** Any of the training kinds: its replica specs live under the kind's own field (see TrainingKind). */
+export interface TrainingJob extends KObject {
+  spec: { runPolicy?: RunPolicy; [field: string]: unknown };
+  status?: TrainingJobStatus;
+}
+
+/** One replica as it would run: the Pod fully rendered (name, labels, env, ports, restartPolicy). */
+export interface RenderedReplica {
+  /** canonical replica type, e.g. `Master`, `Worker`, `Launcher` */
+  type: string;
+  index: number;
+  pod: Pod;
+  /** the replica's policy (the Pod's own restartPolicy is `Never` for ExitCode) */
+  restartPolicy: ReplicaRestartPolicy;
+}
+
+/** What a job creates besides its replica Pods: Services, ConfigMaps (MPI hostfile), Secrets ... */
+export interface Rendered {
+  replicas: RenderedReplica[];
+  objects: KObject[];
+}
+
+/** What the controller sees of one replica type when deciding the job's state. */
+export interface ReplicaView {
+  type: string;
+  replicas: number;
+  restartPolicy: ReplicaRestartPolicy;
+  active: number;
+  succeeded: number;
+  failed: number;
+  /** by index: the phase and the default container's exit code once it ended */
+  pods: { index: number; phase?: string; exitCode?: number; reason?: string }[];
+}
+
+export interface TrainingKind {
+  kind: string;
+  apiVersion: string;
+  /** e.g. `pytorchReplicaSpecs`, `tfReplicaSpecs`, `mpiReplicaSpecs` */
+  replicaSpecsField: string;
+  /** the container the operator looks at: `pytorch`, `tensorflow`, ... (MPI v2beta1: containers[0]) */
+  defaultContainer: string;
+  /** `<kind>job-controller`, the operator-name label */
+  controllerName: string;
+  /** what the job creates; pure; throws an Error naming the field when the job cannot be rendered */
+  render(job: TrainingJob): Rendered;
+  /** the per-kind success rule over the replica types */
+  succeeded(job: TrainingJob, views: ReplicaView[]): boolean;
+}
+
+export const TrainingLabels = {
+  operatorName: 'training.kubeflow.org/operator-name',
+  jobName: 'training.kubeflow.org/job-name',
+  replicaType: 'training.kubeflow.org/replica-type',
+  replicaIndex: 'training.kubeflow.org/replica-index',
+  jobRole: 'training.kubeflow.org/job-role',
+} as const;
