@@ -14,6 +14,12 @@ command -v g++ >/dev/null 2>&1 || need_apt+=(g++)
 # a virtualenv from Debian's python3 (so Debian's python3-* packages stay visible) needs its venv module
 [ -x /usr/bin/python3 ] || need_apt+=(python3)
 /usr/bin/python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need_apt+=(python3-venv)
+# distributed training (examples/training): Debian's CPU torch, Open MPI with mpi4py, nsenter for `skiff exec`
+has_module() { /usr/bin/python3 -c "import importlib.util as u, sys; sys.exit(0 if u.find_spec('$1') else 1)" >/dev/null 2>&1; }
+has_module torch || need_apt+=(python3-torch)
+has_module mpi4py || need_apt+=(python3-mpi4py)
+{ command -v mpirun >/dev/null 2>&1 && command -v orted >/dev/null 2>&1; } || need_apt+=(openmpi-bin)
+command -v nsenter >/dev/null 2>&1 || need_apt+=(util-linux)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     say "installing Debian packages: ${need_apt[*]}"
@@ -53,11 +59,17 @@ if [ ! -x .venv/bin/python ]; then
   say "creating the Python environment (.venv)"
   /usr/bin/python3 -m venv --system-site-packages .venv
 fi
-if [ ! -f .venv/.skiff-installed ] || [ python/requirements.txt -nt .venv/.skiff-installed ]; then
-  say "installing Python packages: $(grep -v '^#' python/requirements.txt | tr '\n' ' ')"
-  .venv/bin/pip install --quiet --disable-pip-version-check -r python/requirements.txt
-  touch .venv/.skiff-installed
-fi
+for req in python/requirements.txt python/requirements-training.txt; do
+  stamp=.venv/.skiff-installed${req#python/requirements}; stamp=${stamp%.txt}
+  if [ ! -f "$stamp" ] || [ "$req" -nt "$stamp" ]; then
+    say "installing Python packages: $(grep -v '^#' "$req" | tr '\n' ' ')"
+    .venv/bin/pip install --quiet --disable-pip-version-check -r "$req"
+    touch "$stamp"
+  fi
+done
+
+# Debian's torchrun (torch 1.13) cannot start on Python 3.11; the environment's own fixes that
+[ "$(readlink .venv/bin/torchrun 2>/dev/null)" = ../../python/torchrun ] || ln -sf ../../python/torchrun .venv/bin/torchrun
 
 # images such as python:3.11 run in the machine's Python; manifests often say `python`, so the default
 # environment gets a `python` when the machine only has `python3`

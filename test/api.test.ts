@@ -61,7 +61,7 @@ describe('API server', () => {
     assert.equal(badName.status, 422);
     assert.equal(badName.body.details.causes[0].field, 'metadata.name');
 
-    const unknown = await s.req('GET', '/apis/kubeflow.org/v1/namespaces/default/pytorchjobs');
+    const unknown = await s.req('GET', '/apis/example.com/v1/namespaces/default/widgets');
     assert.equal(unknown.status, 404);
     const wrongVersion = await s.req('POST', cmPath, { apiVersion: 'v2', kind: 'ConfigMap', metadata: { name: 'x' } });
     assert.equal(wrongVersion.status, 400);

@@ -4,15 +4,16 @@ import { coreKinds } from './core.js';
 import { kfpKinds } from './kfp-objects.js';
 import { pipelineKinds } from './pipelines.js';
 import { KindRegistry } from './registry.js';
+import { trainingKinds } from './training.js';
 import type { KindDef } from './registry.js';
 
 /** The kinds the server serves: each has its controllers wired in src/server/main.ts. */
 export function defaultRegistry(): KindRegistry {
-  return new KindRegistry().register(...coreKinds, ...batchKinds, ...pipelineKinds, ...kfpKinds);
+  return new KindRegistry().register(...coreKinds, ...batchKinds, ...pipelineKinds, ...kfpKinds, ...trainingKinds);
 }
 
-function find(defs: KindDef[], kind: string): KindDef {
-  const def = defs.find((d) => d.kind === kind);
+function find(defs: KindDef[], kind: string, version?: string): KindDef {
+  const def = defs.find((d) => d.kind === kind && (version === undefined || d.version === version));
   if (!def) throw new Error(`kind ${kind} is not defined`);
   return def;
 }
@@ -34,4 +35,13 @@ export const Kinds = {
   PipelineVersion: find(kfpKinds, 'PipelineVersion'),
   Experiment: find(kfpKinds, 'Experiment'),
   RecurringRun: find(kfpKinds, 'RecurringRun'),
+  PyTorchJob: find(trainingKinds, 'PyTorchJob'),
+  TFJob: find(trainingKinds, 'TFJob'),
+  XGBoostJob: find(trainingKinds, 'XGBoostJob'),
+  PaddleJob: find(trainingKinds, 'PaddleJob'),
+  JAXJob: find(trainingKinds, 'JAXJob'),
+  /** kubeflow.org/v1 MPIJob; shares its storage (`kubeflow.org/mpijobs`) with MPIJobV2 */
+  MPIJob: find(trainingKinds, 'MPIJob', 'v1'),
+  /** the mpi-operator's kubeflow.org/v2beta1 MPIJob */
+  MPIJobV2: find(trainingKinds, 'MPIJob', 'v2beta1'),
 } as const;

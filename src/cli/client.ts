@@ -70,7 +70,7 @@ export function queryString(query: Query | undefined): string {
   return s ? `?${s}` : '';
 }
 
-async function errorFromResponse(res: Response): Promise<ApiError> {
+export async function errorFromResponse(res: Response): Promise<ApiError> {
   let text = '';
   try {
     text = await res.text();

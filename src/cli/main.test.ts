@@ -299,6 +299,36 @@ void test('logs job/NAME picks the oldest pod and streams its log', async () => 
   assert.match(direct.stderr, /^Error from server \(NotFound\)/);
 });
 
+void test('logs pytorchjob/NAME shows the master; --replica TYPE-INDEX picks another', async () => {
+  server.put({ apiVersion: 'kubeflow.org/v1', kind: 'PyTorchJob', metadata: { name: 'mnist', namespace: 'default', uid: 'ptj-uid', creationTimestamp: ago(60) }, spec: {} });
+  const replica = (type: string, index: number, role?: string): KObject => ({
+    apiVersion: 'v1', kind: 'Pod',
+    metadata: {
+      name: `mnist-${type}-${index}`, namespace: 'default', creationTimestamp: ago(50 - index),
+      labels: { 'training.kubeflow.org/job-name': 'mnist', 'training.kubeflow.org/replica-type': type, 'training.kubeflow.org/replica-index': String(index), ...(role ? { 'training.kubeflow.org/job-role': role } : {}) },
+      ownerReferences: [{ apiVersion: 'kubeflow.org/v1', kind: 'PyTorchJob', name: 'mnist', uid: 'ptj-uid', controller: true }],
+    },
+    spec: { containers: [{ name: 'pytorch', image: 'python' }] },
+    status: { phase: 'Running' },
+  });
+  server.put(replica('worker', 0));
+  server.put(replica('worker', 1));
+  server.put(replica('master', 0, 'master'));
+  server.logs.set('default/mnist-master-0', 'master log\n');
+  server.logs.set('default/mnist-worker-1', 'worker 1 log\n');
+  const m = await run(['logs', 'pytorchjob/mnist']);
+  assert.equal(m.code, 0, m.stderr);
+  assert.equal(m.stdout, 'master log\n');
+  const w = await run(['logs', 'pytorchjob/mnist', '--replica', 'worker-1']);
+  assert.equal(w.code, 0, w.stderr);
+  assert.equal(w.stdout, 'worker 1 log\n');
+  const bad = await run(['logs', 'pytorchjob/mnist', '--replica', 'worker-7', '--pod-running-timeout', '0s']);
+  assert.equal(bad.code, 1);
+  assert.match(bad.stderr, /has no replica "worker-7" \(its replicas: master-0, worker-0, worker-1\)/);
+  const notTraining = await run(['logs', 'job/pi', '--replica', 'worker-1']);
+  assert.equal(notTraining.code, 1);
+});
+
 void test('wait: a watch event with Complete=True meets the condition', async () => {
   server.onWatch = ({ query }) => {
     assert.equal(query.get('fieldSelector'), 'metadata.name=pi');

@@ -30,6 +30,7 @@ const COMMANDS: CommandEntry[] = [
   { name: 'get', summary: 'List objects', load: async () => (await import('./commands/get.js')).command },
   { name: 'describe', summary: 'Show the details of an object and its events', load: async () => (await import('./commands/describe.js')).command },
   { name: 'delete', summary: 'Delete objects by name or from manifests', load: async () => (await import('./commands/delete.js')).command },
+  { name: 'exec', summary: 'Run a command in a container of a running pod', load: async () => (await import('./commands/exec.js')).command },
   { name: 'logs', summary: 'Print the logs of a pod (or of a job\'s pod)', load: async () => (await import('./commands/logs.js')).command },
   { name: 'run', summary: 'Run a pipeline compiled by the kfp SDK', load: async () => (await import('./commands/run.js')).command },
   { name: 'wait', summary: 'Wait for a condition on an object, or for its deletion', load: async () => (await import('./commands/wait.js')).command },

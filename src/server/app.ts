@@ -1,5 +1,6 @@
 // The API server: Kubernetes-style REST over the object client, watch streams, pod logs, discovery.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable, Writable } from 'node:stream';
 import { ApiError, StatusReason } from '../api/errors.js';
 import type { KObject, StoredObject } from '../api/meta.js';
 import type { KindDef, KindRegistry } from '../api/registry.js';
@@ -9,6 +10,7 @@ import type { DeleteOptions } from '../store/store.js';
 import { parseBody, readBody, send, sendError } from './body.js';
 import { apiGroupList, apiResourceList, apiVersions, openApi } from './discovery.js';
 import { KfpApi } from './kfp/api.js';
+import { trainingKindFor } from '../workloads/training/render.js';
 
 export interface PodLogOptions {
   container?: string;
@@ -25,10 +27,50 @@ export interface PodLogSource {
   logs(pod: StoredObject, opts: PodLogOptions, signal: AbortSignal): Promise<AsyncIterable<string>>;
 }
 
+export interface PodExecOptions {
+  container?: string;
+  command: string[];
+  /** the request body is the command's standard input */
+  stdin: boolean;
+}
+
+/** A command started in a Pod's container (`skiff exec`). */
+export interface PodExecSession {
+  stdout: Readable;
+  stderr: Readable;
+  /** present when stdin was asked for */
+  stdin?: Writable;
+  /** the command's end: its exit code, or the signal that killed it */
+  done: Promise<{ exitCode: number; signal?: string }>;
+  /** kills the command and what it started */
+  kill(): void;
+}
+
+/** Where commands run in Pods: the substrate that runs them. */
+export interface PodExecSource {
+  exec(pod: StoredObject, opts: PodExecOptions): Promise<PodExecSession>;
+}
+
+/** The framing of an exec response (content type EXEC_CONTENT_TYPE): frames of one channel byte, a
+ *  big-endian uint32 length and that many bytes. Channel 1 is stdout, 2 stderr; the last frame is
+ *  channel 3, a JSON `{exitCode, signal?}`, or channel 4, a JSON Status for a failure after the start. */
+export const ExecChannel = { stdout: 1, stderr: 2, exit: 3, error: 4 } as const;
+export const EXEC_CONTENT_TYPE = 'application/vnd.skiff.exec.v1';
+
+export function execFrame(channel: number, payload: Buffer | string): Buffer {
+  const body = typeof payload === 'string' ? Buffer.from(payload) : payload;
+  const head = Buffer.alloc(5);
+  head.writeUInt8(channel, 0);
+  head.writeUInt32BE(body.length, 1);
+  return Buffer.concat([head, body]);
+}
+
 export interface AppDeps {
   client: Client;
   registry: KindRegistry;
   logs: PodLogSource;
+  /** runs `exec` requests; without it they answer 405 */
+  exec?: PodExecSource;
   version: string;
   ready: () => boolean;
   /** periodic bookmark interval for watches that ask for them */
@@ -59,6 +101,29 @@ function qInt(url: URL, name: string): number | undefined {
 function qBool(url: URL, name: string): boolean {
   const v = url.searchParams.get(name);
   return v === 'true' || v === '1' || v === '';
+}
+
+/**
+ * `?dryRun=All&render=true` on a create or update: a `List` of the object as it would be stored,
+ * then, for a training job, every object it would create (its replica Pods, their Services, MPI's
+ * ConfigMap and Service), as `skiff apply --dry-run=server -o yaml` prints them.
+ */
+function dryRender(obj: StoredObject): KObject {
+  const kind = trainingKindFor(obj.apiVersion, obj.kind);
+  const items: KObject[] = [obj];
+  if (kind) {
+    let rendered;
+    try {
+      rendered = kind.render(obj as never);
+    } catch (e) {
+      const msg = (e as Error).message;
+      const i = msg.indexOf(': ');
+      const field = i > 0 && !msg.slice(0, i).includes(' ') ? msg.slice(0, i) : 'spec';
+      throw ApiError.invalid(obj.kind, obj.apiVersion.split('/')[0] ?? '', obj.metadata.name, [{ field, type: 'FieldValueInvalid', message: i > 0 ? msg.slice(i + 2) : msg }]);
+    }
+    items.push(...rendered.replicas.map((r) => r.pod), ...rendered.objects);
+  }
+  return { apiVersion: 'v1', kind: 'List', metadata: {}, items };
 }
 
 export class App {
@@ -143,7 +208,7 @@ export class App {
     if (extra.length) throw new ApiError(StatusReason.NotFound, `the server could not find the requested resource: /${rest.join('/')}`);
     if (namespace !== undefined && !def.namespaced) throw unknown(plural);
     if (name !== undefined && def.namespaced && namespace === undefined) throw new ApiError(StatusReason.NotFound, `the server could not find the requested resource: ${def.plural} are namespaced; use /namespaces/{namespace}/${def.plural}/${name}`);
-    if (sub !== undefined && !(sub === 'status' && def.hasStatus) && !(sub === 'log' && def.kind === 'Pod') && !(sub === 'finalize' && def.kind === 'Namespace')) {
+    if (sub !== undefined && !(sub === 'status' && def.hasStatus) && !((sub === 'log' || sub === 'exec') && def.kind === 'Pod') && !(sub === 'finalize' && def.kind === 'Namespace')) {
       throw new ApiError(StatusReason.NotFound, `the server could not find the requested resource: ${def.plural}/${sub}`);
     }
     return { def, namespace, name, sub };
@@ -201,7 +266,8 @@ export class App {
           return this.list(res, url, t, accept);
         case 'POST': {
           const obj = await this.objectBody(req, t);
-          return send(res, 201, await client.create(obj, { dryRun }), accept);
+          const created = await client.create(obj, { dryRun });
+          return send(res, 201, dryRun && qBool(url, 'render') ? dryRender(created) : created, accept);
         }
         case 'DELETE':
           return this.deleteCollection(res, url, t, accept);
@@ -211,6 +277,10 @@ export class App {
     if (t.sub === 'log') {
       if (method !== 'GET') throw new ApiError(StatusReason.MethodNotAllowed, 'pod logs are read with GET');
       return this.podLog(req, res, url, t);
+    }
+    if (t.sub === 'exec') {
+      if (method !== 'POST' && method !== 'GET') throw new ApiError(StatusReason.MethodNotAllowed, 'exec is POST (or GET) /api/v1/namespaces/{ns}/pods/{name}/exec?command=...');
+      return this.podExec(req, res, url, t);
     }
     const subresource = t.sub === 'status' ? 'status' as const : undefined;
     switch (method) {
@@ -223,7 +293,8 @@ export class App {
           const live = await client.get(t.def, key);
           return send(res, 200, await client.update({ ...live, spec: { ...live.spec, finalizers: obj.spec?.finalizers ?? [] } }), accept);
         }
-        return send(res, 200, await client.update(obj, { dryRun }), accept);
+        const updated = await client.update(obj, { dryRun });
+        return send(res, 200, dryRun && qBool(url, 'render') ? dryRender(updated) : updated, accept);
       }
       case 'PATCH': {
         const ct = (req.headers['content-type'] ?? '').toLowerCase();
@@ -358,5 +429,50 @@ export class App {
       } else res.write(chunk);
     }
     res.end();
+  }
+
+  /**
+   * POST /api/v1/namespaces/{ns}/pods/{name}/exec?command=A&command=B[&container=C][&stdin=true]:
+   * runs the command in the container and streams its output in EXEC_CONTENT_TYPE frames, ending
+   * with its exit status. With stdin=true the request body is the command's standard input. The
+   * command is killed when the client goes away.
+   */
+  private async podExec(req: IncomingMessage, res: ServerResponse, url: URL, t: Target): Promise<void> {
+    const source = this.deps.exec;
+    if (!source) throw new ApiError(StatusReason.MethodNotAllowed, 'this server cannot run commands in pods');
+    const command = url.searchParams.getAll('command');
+    if (command.length === 0) throw new ApiError(StatusReason.BadRequest, 'you must specify at least one command for the container (query parameter command)');
+    const pod = await this.deps.client.get(t.def, { namespace: t.namespace, name: t.name ?? '' });
+    const stdin = qBool(url, 'stdin') && url.searchParams.has('stdin');
+    const session = await source.exec(pod, { container: q(url, 'container'), command, stdin });
+    let finished = false;
+    const onClose = (): void => {
+      if (!finished) session.kill();
+    };
+    res.on('close', onClose);
+    if (session.stdin) {
+      const input = session.stdin;
+      input.on('error', () => { /* the command closed its stdin early */ });
+      req.pipe(input);
+    } else {
+      req.resume();
+    }
+    res.writeHead(200, { 'content-type': EXEC_CONTENT_TYPE, 'cache-control': 'no-store', 'transfer-encoding': 'chunked' });
+    res.flushHeaders();
+    const pump = (stream: Readable, channel: number): Promise<void> => new Promise((resolve) => {
+      stream.on('data', (chunk: Buffer) => {
+        if (!res.write(execFrame(channel, chunk))) {
+          stream.pause();
+          res.once('drain', () => stream.resume());
+        }
+      });
+      stream.once('end', resolve);
+      stream.once('error', () => resolve());
+      stream.once('close', resolve);
+    });
+    const [status] = await Promise.all([session.done, pump(session.stdout, ExecChannel.stdout), pump(session.stderr, ExecChannel.stderr)]);
+    finished = true;
+    res.off('close', onClose);
+    res.end(execFrame(ExecChannel.exit, JSON.stringify(status)));
   }
 }

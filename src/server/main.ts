@@ -21,6 +21,8 @@ import { addJobController } from '../workloads/jobs/controller.js';
 import { PythonEnvironments } from '../workloads/pipelines/python-envs.js';
 import { addRecurringRunController } from '../workloads/pipelines/recurring-run-controller.js';
 import { addRunController } from '../workloads/pipelines/run-controller.js';
+import { addTrainingController } from '../workloads/training/controller.js';
+import { trainingKindFor } from '../workloads/training/render.js';
 import { PythonZygote } from '../workloads/pipelines/zygote.js';
 import { App } from './app.js';
 import type { SkiffOptions } from './config.js';
@@ -75,7 +77,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   const manager = new Manager(client, log, config.verbose);
   const substrate = new LocalSubstrate({
     client, recorder, manager, dataDir: config.dataDir, nodeName: config.nodeName, capacity,
-    environments: new Environments(config.environments, { path: defaultPath() }),
+    environments: new Environments(config.environments, { path: defaultPath(), env: { SKIFF_HOME: repoRoot } }),
     version, crashLoopBaseMs: config.crashLoopBackoffMs, crashLoopMaxMs: config.crashLoopBackoffMaxMs, log,
   });
   await substrate.start();
@@ -95,15 +97,23 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     ...(zygote ? { zygote } : {}),
   });
   addRecurringRunController(manager, { client, recorder: new EventRecorder(client, 'recurring-run-controller') });
+  // one controller per training kind the registry serves (kubeflow.org: PyTorchJob, TFJob, ..., MPIJob)
+  addTrainingController(manager, { client, recorder: new EventRecorder(client, 'training-operator'), kinds: trainingKindFor, nodeName: config.nodeName });
   const gc = new GarbageCollector(client, store, registry, log);
   let ready = false;
-  const app = new App({ client, registry, logs: substrate, version, ready: () => ready, pipelineRoot });
+  const app = new App({ client, registry, logs: substrate, exec: substrate, version, ready: () => ready, pipelineRoot });
   const server = createServer(app.handle);
   server.keepAliveTimeout = 5000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
   });
+  {
+    // containers reach the API (for `skiff exec` from an MPI launcher) at the address it listens on
+    const a = server.address() as AddressInfo;
+    const reach = a.address === '0.0.0.0' || a.address === '::' ? '127.0.0.1' : a.family === 'IPv6' ? `[${a.address}]` : a.address;
+    substrate.setApiServer(`http://${reach}:${a.port}`);
+  }
   manager.start();
   await gc.start();
   const sweep = async (): Promise<void> => {

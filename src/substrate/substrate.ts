@@ -1,8 +1,8 @@
 // The seam between the control plane and whatever runs Pods. `local/` runs them as processes on this
 // machine; a Kubernetes substrate would hand them to a real cluster.
-import type { PodLogSource } from '../server/app.js';
+import type { PodExecSource, PodLogSource } from '../server/app.js';
 
-export interface Substrate extends PodLogSource {
+export interface Substrate extends PodLogSource, PodExecSource {
   /** the Node this substrate runs Pods for */
   readonly nodeName: string;
   /** registers the node and starts running the Pods bound to it (adopting those already running) */

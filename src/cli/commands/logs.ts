@@ -26,6 +26,38 @@ async function podsOf(ctx: Context, podsRes: ResourceInfo, owner: ResourceInfo, 
   );
 }
 
+const TRAINING_KINDS = new Set(['PyTorchJob', 'TFJob', 'XGBoostJob', 'PaddleJob', 'JAXJob', 'MPIJob']);
+const REPLICA_TYPE_LABEL = 'training.kubeflow.org/replica-type';
+const REPLICA_INDEX_LABEL = 'training.kubeflow.org/replica-index';
+const JOB_ROLE_LABEL = 'training.kubeflow.org/job-role';
+
+function isTrainingKind(r: ResourceInfo): boolean {
+  return r.group === 'kubeflow.org' && TRAINING_KINDS.has(r.kind);
+}
+
+/** a training job's replica as TYPE-INDEX (`worker-1`, `master-0`, `launcher`) */
+function replicaName(job: string, p: Pod): string {
+  const type = p.metadata?.labels?.[REPLICA_TYPE_LABEL];
+  const index = p.metadata?.labels?.[REPLICA_INDEX_LABEL];
+  if (type) return index !== undefined ? `${type}-${index}` : type;
+  const name = p.metadata?.name ?? '';
+  return name.startsWith(`${job}-`) ? name.slice(job.length + 1) : name;
+}
+
+/**
+ * The pod of a training job to show: the one `--replica TYPE-INDEX` names, else the master role
+ * (Master/Chief, worker-0 of a worker-only job, the MPI launcher), else worker-0, else the oldest.
+ */
+function pickReplica(job: string, pods: Pod[], replica: string | undefined): Pod | undefined {
+  if (replica) {
+    const want = replica.toLowerCase();
+    const alt = want.endsWith('-0') ? want.slice(0, -2) : `${want}-0`;
+    return pods.find((p) => replicaName(job, p) === want) ?? pods.find((p) => replicaName(job, p) === alt);
+  }
+  const role = (r: string): Pod | undefined => pods.find((p) => p.metadata?.labels?.[JOB_ROLE_LABEL] === r);
+  return role('master') ?? role('launcher') ?? pods.find((p) => replicaName(job, p) === 'worker-0');
+}
+
 /** Resolves the argument to one pod (waiting up to `waitMs` for an owner's pods to appear). */
 async function resolvePod(ctx: Context, target: string, waitMs: number): Promise<Pod> {
   const discovery = await ctx.client.discovery();
@@ -41,8 +73,19 @@ async function resolvePod(ctx: Context, target: string, waitMs: number): Promise
 
   const deadline = Date.now() + waitMs;
   const task = ctx.args.string('task');
+  const replica = ctx.args.string('replica');
+  if (replica && !isTrainingKind(r)) throw new UsageError('--replica is for training jobs (pytorchjob/NAME, tfjob/NAME, mpijob/NAME, ...)');
   for (;;) {
     let pods = await podsOf(ctx, podsRes, r, obj, namespace);
+    if (isTrainingKind(r) && pods.length > 0) {
+      const chosen = pickReplica(name, pods, replica);
+      if (chosen) return chosen;
+      if (replica && Date.now() >= deadline) {
+        const known = [...new Set(pods.map((p) => replicaName(name, p)))].sort();
+        throw new CliError(`${objectRef(r, name)} has no replica "${replica}" (its replicas: ${known.join(', ')})`);
+      }
+      if (replica) pods = [];
+    }
     if (task) {
       // a pipeline run's task: by its dotted path, or by its own name
       const taskOf = (p: Pod): string[] => [p.metadata?.annotations?.['pipelines.kubeflow.org/task-path'] ?? '', p.metadata?.labels?.['pipelines.kubeflow.org/task'] ?? ''];
@@ -76,17 +119,21 @@ function isNotStartedYet(err: unknown): boolean {
 export const command: Command = {
   name: 'logs',
   summary: "Print the logs of a pod (or of a job's pod)",
-  usage: 'skiff logs POD|KIND/NAME [CONTAINER] [-c CONTAINER] [-f] [-p] [--tail N] [--timestamps] [--task TASK] [-n NS]',
+  usage: 'skiff logs POD|KIND/NAME [CONTAINER] [-c CONTAINER] [-f] [-p] [--tail N] [--timestamps] [--task TASK] [--replica TYPE-INDEX] [-n NS]',
   description: `
-For KIND/NAME other than a pod (e.g. job/pi) the logs of its first pod (oldest) are shown.`,
+For KIND/NAME other than a pod (e.g. job/pi) the logs of its first pod (oldest) are shown. For a
+training job (pytorchjob/NAME, tfjob/NAME, mpijob/NAME, ...) the master's: the Master or Chief,
+worker-0 of a worker-only job, the MPI launcher; --replica TYPE-INDEX picks another (worker-1).`,
   examples: `
   skiff logs job/pi
+  skiff logs pytorchjob/mnist --replica worker-1
   skiff logs -f pi-x7k2q -c trainer
   skiff logs pi-x7k2q --previous --tail 20`,
   flags: [
     NAMESPACE_FLAG,
     { name: 'container', short: 'c', type: 'string', valueName: 'NAME', description: 'container to show (default: the only, or first, one)' },
     { name: 'task', type: 'string', valueName: 'TASK', description: "for a pipeline run: the task whose pod to show (its name or dotted path)" },
+    { name: 'replica', type: 'string', valueName: 'TYPE-INDEX', description: 'for a training job: the replica whose pod to show (master-0, worker-1, launcher)' },
     { name: 'follow', short: 'f', type: 'boolean', description: 'keep streaming new output' },
     { name: 'previous', short: 'p', type: 'boolean', description: 'logs of the previous (crashed) run of the container' },
     { name: 'tail', type: 'string', default: '-1', valueName: 'N', description: 'only the last N lines (-1: all)' },

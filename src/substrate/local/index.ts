@@ -5,7 +5,7 @@ import type { Manager } from '../../control/controller.js';
 import type { Recorder } from '../../control/events.js';
 import type { NodeCapacity } from '../../scheduler/node.js';
 import { nodeObject } from '../../scheduler/node.js';
-import type { PodLogOptions } from '../../server/app.js';
+import type { PodExecOptions, PodExecSession, PodLogOptions } from '../../server/app.js';
 import type { Client } from '../../store/client.js';
 import type { Substrate } from '../substrate.js';
 import type { Environments } from './environments.js';
@@ -75,6 +75,15 @@ export class LocalSubstrate implements Substrate {
 
   async shutdown(): Promise<void> {
     await this.kubelet.stopAll();
+  }
+
+  exec(pod: StoredObject, opts: PodExecOptions): Promise<PodExecSession> {
+    return this.kubelet.exec(pod, opts);
+  }
+
+  /** where containers reach the API server (SKIFF_SERVER in their environment) */
+  setApiServer(url: string): void {
+    this.kubelet.apiServer = url;
   }
 
   logs(pod: StoredObject, opts: PodLogOptions, signal: AbortSignal): Promise<AsyncIterable<string>> {

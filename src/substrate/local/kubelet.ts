@@ -2,6 +2,7 @@
 // stops them when they are deleted. Every step reads the Pod from the store and the run directories
 // from disk, so a restarted server adopts what the last one started.
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { constants } from 'node:os';
 import { join } from 'node:path';
 import type { Container, Pod } from '../../api/core-types.js';
 import { ApiError, StatusReason, isNotFound } from '../../api/errors.js';
@@ -12,14 +13,15 @@ import type { Controller, Manager, Result } from '../../control/controller.js';
 import type { Recorder } from '../../control/events.js';
 import { assignedGpus } from '../../scheduler/placement.js';
 import type { Client } from '../../store/client.js';
-import type { PodLogOptions } from '../../server/app.js';
+import type { PodExecOptions, PodExecSession, PodLogOptions } from '../../server/app.js';
 import { ConfigError, containerArgv, containerEnv } from './env.js';
+import { ExecError, execIn, killExec } from './exec.js';
 import type { Environments } from './environments.js';
 import { followLog, readLog } from './logs.js';
 import { PodAddresses, hostsFile, netPreloadPath, podNetworkEnv, sandboxPreloadPath, writeHosts } from './network.js';
 import type { ServiceView } from './network.js';
 import type { ContainerProcess } from './process.js';
-import { adopt, bwrapAvailable, launch } from './process.js';
+import { adopt, bwrapAvailable, execTarget, launch } from './process.js';
 import type { ContainerRuntime, PodRuntime } from './runtime.js';
 import { loadContainer, logFile, readPodRecord, runDir, writePodRecord } from './runtime.js';
 import { decidePhase, podStatus } from './status.js';
@@ -39,6 +41,7 @@ export interface KubeletOptions {
   log?: (msg: string) => void;
 }
 
+const osSignals = constants.signals as Record<string, number>;
 const terminalPhase = (p: Pod): boolean => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
 /** a container that ran this long without failing starts its back-off afresh */
 const backoffResetMs = 10 * 60_000;
@@ -51,6 +54,8 @@ export class Kubelet {
   private controller?: Controller;
   private readonly sandboxed: boolean;
   private hostsTimer?: NodeJS.Timeout;
+  /** the API server's address, given to every container as SKIFF_SERVER (what the skiff CLI reads) */
+  apiServer?: string;
 
   constructor(private readonly opts: KubeletOptions) {
     this.podsDir = join(opts.dataDir, 'pods');
@@ -292,10 +297,13 @@ export class Kubelet {
     try {
       const base0 = env.baseEnv(spec.image);
       const podVars: Record<string, string> = { ...base0, HOSTNAME: pod.spec.hostname ?? rt.name, ...podNetworkEnv(pod, rt.ip, base0.LD_PRELOAD, this.sandboxed) };
+      if (this.apiServer) podVars.SKIFF_SERVER = this.apiServer;
       const gpus = assignedGpus(pod);
       if (gpus.length) podVars.CUDA_VISIBLE_DEVICES = gpus.join(',');
       else if (this.opts.gpuCount > 0) podVars.CUDA_VISIBLE_DEVICES = '';
-      vars = await containerEnv(pod, spec, await this.configSources(rt.namespace), podVars);
+      // the downward API's status.podIP is known before the first status write says so
+      const self = pod.status?.podIP ? pod : { ...pod, status: { ...pod.status, podIP: rt.ip } };
+      vars = await containerEnv(self, spec, await this.configSources(rt.namespace), podVars);
       argv = containerArgv(spec, vars, env.forImage(spec.image).entrypoint);
     } catch (e) {
       if (!(e instanceof ConfigError)) throw e;
@@ -337,6 +345,7 @@ export class Kubelet {
     const status = podStatus(pod, rt, decision, '127.0.0.1');
     if (deepEqual(status, pod.status)) return;
     const wasRunning = pod.status?.phase;
+    const hadIp = Boolean(pod.status?.podIP);
     pod.status = status;
     try {
       await this.opts.client.updateStatus(pod);
@@ -344,7 +353,8 @@ export class Kubelet {
       if (isNotFound(e)) return;
       throw e;
     }
-    if (wasRunning !== status.phase && (status.phase === 'Running' || status.phase === 'Succeeded' || status.phase === 'Failed')) this.scheduleHosts();
+    // a Pod's name resolves once its address is known (init containers may be waiting for a peer's)
+    if ((wasRunning !== status.phase && (status.phase === 'Running' || status.phase === 'Succeeded' || status.phase === 'Failed')) || (!hadIp && status.podIP)) this.scheduleHosts();
   }
 
   runningContainers(): number {
@@ -433,5 +443,33 @@ export class Kubelet {
     };
     return followLog(file, lo, done, signal);
   }
-}
 
+  // ---- exec
+
+  async exec(pod: StoredObject, opts: PodExecOptions): Promise<PodExecSession> {
+    const p = pod as Pod & StoredObject;
+    const all = [...(p.spec.initContainers ?? []), ...p.spec.containers].map((c) => c.name);
+    // as kubectl does: the annotated default container, else the first one
+    const preferred = p.metadata.annotations?.['kubectl.kubernetes.io/default-container'];
+    const cname = opts.container ?? (preferred && all.includes(preferred) ? preferred : p.spec.containers[0]?.name ?? '');
+    if (!all.includes(cname)) throw new ApiError(StatusReason.BadRequest, `container ${cname} is not valid for pod ${p.metadata.name}`);
+    if (terminalPhase(p)) throw new ApiError(StatusReason.BadRequest, `cannot exec into a container in a completed pod; current phase is ${p.status?.phase}`);
+    const c = this.pods.get(p.metadata.uid)?.containers.get(cname);
+    const cur = c?.current;
+    const target = cur && !cur.exit && c?.proc ? execTarget(runDir(join(this.podsDir, p.metadata.uid), cname, cur.n)) : null;
+    if (!target) throw new ApiError(StatusReason.BadRequest, `container "${cname}" in pod "${p.metadata.name}" is not running`);
+    let child;
+    try {
+      child = execIn(target, { command: opts.command, stdin: opts.stdin });
+    } catch (e) {
+      if (e instanceof ExecError) throw new ApiError(StatusReason.BadRequest, `cannot exec in container "${cname}" of pod "${p.metadata.name}": ${e.message}`);
+      throw e;
+    }
+    const proc = child;
+    const done = new Promise<{ exitCode: number; signal?: string }>((resolve) => {
+      proc.once('error', () => resolve({ exitCode: 127 })); // nsenter (or the command) could not be run
+      proc.once('exit', (code, signal) => resolve(signal ? { exitCode: 128 + (osSignals[signal] ?? 0), signal } : { exitCode: code ?? 0 }));
+    });
+    return { stdout: proc.stdout as NonNullable<typeof proc.stdout>, stderr: proc.stderr as NonNullable<typeof proc.stderr>, stdin: proc.stdin ?? undefined, done, kill: () => killExec(proc) };
+  }
+}

@@ -4,7 +4,7 @@
 // A small preload library (native/skiff-net.c) narrows wildcard binds to the Pod IP, so two Pods can
 // both listen on 0.0.0.0:8080, and sends localhost connections to the Pod's declared ports to its own
 // IP, as containers of one Kubernetes Pod share localhost.
-import { existsSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readSync, writeFileSync, writeSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Pod } from '../../api/core-types.js';
 
@@ -37,7 +37,9 @@ export function podNetworkEnv(pod: Pod, ip: string, inherited: string | undefine
 export class PodAddresses {
   private readonly byPod = new Map<string, string>();
   private readonly taken = new Set<string>();
-  private next = 0;
+  // where the search for a free address starts: somewhere random, so that two servers on one machine
+  // (each with its own data dir) rarely hand out the same addresses
+  private next = Math.floor(Math.random() * 65024);
 
   /** remembers an address a Pod already had (after a restart) */
   claim(podUid: string, ip: string): void {
@@ -108,7 +110,27 @@ export function hostsFile(self: Pod, pods: Pod[], services: ServiceView[]): stri
   return lines.join('\n') + '\n';
 }
 
-/** Rewrites a hosts file in place: a bind-mounted file must keep its inode to show new content. */
+/** Rewrites a hosts file in place: a bind-mounted file must keep its inode to show new content. It
+ *  is never truncated first (a lookup in that moment would find no names at all): the new content is
+ *  written over the old, then the file is cut to its length; an unchanged file is not touched. */
 export function writeHosts(file: string, content: string): void {
-  writeFileSync(file, content, { flag: 'w' });
+  const next = Buffer.from(content);
+  let fd: number;
+  try {
+    fd = openSync(file, 'r+');
+  } catch {
+    writeFileSync(file, next);
+    return;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    if (size === next.length) {
+      const cur = Buffer.alloc(size);
+      if (readSync(fd, cur, 0, size, 0) === size && cur.equals(next)) return;
+    }
+    writeSync(fd, next, 0, next.length, 0);
+    if (size > next.length) ftruncateSync(fd, next.length);
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -80,6 +80,8 @@ interface Meta {
   logFile: string;
   /** size of the log file when this run started: where to look for bwrap's own setup errors */
   logOffset: number;
+  /** the container's working directory (as the container sees it) */
+  cwd?: string;
 }
 
 export function shimPath(): string {
@@ -184,6 +186,7 @@ export async function launch(spec: LaunchSpec): Promise<ContainerProcess> {
     sandboxed,
     logFile,
     logOffset,
+    cwd,
   };
   writeAtomic(path.join(stateDir, 'meta.json'), JSON.stringify(meta) + '\n');
 
@@ -218,6 +221,58 @@ export function adopt(stateDir: string): ContainerProcess | ExitInfo {
     return readExit(stateDir, meta) ?? unknownExit('the container and its monitor vanished without recording an exit status');
   }
   return new Running(stateDir, meta, watchExit(stateDir, meta));
+}
+
+/** Where to run a command "inside" a running container (`skiff exec`): the process whose namespaces
+ *  to enter (with bubblewrap: the sandbox's init, pid 1 of its PID namespace), the process whose
+ *  environment the container has (the workload itself), and its working directory. */
+export interface ExecTarget {
+  sandboxed: boolean;
+  /** a process inside the container's namespaces (for nsenter -t) */
+  nsPid: number;
+  /** the container's main process, as it was exec'd: its /proc/PID/environ is the container's environment */
+  envPid: number;
+  cwd: string;
+}
+
+/** The exec target of a container run that is still alive; null when it is not running. */
+export function execTarget(stateDir: string): ExecTarget | null {
+  const meta = readMeta(path.resolve(stateDir));
+  if (!meta || meta.pid <= 0 || !isSame(meta.pid, meta.pidStartTime)) return null;
+  const cwd = meta.cwd ?? '/';
+  if (!meta.sandboxed) return { sandboxed: false, nsPid: meta.pid, envPid: meta.pid, cwd };
+  // bwrap (meta.pid, outside) -> bwrap as pid 1 of the new namespaces -> the container's command
+  const init = childrenOf(meta.pid)[0];
+  if (init === undefined) return null;
+  const workload = childrenOf(init)[0];
+  return { sandboxed: true, nsPid: init, envPid: workload ?? init, cwd };
+}
+
+/** The container's environment, as its main process was started with it. */
+export function processEnv(pid: number): Record<string, string> {
+  const env: Record<string, string> = {};
+  let raw: string;
+  try { raw = fs.readFileSync(`/proc/${pid}/environ`, 'utf8'); } catch { return env; }
+  for (const entry of raw.split('\0')) {
+    const eq = entry.indexOf('=');
+    if (eq > 0) env[entry.slice(0, eq)] = entry.slice(eq + 1);
+  }
+  return env;
+}
+
+/** The live children of a process, oldest first (by a scan of /proc: not every kernel has .../children). */
+function childrenOf(pid: number): number[] {
+  const out: { pid: number; start: number }[] = [];
+  let entries: string[] = [];
+  try { entries = fs.readdirSync('/proc'); } catch { return []; }
+  for (const e of entries) {
+    if (!/^\d+$/.test(e)) continue;
+    const raw = readText(`/proc/${e}/stat`);
+    if (raw === null) continue;
+    const rest = raw.slice(raw.lastIndexOf(')') + 2).split(' ');
+    if (Number(rest[1]) === pid && rest[0] !== 'Z') out.push({ pid: Number(e), start: Number(rest[19] ?? 0) });
+  }
+  return out.sort((a, b) => a.start - b.start || a.pid - b.pid).map((c) => c.pid);
 }
 
 // --- container objects -------------------------------------------------------------------------

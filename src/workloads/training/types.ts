@@ -48,6 +48,15 @@ export interface TrainingJobStatus {
   startTime?: string;
   completionTime?: string;
   lastReconcileTime?: string;
+  /**
+   * Restarts the controller made by deleting and re-creating a failed Pod (ExitCode retries, a Pod
+   * of an OnFailure/Always replica that still ended Failed), plus the container restarts that Pod
+   * had. Counts toward `runPolicy.backoffLimit` with the live Pods' container restarts; kept here so
+   * a restart of the server does not reset it.
+   */
+  restarts?: number;
+  /** uids of failed Pods already counted in `restarts` whose deletion is still under way */
+  countedFailures?: string[];
 }
 
 /** Any of the training kinds: its replica specs live under the kind's own field (see TrainingKind). */

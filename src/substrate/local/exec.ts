@@ -1,0 +1,55 @@
+// `skiff exec`: runs a command inside a running container, as `kubectl exec` does: with the
+// container's environment and working directory and, when the Pod is sandboxed, inside its mount,
+// PID and UTS namespaces (nsenter; the server runs as root there). The command is a child of the
+// server, in a process group of its own, so a dropped connection can take it down with everything it
+// started; inside the Pod's PID namespace it also dies with the container.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import type { ExecTarget } from './process.js';
+import { processEnv } from './process.js';
+
+export interface ExecSpec {
+  command: string[];
+  /** give the command a stdin pipe (otherwise it reads /dev/null) */
+  stdin: boolean;
+}
+
+let nsenterPath: string | null | undefined;
+
+/** nsenter, when this machine has it and the server may use it (entering namespaces needs root) */
+export function nsenterAvailable(): boolean {
+  if (nsenterPath === undefined) {
+    nsenterPath = null;
+    if (process.getuid?.() === 0) {
+      const probe = spawnSync('nsenter', ['--version'], { stdio: 'ignore', timeout: 5000 });
+      if (probe.status === 0) nsenterPath = 'nsenter';
+    }
+  }
+  return nsenterPath !== null;
+}
+
+export class ExecError extends Error {
+  override readonly name = 'ExecError';
+}
+
+/** Starts the command in the container. Throws ExecError when it cannot be entered. */
+export function execIn(target: ExecTarget, spec: ExecSpec): ChildProcess {
+  if (spec.command.length === 0) throw new ExecError('no command given');
+  const env = processEnv(target.envPid);
+  if (Object.keys(env).length === 0) throw new ExecError('the container\'s environment cannot be read (it may have just exited)');
+  const stdio: ['pipe' | 'ignore', 'pipe', 'pipe'] = [spec.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'];
+  if (!target.sandboxed) {
+    return spawn(spec.command[0] ?? '', spec.command.slice(1), { env, cwd: target.cwd, stdio, detached: true });
+  }
+  if (!nsenterAvailable()) throw new ExecError('entering a sandboxed container needs nsenter and a server running as root');
+  // The loader's preload list is the container's (it names a path inside the sandbox); nsenter itself
+  // runs before the namespaces are entered, and the command gets it back from the environment.
+  const { LD_PRELOAD: preload, ...outer } = env;
+  const command = preload === undefined ? spec.command : ['env', `LD_PRELOAD=${preload}`, ...spec.command];
+  return spawn('nsenter', ['-t', String(target.nsPid), '-m', '-p', '-u', `--wd=${target.cwd}`, '--', ...command], { env: outer, stdio, detached: true });
+}
+
+/** Kills the command and whatever it started (its process group). */
+export function killExec(child: ChildProcess): void {
+  if (!child.pid) return;
+  try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
+}

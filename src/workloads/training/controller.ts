@@ -1,0 +1,631 @@
+// The training job controller: one reconciler for every Kubeflow training kind (PyTorchJob, TFJob,
+// XGBoostJob, PaddleJob, JAXJob, MPIJob v1 and v2beta1). The kind renders what a job runs (its replica
+// Pods, Services, ConfigMaps); this controller makes it so and keeps the operator's status.
+//
+// Level-triggered: reconcile(key) reads the job and its Pods afresh, decides, writes the job's status
+// (compare-and-swap) and then changes Pods. Pod names are deterministic, so a create that already
+// happened fails as AlreadyExists and nothing is duplicated; a server killed at any instant converges.
+// Restarts the controller makes (deleting and re-creating a failed Pod) are counted in the status
+// *before* the Pod is deleted, with the Pod's uid, so each is counted once.
+//
+// MPIJob v2beta1: the launcher runs as the rendered launcher Pod, owned by the MPIJob directly (not
+// through a batch/v1 Job as the mpi-operator does); its restartPolicy (OnFailure) is the kubelet's,
+// runPolicy.backoffLimit bounds its restarts, and the job's status follows that Pod. With
+// `launcherCreationPolicy: WaitForWorkersReady` the launcher is created once every worker runs.
+import type { Pod } from '../../api/core-types.js';
+import { ApiError, StatusReason, isConflict, isNotFound } from '../../api/errors.js';
+import { Kinds } from '../../api/index.js';
+import type { KObject, ObjectKey, OwnerReference, StoredObject } from '../../api/meta.js';
+import { controllerOf, keyString, ownerRefTo } from '../../api/meta.js';
+import type { KindDef } from '../../api/registry.js';
+import { apiVersionOf } from '../../api/registry.js';
+import type { Controller, Manager, Result } from '../../control/controller.js';
+import type { Recorder } from '../../control/events.js';
+import type { Client } from '../../store/client.js';
+import { TrainingConditions, conditionOf, hasTrue, isFinished, reasonFor, updateCondition } from './conditions.js';
+import type { TrainingConditionType } from './conditions.js';
+import type { GangAdmissionOptions } from './gang.js';
+import { GangAdmission } from './gang.js';
+import type { RenderedReplica, ReplicaStatus, ReplicaView, TrainingJob, TrainingJobStatus, TrainingKind } from './types.js';
+import { TrainingLabels } from './types.js';
+
+export type TrainingKindLookup = (apiVersion: string, kind: string) => TrainingKind | undefined;
+
+export interface TrainingControllerOptions {
+  client: Client;
+  recorder: Recorder;
+  /** the training kinds: `trainingKindFor` of render.ts */
+  kinds: TrainingKindLookup;
+  /** which kinds to reconcile; default: every kind of group kubeflow.org in the client's registry that `kinds` knows */
+  defs?: KindDef[];
+  /** the node gangs are admitted against (default: the only Node) */
+  nodeName?: string;
+  /** stands in for the Node's allocatable resources (tests) */
+  nodeCapacity?: GangAdmissionOptions['nodeCapacity'];
+  /** shared by every training controller of a server; made here when absent */
+  admission?: GangAdmission;
+  /** how long a gang that does not fit waits before looking again without an event (default 10 s) */
+  gangRetryMs?: number;
+  /** clock, for tests */
+  now?: () => Date;
+}
+
+type PodObject = Pod & StoredObject;
+
+/** The group of the training kinds. */
+export const trainingGroup = 'kubeflow.org';
+
+/**
+ * Adds one controller per training kind (an MPIJob served in two versions is one kind in the store:
+ * one controller, which reads each object's own apiVersion). Returns none while no kind is registered.
+ */
+export function addTrainingController(mgr: Manager, opts: TrainingControllerOptions): Controller[] {
+  const admission = opts.admission ?? new GangAdmission({ client: opts.client, nodeName: opts.nodeName, nodeCapacity: opts.nodeCapacity });
+  const defs = opts.defs ?? opts.client.registry.all().filter((d) => d.group === trainingGroup && opts.kinds(apiVersionOf(d), d.kind));
+  const seen = new Set<string>();
+  const out: Controller[] = [];
+  for (const def of defs) {
+    const storage = `${def.group}/${def.plural}`;
+    if (seen.has(storage)) continue;
+    seen.add(storage);
+    out.push(addOne(mgr, def, { ...opts, admission }));
+  }
+  return out;
+}
+
+function addOne(mgr: Manager, def: KindDef, opts: TrainingControllerOptions & { admission: GangAdmission }): Controller {
+  const r = new TrainingReconciler(def, opts);
+  const c = mgr.add({
+    name: `${def.kind.toLowerCase()}-controller`,
+    for: def,
+    owns: [Kinds.Pod, Kinds.Service, Kinds.ConfigMap],
+    watches: [{
+      // room frees when a Pod ends or goes away: gangs that wait look again
+      kind: Kinds.Pod,
+      predicate: (e) => e.type === 'DELETED' || e.object.status?.phase === 'Succeeded' || e.object.status?.phase === 'Failed',
+      map: () => r.waitingKeys(),
+    }],
+    reconcile: (key) => r.reconcile(key),
+  });
+  return c;
+}
+
+/** One replica as this pass sees it. */
+interface Slot {
+  replica: RenderedReplica;
+  name: string;
+  pod?: PodObject;
+  /** a Pod of that name that is not ours (another owner): nothing is created over it */
+  foreign?: StoredObject;
+}
+
+interface Pass {
+  job: TrainingJob & StoredObject;
+  kind: TrainingKind;
+  now: Date;
+  at: string;
+  status: TrainingJobStatus;
+  /** the job's own Pods */
+  pods: PodObject[];
+  wakes: number[];
+  /** changes made after the status is written */
+  after: (() => Promise<void>)[];
+  events: [type: 'Normal' | 'Warning', reason: string, message: string][];
+}
+
+export class TrainingReconciler {
+  private readonly client: Client;
+  private readonly recorder: Recorder;
+  private readonly now: () => Date;
+  private readonly admission: GangAdmission;
+  private readonly gangRetryMs: number;
+  /** jobs whose gang waits for room, with the last reason told */
+  private readonly waiting = new Map<string, string>();
+
+  constructor(private readonly def: KindDef, private readonly opts: TrainingControllerOptions & { admission: GangAdmission }) {
+    this.client = opts.client;
+    this.recorder = opts.recorder;
+    this.now = opts.now ?? (() => new Date());
+    this.admission = opts.admission;
+    this.gangRetryMs = opts.gangRetryMs ?? 10_000;
+  }
+
+  waitingKeys(): ObjectKey[] {
+    return [...this.waiting.keys()].map((k) => {
+      const i = k.indexOf('/');
+      return { namespace: k.slice(0, i), name: k.slice(i + 1) };
+    });
+  }
+
+  async reconcile(key: ObjectKey): Promise<Result> {
+    const job = await this.client.find<TrainingJob>(this.def, key);
+    if (!job || job.metadata.deletionTimestamp) {
+      this.waiting.delete(keyString(key));
+      return {};
+    }
+    const kind = this.opts.kinds(job.apiVersion, job.kind);
+    if (!kind || !managedHere(job)) return {};
+    const all = await this.client.listAll<Pod>(Kinds.Pod, { namespace: key.namespace });
+    const now = this.now();
+    const pass: Pass = {
+      job, kind, now, at: timestamp(now), status: structuredClone(job.status ?? {}),
+      pods: all.filter((p) => controllerOf(p)?.uid === job.metadata.uid), wakes: [], after: [], events: [],
+    };
+    if (isFinished(job)) {
+      this.waiting.delete(keyString(key));
+      return this.finished(pass);
+    }
+    await this.active(pass, all);
+    await this.commit(pass);
+    const wakes = pass.wakes.filter((w) => w > 0);
+    return wakes.length ? { requeueAfter: Math.ceil(Math.min(...wakes)) } : {};
+  }
+
+  // ---- the pass of a job that has not finished -------------------------------------------------
+
+  private async active(pass: Pass, all: PodObject[]): Promise<void> {
+    const { job, kind, status } = pass;
+    const name = job.metadata.name;
+    const runPolicy = job.spec.runPolicy ?? {};
+    if (!conditionOf(status, TrainingConditions.Created)) {
+      this.condition(pass, TrainingConditions.Created, 'True', 'Created', `${kind.kind} ${name} is created.`);
+    }
+    let rendered;
+    try {
+      rendered = kind.render(job);
+    } catch (e) {
+      const msg = `${kind.kind} ${name} cannot run: ${(e as Error).message}`;
+      this.fail(pass, msg);
+      return;
+    }
+
+    // suspended: every Pod goes, whatever cleanPodPolicy says
+    if (runPolicy.suspend) {
+      this.waiting.delete(keyString(keyOf(job)));
+      for (const pod of pass.pods) if (!pod.metadata.deletionTimestamp) pass.after.push(() => this.deletePod(pass, pod));
+      if (hasTrue(status, TrainingConditions.Running)) this.condition(pass, TrainingConditions.Running, 'False', 'Suspended', `${kind.kind} ${name} is suspended.`);
+      this.condition(pass, TrainingConditions.Suspended, 'True', 'Suspended', `${kind.kind} ${name} is suspended.`);
+      status.replicaStatuses = replicaStatuses(kind, rendered.replicas, []);
+      return;
+    }
+    if (hasTrue(status, TrainingConditions.Suspended)) {
+      this.condition(pass, TrainingConditions.Suspended, 'False', 'Resumed', `${kind.kind} ${name} is resumed.`);
+      status.startTime = pass.at;
+    }
+    status.startTime ??= pass.at;
+
+    const live = pass.pods.filter((p) => !p.metadata.deletionTimestamp);
+    // activeDeadlineSeconds: a timer, not only a check when something else happens
+    const deadline = runPolicy.activeDeadlineSeconds;
+    if (deadline !== undefined) {
+      const left = Date.parse(status.startTime) + deadline * 1000 - pass.now.getTime();
+      if (left <= 0) {
+        await this.deletePods(pass, live.filter((p) => !isTerminal(p)));
+        this.fail(pass, `Job ${name} has failed because it was active longer than specified deadline`, 'DeadlineExceeded');
+        status.replicaStatuses = replicaStatuses(kind, rendered.replicas, live.filter(isTerminal));
+        return;
+      }
+      pass.wakes.push(left);
+    }
+
+    const byName = new Map(pass.pods.map((p) => [p.metadata.name, p]));
+    const others = new Map(all.filter((p) => controllerOf(p)?.uid !== job.metadata.uid).map((p) => [p.metadata.name, p]));
+    const slots: Slot[] = rendered.replicas.map((replica) => {
+      const podName = replica.pod.metadata.name ?? '';
+      const slot: Slot = { replica, name: podName, pod: byName.get(podName) };
+      const other = others.get(podName);
+      if (!slot.pod && other) {
+        if (!controllerOf(other) && !other.metadata.deletionTimestamp) pass.after.push(() => this.adopt(pass, other));
+        else slot.foreign = other;
+      }
+      return slot;
+    });
+    // Pods the job no longer renders (fewer replicas) go
+    const wanted = new Set(slots.map((s) => s.name));
+    for (const pod of live) if (!wanted.has(pod.metadata.name)) pass.after.push(() => this.deletePod(pass, pod));
+
+    const views = buildViews(kind, slots);
+    status.replicaStatuses = replicaStatuses(kind, rendered.replicas, live.filter((p) => wanted.has(p.metadata.name)));
+    const counted = new Set(status.countedFailures ?? []);
+    // forget counted failures whose Pod is gone
+    const present = new Set(pass.pods.map((p) => p.metadata.uid));
+    const stillCounted = [...counted].filter((u) => present.has(u));
+    if (stillCounted.length) status.countedFailures = stillCounted;
+    else delete status.countedFailures;
+
+    // success, by the kind's rule
+    if (kind.succeeded(job, views)) {
+      this.condition(pass, TrainingConditions.Succeeded, 'True', 'Succeeded', `${kind.kind} ${keyString(keyOf(job))} successfully completed.`);
+      status.completionTime ??= pass.at;
+      for (const rs of Object.values(status.replicaStatuses ?? {})) {
+        if (rs.active) {
+          rs.succeeded = (rs.succeeded ?? 0) + rs.active;
+          delete rs.active;
+        }
+      }
+      return;
+    }
+
+    // failures
+    // the mpi-operator's launcher is a batch/v1 Job, whose backoffLimit defaults to 6
+    const limit = runPolicy.backoffLimit ?? (isMpiV2(job) ? 6 : undefined);
+    const reached = (n: number): boolean => limit !== undefined && n >= Math.max(1, limit);
+    let restarts = (status.restarts ?? 0) + liveRestarts(slots, counted);
+    const restarting: Map<string, number> = new Map();
+    for (const slot of slots) {
+      const pod = slot.pod;
+      if (!pod || pod.metadata.deletionTimestamp) continue;
+      const startError = startErrorOf(pod);
+      if (startError) {
+        this.fail(pass, `${kind.kind} ${keyString(keyOf(job))} has failed because ${slot.replica.type} replica ${slot.replica.index} could not start: ${startError}`);
+        return;
+      }
+      if (pod.status?.phase !== 'Failed') continue;
+      const type = slot.replica.type;
+      if (counted.has(pod.metadata.uid)) {
+        // counted already: its deletion was cut short; finish it
+        pass.after.push(() => this.deletePod(pass, pod));
+        restarting.set(type, (restarting.get(type) ?? 0) + 1);
+        continue;
+      }
+      const verdict = this.onFailure(pass, slot, pod);
+      if (verdict === 'ignore') continue;
+      if (verdict === 'fail') {
+        const n = views.find((v) => v.type === type)?.failed ?? 1;
+        this.fail(pass, `${kind.kind} ${keyString(keyOf(job))} has failed because ${n} ${type} replica(s) failed.`);
+        return;
+      }
+      if (reached(restarts + 1)) {
+        await this.deletePods(pass, live.filter((p) => !isTerminal(p)));
+        this.fail(pass, `Job ${job.metadata.name} has failed because it has reached the specified backoff limit`, 'BackoffLimitExceeded');
+        return;
+      }
+      // count first (written before the Pod is deleted), then delete, then re-create when it is gone
+      const own = podRestarts(pod);
+      restarts += 1;
+      status.restarts = (status.restarts ?? 0) + 1 + own;
+      status.countedFailures = [...(status.countedFailures ?? []), pod.metadata.uid];
+      counted.add(pod.metadata.uid);
+      restarting.set(type, (restarting.get(type) ?? 0) + 1);
+      pass.after.push(() => this.deletePod(pass, pod));
+    }
+    if (reached(restarts)) {
+      await this.deletePods(pass, live.filter((p) => !isTerminal(p)));
+      this.fail(pass, `Job ${job.metadata.name} has failed because it has reached the specified backoff limit`, 'BackoffLimitExceeded');
+      return;
+    }
+    for (const [type, n] of restarting) {
+      this.condition(pass, TrainingConditions.Restarting, 'True', 'Restarting', `${kind.kind} ${keyString(keyOf(job))} is restarting because ${n} ${type} replica(s) failed.`);
+    }
+
+    // Running: enough Pods run (the gang's size; all of them by default), none is being replaced
+    const running = slots.filter((s) => s.pod && !s.pod.metadata.deletionTimestamp && s.pod.status?.phase === 'Running').length;
+    const done = slots.filter((s) => s.pod && !s.pod.metadata.deletionTimestamp && s.pod.status?.phase === 'Succeeded').length;
+    if (restarting.size === 0 && running > 0 && running + done >= minAvailable(job, slots.length)) {
+      this.condition(pass, TrainingConditions.Running, 'True', 'Running', `${kind.kind} ${keyString(keyOf(job))} is running.`);
+    }
+
+    // what is missing: objects first, then Pods (a gang only when it fits)
+    for (const obj of rendered.objects) pass.after.push(() => this.ensureObject(pass, obj));
+    this.createMissing(pass, slots);
+  }
+
+  /** what a failed Pod means under its replica's restartPolicy */
+  private onFailure(pass: Pass, slot: Slot, pod: PodObject): 'fail' | 'restart' | 'ignore' {
+    const { job, kind } = pass;
+    const policy = slot.replica.restartPolicy;
+    // mpi-operator: a worker's failure does not fail the job (the launcher's mpirun does), eviction does
+    if (isMpiV2(job) && slot.replica.type !== 'Launcher') return pod.status?.reason === 'Evicted' ? 'fail' : 'ignore';
+    if (policy === 'Never') return 'fail';
+    // XGBoostJob and MPIJob v1: a Pod that still ends Failed fails the job unless the policy is ExitCode
+    if (policy !== 'ExitCode' && (job.kind === 'XGBoostJob' || (job.kind === 'MPIJob' && job.apiVersion === 'kubeflow.org/v1'))) return 'fail';
+    if (policy === 'ExitCode') {
+      const code = exitCodeOf(pod, kind.defaultContainer);
+      pass.events.push(['Normal', 'ExitedWithCode', `Pod: ${pod.metadata.namespace}.${pod.metadata.name} exited with code ${code}`]);
+      return code >= 128 ? 'restart' : 'fail';
+    }
+    return 'restart';
+  }
+
+  private createMissing(pass: Pass, slots: Slot[]): void {
+    const { job } = pass;
+    const jobKey = keyString(keyOf(job));
+    const liveCount = slots.filter((s) => s.pod && !s.pod.metadata.deletionTimestamp && !isTerminal(s.pod)).length;
+    const blocked = (s: Slot): boolean => Boolean(s.foreign) || Boolean(s.pod);
+    let missing = slots.filter((s) => !blocked(s));
+    for (const s of slots) {
+      if (s.foreign) {
+        pass.events.push(['Warning', 'FailedCreatePod', `pod ${s.name} exists and belongs to ${controllerOf(s.foreign)?.kind ?? 'another owner'} ${controllerOf(s.foreign)?.name ?? ''}`.trim()]);
+        pass.wakes.push(5000);
+      }
+    }
+    // MPIJob v2beta1 WaitForWorkersReady: the launcher after every worker runs
+    if (isMpiV2(job) && job.spec.launcherCreationPolicy === 'WaitForWorkersReady') {
+      const workers = slots.filter((s) => s.replica.type === 'Worker');
+      const ready = workers.every((s) => s.pod?.status?.phase === 'Running' && !s.pod.metadata.deletionTimestamp);
+      if (!ready) missing = missing.filter((s) => s.replica.type !== 'Launcher');
+    }
+    if (!missing.length) {
+      this.waiting.delete(jobKey);
+      return;
+    }
+    const need = minAvailable(job, slots.length) - liveCount;
+    if (need <= 0) {
+      this.waiting.delete(jobKey);
+      pass.after.push(() => this.createPods(pass, missing));
+      return;
+    }
+    // a gang: checked and created with no other admission in between; the status is written after
+    pass.after.push(() => this.admission.exclusive(async () => {
+      const gang = missing.slice(0, need).map((s) => this.podFor(pass, s.replica));
+      const verdict = await this.admission.check(gang);
+      if (!verdict.fits) {
+        if (this.waiting.get(jobKey) !== verdict.reason) {
+          this.waiting.set(jobKey, verdict.reason);
+          this.recorder.event(job, 'Warning', verdict.never ? 'GangUnschedulable' : 'GangWaiting', verdict.reason);
+        }
+        return;
+      }
+      if (this.waiting.delete(jobKey)) this.recorder.event(job, 'Normal', 'GangAdmitted', `the gang of ${gang.length} pod(s) fits: creating its pods`);
+      await this.createPods(pass, missing);
+    }));
+    pass.wakes.push(this.gangRetryMs);
+  }
+
+  // ---- a finished job ---------------------------------------------------------------------------
+
+  private async finished(pass: Pass): Promise<Result> {
+    const { job } = pass;
+    const runPolicy = job.spec.runPolicy ?? {};
+    const policy = runPolicy.cleanPodPolicy ?? 'None';
+    const live = pass.pods.filter((p) => !p.metadata.deletionTimestamp);
+    const doomed = policy === 'All' ? live : policy === 'Running' ? live.filter((p) => p.status?.phase === 'Running' || p.status?.phase === 'Pending' || !p.status?.phase) : [];
+    if (doomed.length) await this.deletePods(pass, doomed, true);
+    const ttl = runPolicy.ttlSecondsAfterFinished;
+    const since = Date.parse(job.status?.completionTime ?? '');
+    if (ttl === undefined || Number.isNaN(since)) return {};
+    const left = since + ttl * 1000 - pass.now.getTime();
+    if (left > 0) return { requeueAfter: left };
+    try {
+      await this.client.delete(this.def, keyOf(job), { uid: job.metadata.uid, propagationPolicy: 'Background' });
+      this.recorder.event(job, 'Normal', 'JobDeleted', `${pass.kind.kind} ${job.metadata.name} deleted: ttlSecondsAfterFinished (${ttl}s) passed`);
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+    }
+    return {};
+  }
+
+  // ---- status -----------------------------------------------------------------------------------
+
+  private condition(pass: Pass, type: TrainingConditionType, value: 'True' | 'False', what: Parameters<typeof reasonFor>[1], message: string): void {
+    const reason = reasonFor(pass.kind.kind, what);
+    const frozen = !(pass.job.kind === 'MPIJob' && pass.job.apiVersion === 'kubeflow.org/v1');
+    if (updateCondition(pass.status, type, value, reason, message, pass.at, frozen) && value === 'True') {
+      pass.events.push([type === TrainingConditions.Failed || type === TrainingConditions.Restarting ? 'Warning' : 'Normal', reason, message]);
+    }
+  }
+
+  private fail(pass: Pass, message: string, eventReason?: string): void {
+    const before = hasTrue(pass.status, TrainingConditions.Failed);
+    this.condition(pass, TrainingConditions.Failed, 'True', 'Failed', message);
+    if (!before) pass.status.completionTime ??= pass.at;
+    if (eventReason) pass.events.push(['Warning', eventReason, message]);
+  }
+
+  /** writes the status when it changed (compare-and-swap), then makes the Pod changes */
+  private async commit(pass: Pass): Promise<void> {
+    const before = { ...(pass.job.status ?? {}) };
+    const after = { ...pass.status };
+    delete before.lastReconcileTime;
+    delete after.lastReconcileTime;
+    if (JSON.stringify(before) !== JSON.stringify(after)) {
+      pass.status.lastReconcileTime = pass.at;
+      pass.job = await this.client.updateStatus<TrainingJob>({ ...pass.job, status: pass.status });
+    }
+    for (const [type, reason, message] of pass.events) this.recorder.event(pass.job, type, reason, message);
+    for (const step of pass.after) await step();
+  }
+
+  // ---- writes -----------------------------------------------------------------------------------
+
+  private podFor(pass: Pass, replica: RenderedReplica): Pod {
+    const pod = structuredClone(replica.pod);
+    pod.metadata.namespace = pass.job.metadata.namespace;
+    pod.metadata.ownerReferences = ownedBy(pass.job, pod.metadata.ownerReferences);
+    return pod;
+  }
+
+  private async createPods(pass: Pass, slots: Slot[]): Promise<void> {
+    let firstError: unknown;
+    for (const slot of slots) {
+      try {
+        await this.client.create(this.podFor(pass, slot.replica));
+        this.recorder.event(pass.job, 'Normal', 'SuccessfulCreatePod', `Created pod: ${slot.name}`);
+      } catch (e) {
+        if (isAlreadyExists(e)) continue;
+        firstError ??= e;
+        this.recorder.event(pass.job, 'Warning', 'FailedCreatePod', `Error creating: ${(e as Error)?.message ?? String(e)}`);
+      }
+    }
+    if (firstError !== undefined) throw firstError;
+  }
+
+  private async deletePods(pass: Pass, pods: PodObject[], withServices = false): Promise<void> {
+    for (const pod of pods) await this.deletePod(pass, pod, withServices);
+  }
+
+  private async deletePod(pass: Pass, pod: PodObject, withService = false): Promise<void> {
+    try {
+      await this.client.delete(Kinds.Pod, { namespace: pod.metadata.namespace, name: pod.metadata.name }, { uid: pod.metadata.uid });
+      this.recorder.event(pass.job, 'Normal', 'SuccessfulDeletePod', `Deleted pod: ${pod.metadata.name}`);
+    } catch (e) {
+      if (!isNotFound(e) && !isConflict(e)) throw e;
+    }
+    if (!withService) return;
+    const svc = await this.client.find(Kinds.Service, { namespace: pod.metadata.namespace, name: pod.metadata.name });
+    if (svc && controllerOf(svc)?.uid === pass.job.metadata.uid) {
+      try {
+        await this.client.delete(Kinds.Service, keyOf(svc), { uid: svc.metadata.uid });
+      } catch (e) {
+        if (!isNotFound(e)) throw e;
+      }
+    }
+  }
+
+  /** an object of the job's name that no one controls becomes the job's */
+  private async adopt(pass: Pass, obj: StoredObject): Promise<void> {
+    const refs = ownedBy(pass.job, obj.metadata.ownerReferences);
+    try {
+      await this.client.update({ ...obj, metadata: { ...obj.metadata, ownerReferences: refs } });
+      this.recorder.event(pass.job, 'Normal', 'Adopted', `Adopted ${obj.kind.toLowerCase()} ${obj.metadata.name}`);
+    } catch (e) {
+      if (!isNotFound(e) && !isConflict(e)) throw e;
+    }
+  }
+
+  private async ensureObject(pass: Pass, obj: KObject): Promise<void> {
+    const def = this.client.registry.forObject(obj.apiVersion, obj.kind);
+    if (!def) throw new Error(`${pass.kind.kind} ${pass.job.metadata.name}: cannot create a ${obj.kind} (${obj.apiVersion}): kind not served`);
+    const namespace = def.namespaced ? (obj.metadata.namespace ?? pass.job.metadata.namespace) : undefined;
+    const name = obj.metadata.name ?? '';
+    const existing = await this.client.find(def, { namespace, name });
+    if (existing) {
+      if (!controllerOf(existing)) await this.adopt(pass, existing);
+      return;
+    }
+    const out = structuredClone(obj);
+    if (namespace) out.metadata.namespace = namespace;
+    out.metadata.ownerReferences = ownedBy(pass.job, out.metadata.ownerReferences);
+    try {
+      await this.client.create(out);
+      this.recorder.event(pass.job, 'Normal', `SuccessfulCreate${obj.kind}`, `Created ${obj.kind.toLowerCase()}: ${name}`);
+    } catch (e) {
+      if (!isAlreadyExists(e)) throw e;
+    }
+  }
+}
+
+// ---- pure helpers ---------------------------------------------------------------------------------
+
+/** the job as the controlling owner, beside any other (non-controlling) owners already named */
+function ownedBy(job: StoredObject, refs: OwnerReference[] | undefined): OwnerReference[] {
+  return [...(refs ?? []).filter((r) => !r.controller && r.uid !== job.metadata.uid), { ...ownerRefTo(job), blockOwnerDeletion: true }];
+}
+
+function isAlreadyExists(e: unknown): boolean {
+  return e instanceof ApiError && e.reason === StatusReason.AlreadyExists;
+}
+
+function timestamp(d: Date): string {
+  return d.toISOString().replace(/\.\d+Z$/, 'Z');
+}
+
+function keyOf(obj: KObject): ObjectKey {
+  return obj.metadata.namespace ? { namespace: obj.metadata.namespace, name: obj.metadata.name ?? '' } : { name: obj.metadata.name ?? '' };
+}
+
+function isTerminal(p: Pod): boolean {
+  return p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
+}
+
+function isMpiV2(job: TrainingJob): boolean {
+  return job.kind === 'MPIJob' && job.apiVersion === 'kubeflow.org/v2beta1';
+}
+
+function managedHere(job: TrainingJob): boolean {
+  const by = job.spec.runPolicy?.managedBy;
+  if (by === undefined || by === '') return true;
+  return by === (isMpiV2(job) ? 'kubeflow.org/mpi-operator' : 'kubeflow.org/training-operator');
+}
+
+/** the gang's size: schedulingPolicy.minAvailable, else every replica */
+export function minAvailable(job: TrainingJob, total: number): number {
+  const m = job.spec.runPolicy?.schedulingPolicy?.minAvailable;
+  return m !== undefined && m > 0 ? Math.min(m, total) : total;
+}
+
+/** the exit code of the kind's default container (containers[0] when none has that name); 0xbeef when unknown */
+export function exitCodeOf(pod: Pod, defaultContainer: string): number {
+  const statuses = pod.status?.containerStatuses ?? [];
+  const s = statuses.find((c) => c.name === defaultContainer) ?? (pod.spec.containers.some((c) => c.name === defaultContainer) ? undefined : statuses.find((c) => c.name === pod.spec.containers[0]?.name));
+  return s?.state.terminated?.exitCode ?? s?.lastState.terminated?.exitCode ?? 0xbeef;
+}
+
+/** a container that could not start at all (no such command): retrying cannot help */
+function startErrorOf(pod: Pod): string | undefined {
+  for (const s of [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]) {
+    for (const t of [s.state?.terminated, s.lastState?.terminated]) {
+      if (t?.reason === 'StartError') return `container ${s.name}: ${t.message ?? 'StartError'}`;
+    }
+  }
+  return undefined;
+}
+
+function podRestarts(pod: Pod): number {
+  let n = 0;
+  for (const s of [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]) n += s.restartCount ?? 0;
+  return n;
+}
+
+/** container restarts of the Pods the kubelet restarts in place, not counted yet */
+function liveRestarts(slots: Slot[], counted: Set<string>): number {
+  let n = 0;
+  for (const s of slots) {
+    if (!s.pod || s.pod.metadata.deletionTimestamp || counted.has(s.pod.metadata.uid)) continue;
+    if (s.replica.restartPolicy === 'Never') continue;
+    n += podRestarts(s.pod);
+  }
+  return n;
+}
+
+function buildViews(kind: TrainingKind, slots: Slot[]): ReplicaView[] {
+  const views = new Map<string, ReplicaView>();
+  for (const s of slots) {
+    const { type, restartPolicy } = s.replica;
+    let v = views.get(type);
+    if (!v) {
+      v = { type, replicas: 0, restartPolicy, active: 0, succeeded: 0, failed: 0, pods: [] };
+      views.set(type, v);
+    }
+    v.replicas++;
+    const pod = s.pod && !s.pod.metadata.deletionTimestamp ? s.pod : undefined;
+    const phase = pod?.status?.phase;
+    if (phase === 'Running') v.active++;
+    else if (phase === 'Succeeded') v.succeeded++;
+    else if (phase === 'Failed') v.failed++;
+    if (pod) {
+      const entry: ReplicaView['pods'][number] = { index: s.replica.index };
+      if (phase) entry.phase = phase;
+      if (isTerminal(pod)) entry.exitCode = exitCodeOf(pod, kind.defaultContainer);
+      const reason = pod.status?.reason ?? pod.status?.containerStatuses?.find((c: { state: { terminated?: unknown } }) => c.state.terminated)?.state.terminated?.reason;
+      if (reason) entry.reason = reason;
+      v.pods.push(entry);
+    }
+  }
+  return [...views.values()];
+}
+
+function replicaStatuses(kind: TrainingKind, replicas: RenderedReplica[], pods: Pod[]): Record<string, ReplicaStatus> {
+  const out: Record<string, ReplicaStatus> = {};
+  const typeOfPod = new Map(replicas.map((r) => [r.pod.metadata.name ?? '', r.type]));
+  for (const r of replicas) {
+    if (out[r.type]) continue;
+    const labels = r.pod.metadata.labels ?? {};
+    // by replica type; by role where the kind labels no type (MPIJob v2beta1)
+    const keys = labels[TrainingLabels.replicaType] !== undefined ? [TrainingLabels.replicaType] : [TrainingLabels.jobRole];
+    const sel = [TrainingLabels.jobName, TrainingLabels.operatorName, ...keys]
+      .filter((k) => labels[k] !== undefined)
+      .map((k) => `${k}=${labels[k]}`);
+    out[r.type] = { selector: sel.length ? sel.join(',') : `${TrainingLabels.operatorName}=${kind.controllerName}` };
+  }
+  for (const p of pods) {
+    const type = typeOfPod.get(p.metadata.name ?? '');
+    const rs = type ? out[type] : undefined;
+    if (!rs || p.metadata.deletionTimestamp) continue;
+    const phase = p.status?.phase;
+    if (phase === 'Running') rs.active = (rs.active ?? 0) + 1;
+    else if (phase === 'Succeeded') rs.succeeded = (rs.succeeded ?? 0) + 1;
+    else if (phase === 'Failed') rs.failed = (rs.failed ?? 0) + 1;
+  }
+  return out;
+}
