@@ -124,7 +124,8 @@ export async function trainingBench(row: Row, runs = 3): Promise<void> {
     const skiffSps: number[] = [];
     const torchrunSps: number[] = [];
     for (let i = 0; i < runs; i++) {
-      skiffSps.push(stepsPerSecond((await skiffRun(`bench-train-${i}`, { ...train, READY_DIR: '' })).log));
+      // torchrun sets OMP_NUM_THREADS=1 when it starts several processes on a node; the replicas get the same
+      skiffSps.push(stepsPerSecond((await skiffRun(`bench-train-${i}`, { ...train, READY_DIR: '', OMP_NUM_THREADS: '1' })).log));
       const tr = await run(['torchrun', '--nproc_per_node', '3', '--master_port', String(port++), script], { ...train, OMP_NUM_THREADS: '1' });
       torchrunSps.push(stepsPerSecond(tr.out));
     }
