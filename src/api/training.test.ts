@@ -3,11 +3,11 @@
 // operators' documented behaviour, per kind, from the raw example, not from the renderer); invalid
 // jobs are rejected naming the field; v1 and v2beta1 MPIJobs share one stored resource.
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
-import { conformanceDir } from '../conformance-path.js';
+import { conformanceDir, corpusFiles } from '../conformance-path.js';
 import { Client } from '../store/client.js';
 import { SqliteStore } from '../store/sqlite/store.js';
 import type { EnvVar } from './core-types.js';
@@ -22,13 +22,7 @@ import type { Rendered } from '../workloads/training/types.js';
 const registry = defaultRegistry();
 const corpus = join(conformanceDir(), 'training');
 
-function yamlFiles(dir: string): string[] {
-  return readdirSync(dir).sort().flatMap((n) => {
-    const p = join(dir, n);
-    if (statSync(p).isDirectory()) return yamlFiles(p);
-    return n.endsWith('.yaml') || n.endsWith('.yml') ? [p] : [];
-  });
-}
+const yamlFiles = (dir: string): string[] => corpusFiles(dir);
 
 interface Example { file: string; raw: KObject }
 

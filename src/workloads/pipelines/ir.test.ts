@@ -1,27 +1,17 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { FieldError } from '../../api/errors.js';
 import { PipelineSpecError, parsePipelineFile, reindentQuotedContinuations, type PipelineSpec } from './ir.js';
 import { validatePipelineSpec, validateRunParameters } from './ir-validate.js';
 import { cycles, topologicalOrder, upstreamOf } from './dag.js';
-import { conformanceDir } from '../../conformance-path.js';
+import { conformanceDir, corpusFiles } from '../../conformance-path.js';
 
-// dist/src/workloads/pipelines/ → repo root is 4 levels up; the corpus sits beside the repo.
 const corpus = join(conformanceDir(), 'kfp');
 const haveCorpus = existsSync(corpus);
 
-function walk(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  const out: string[] = [];
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) out.push(...walk(p));
-    else if (/\.(ya?ml|json)$/.test(e.name)) out.push(p);
-  }
-  return out.sort();
-}
+const walk = (dir: string): string[] => corpusFiles(dir, /\.(ya?ml|json)$/);
 
 /**
  * Files under the scanned folders that are not compiled pipelines, with the reason.

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { Container, Pod } from '../../api/core-types.js';
 import { coreKinds } from '../../api/core.js';
@@ -9,22 +9,12 @@ import { clone } from '../../api/meta.js';
 import { Validator } from '../../api/validation.js';
 import { parsePipelineFile } from './ir.js';
 import { applyKubernetesConfig, containerResources, executorConfig, NODE_SELECTOR_ANNOTATION, PlatformConfigError, type PlatformResult, type ResolveParam } from './platform.js';
-import { conformanceDir } from '../../conformance-path.js';
+import { conformanceDir, corpusFiles } from '../../conformance-path.js';
 
-// dist/src/workloads/pipelines/ → the repository root is 4 levels up; the corpus sits beside it.
 const corpus = join(conformanceDir(), 'kfp');
 const haveCorpus = existsSync(corpus);
 
-function walk(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  const out: string[] = [];
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) out.push(...walk(p));
-    else if (/\.ya?ml$/.test(e.name)) out.push(p);
-  }
-  return out.sort();
-}
+const walk = (dir: string): string[] => corpusFiles(dir);
 
 /** The files the kfp-kubernetes mapping is checked against: every corpus file with a PlatformSpec document. */
 const named = [

@@ -1,12 +1,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, promises as fsp, readdirSync, statSync, readFileSync } from 'node:fs';
+import { existsSync, promises as fsp, readdirSync, readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { parsePipBootstrap, PythonEnvironments, defaultRun, ENV_MARKER, ENV_META, type RunFn } from './python-envs.js';
-import { conformanceDir } from '../../conformance-path.js';
+import { conformanceDir, corpusFiles } from '../../conformance-path.js';
 
 const repo = fileURLToPath(new URL('../../../../', import.meta.url));
 const corpus = path.join(conformanceDir(), 'kfp');
@@ -18,15 +18,7 @@ const RUNNER = ['sh', '-ec', 'program_path=$(mktemp -d)\nprintf "%s" "$0" > "$pr
 const ARGS = ['--executor_input', '{{$}}', '--function_to_execute', 'add'];
 const boot = (pip: string): string[] => ['sh', '-c', `${ENSUREPIP}PIP_DISABLE_PIP_VERSION_CHECK=1 ${pip} && "$0" "$@"\n`, ...RUNNER];
 
-function yamlFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const p = path.join(dir, name);
-    if (statSync(p).isDirectory()) out.push(...yamlFiles(p));
-    else if (/\.ya?ml$/.test(name)) out.push(p);
-  }
-  return out;
-}
+const yamlFiles = (dir: string): string[] => corpusFiles(dir);
 
 describe('parsePipBootstrap', () => {
   it('parses the SDK bootstrap (kfp pin, --no-deps, quoted specs)', () => {

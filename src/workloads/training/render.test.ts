@@ -4,7 +4,7 @@
 // TF_CONFIG variants, MPI launcher-as-worker.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -13,7 +13,7 @@ import type { Pod } from '../../api/core-types.js';
 import { defaultRegistry } from '../../api/index.js';
 import type { KObject } from '../../api/meta.js';
 import { clone } from '../../api/meta.js';
-import { conformanceDir } from '../../conformance-path.js';
+import { conformanceDir, corpusFiles } from '../../conformance-path.js';
 import { hostsFile } from '../../substrate/local/network.js';
 import type { ServiceView } from '../../substrate/local/network.js';
 import { WORKER_IDLE_COMMAND, kubexecScript, launcherEnv } from './exec-agent.js';
@@ -35,8 +35,7 @@ function admit(raw: KObject): TrainingJob {
 }
 
 function corpusJobs(): TrainingJob[] {
-  const walk = (dir: string): string[] => readdirSync(dir).sort().flatMap((n) => (statSync(join(dir, n)).isDirectory() ? walk(join(dir, n)) : n.endsWith('.yaml') ? [join(dir, n)] : []));
-  return walk(join(conformanceDir(), 'training')).flatMap((f) => parseAllDocuments(readFileSync(f, 'utf8')).map((d) => d.toJS() as KObject))
+  return corpusFiles(join(conformanceDir(), 'training'), /\.yaml$/).flatMap((f) => parseAllDocuments(readFileSync(f, 'utf8')).map((d) => d.toJS() as KObject))
     .filter((o) => o?.apiVersion?.startsWith('kubeflow.org/')).map(admit);
 }
 
