@@ -459,9 +459,8 @@ export class RunReconciler {
     await this.opts.client.updateStatus<Run>({ ...run, status });
   }
 
-  /** Records every finished Pod's result in its task; true when something was recorded. */
-  private harvest(pass: Pass): boolean {
-    let changed = false;
+  /** Records every finished Pod's result in its task. */
+  private harvest(pass: Pass): void {
     for (const pod of pass.pods.values()) {
       const path = pod.metadata.annotations?.[RunAnnotations.taskPath];
       const phase = pod.status?.phase;
@@ -469,7 +468,8 @@ export class RunReconciler {
       const rec = pass.tasks[path];
       // only the current attempt's Pod counts; an earlier attempt's or generation's is history
       if (!rec || rec.state !== RUNNING || rec.podName !== pod.metadata.name) continue;
-      const inputs = podInputs(pod);
+      const ei = parseJson<ExecutorInput>(pod.metadata.annotations?.[RunAnnotations.executorInput]);
+      const inputs = podInputs(ei);
       if (phase === 'Failed') {
         const message = `task ${path} failed: ${exitMessage(pod)}`;
         const policy = parseJson<RetryPolicy>(pod.metadata.annotations?.[RunAnnotations.retryPolicy]);
@@ -486,7 +486,7 @@ export class RunReconciler {
         }
       } else {
         try {
-          const outputs = this.readBack(pass, pod);
+          const outputs = this.readBack(pass, pod, ei ?? ({} as ExecutorInput));
           pass.tasks[path] = { ...rec, state: SUCCEEDED, finishedAt: pass.at, inputs, outputs };
           delete pass.tasks[path].retryAt;
           const fingerprint = pod.metadata.annotations?.[RunAnnotations.fingerprint];
@@ -502,13 +502,10 @@ export class RunReconciler {
           pass.tasks[path] = { ...rec, state: FAILED, finishedAt: pass.at, inputs, message: `task ${path}: reading its outputs failed: ${(e as Error).message}` };
         }
       }
-      changed = true;
     }
-    return changed;
   }
 
-  private readBack(pass: Pass, pod: PodObject): RunOutputs {
-    const ei = JSON.parse(pod.metadata.annotations?.[RunAnnotations.executorInput] ?? '{}') as ExecutorInput;
+  private readBack(pass: Pass, pod: PodObject, ei: ExecutorInput): RunOutputs {
     const comp = pass.spec.components?.[pod.metadata.annotations?.[RunAnnotations.component] ?? ''];
     const types: Record<string, ParameterType> = {};
     for (const [n, d] of Object.entries(comp?.outputDefinitions?.parameters ?? {})) types[n] = d.parameterType as ParameterType;
@@ -997,8 +994,7 @@ export class RunReconciler {
 }
 
 /** What a Pod consumed, from its executor input: the lineage of its task. */
-function podInputs(pod: PodObject): RunOutputs {
-  const ei = parseJson<ExecutorInput>(pod.metadata.annotations?.[RunAnnotations.executorInput]);
+function podInputs(ei: ExecutorInput | undefined): RunOutputs {
   const out = emptyOutputs();
   if (!ei) return out;
   Object.assign(out.parameters, ei.inputs?.parameterValues ?? {});
