@@ -4,12 +4,14 @@ import { coreKinds } from './core.js';
 import { kfpKinds } from './kfp-objects.js';
 import { pipelineKinds } from './pipelines.js';
 import { KindRegistry } from './registry.js';
+import { RevisionKind } from './serving-revision.js';
+import { servingKinds } from './serving.js';
 import { trainingKinds } from './training.js';
 import type { KindDef } from './registry.js';
 
 /** The kinds the server serves: each has its controllers wired in src/server/main.ts. */
 export function defaultRegistry(): KindRegistry {
-  return new KindRegistry().register(...coreKinds, ...batchKinds, ...pipelineKinds, ...kfpKinds, ...trainingKinds);
+  return new KindRegistry().register(...coreKinds, ...batchKinds, ...pipelineKinds, ...kfpKinds, ...trainingKinds, ...servingKinds, RevisionKind);
 }
 
 function find(defs: KindDef[], kind: string, version?: string): KindDef {
@@ -44,4 +46,8 @@ export const Kinds = {
   MPIJob: find(trainingKinds, 'MPIJob', 'v1'),
   /** the mpi-operator's kubeflow.org/v2beta1 MPIJob */
   MPIJobV2: find(trainingKinds, 'MPIJob', 'v2beta1'),
+  InferenceService: find(servingKinds, 'InferenceService'),
+  ServingRuntime: find(servingKinds, 'ServingRuntime'),
+  ClusterServingRuntime: find(servingKinds, 'ClusterServingRuntime'),
+  Revision: RevisionKind,
 } as const;
