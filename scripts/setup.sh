@@ -42,6 +42,8 @@ if [ -f "$node_prefix/include/node/node.h" ]; then nodedir_env=(env "npm_config_
 stamp=node_modules/.skiff-installed
 if [ ! -f "$stamp" ] || [ package.json -nt "$stamp" ] || { [ -f package-lock.json ] && [ package-lock.json -nt "$stamp" ]; }; then
   say "installing npm packages"
+  # onnxruntime-node ships its CPU binaries; skip its install script, which would fetch CUDA extras Skiff does not use
+  export ONNXRUNTIME_NODE_INSTALL=skip
   if [ -f package-lock.json ]; then "${nodedir_env[@]}" npm ci --no-audit --no-fund --loglevel=error; else "${nodedir_env[@]}" npm install --no-audit --no-fund --loglevel=error; fi
   touch "$stamp"
 fi
@@ -59,7 +61,7 @@ if [ ! -x .venv/bin/python ]; then
   say "creating the Python environment (.venv)"
   /usr/bin/python3 -m venv --system-site-packages .venv
 fi
-for req in python/requirements.txt python/requirements-training.txt; do
+for req in python/requirements.txt python/requirements-training.txt python/requirements-bert.txt python/requirements-serving.txt; do
   stamp=.venv/.skiff-installed${req#python/requirements}; stamp=${stamp%.txt}
   if [ ! -f "$stamp" ] || [ "$req" -nt "$stamp" ]; then
     say "installing Python packages: $(grep -v '^#' "$req" | tr '\n' ' ')"
@@ -70,6 +72,8 @@ done
 
 # Debian's torchrun (torch 1.13) cannot start on Python 3.11; the environment's own fixes that
 [ "$(readlink .venv/bin/torchrun 2>/dev/null)" = ../../python/torchrun ] || ln -sf ../../python/torchrun .venv/bin/torchrun
+# Skiff's model server, as model-server Pods start it
+[ "$(readlink .venv/bin/skiff-model-server 2>/dev/null)" = ../../python/skiff-model-server ] || ln -sf ../../python/skiff-model-server .venv/bin/skiff-model-server
 
 # images such as python:3.11 run in the machine's Python; manifests often say `python`, so the default
 # environment gets a `python` when the machine only has `python3`
