@@ -306,6 +306,29 @@ const KUBEFLOW_JOB: KindPrinter = {
   },
 };
 
+/** KServe's printer columns: URL, READY, PREV and LATEST traffic, the revisions behind them. */
+const INFERENCE_SERVICE: KindPrinter = {
+  headers: ['URL', 'READY', 'PREV', 'LATEST', 'PREVROLLEDOUTREVISION', 'LATESTREADYREVISION', 'AGE'],
+  row(obj, now) {
+    const st = (obj.status ?? {}) as { url?: string; conditions?: Condition[]; components?: { predictor?: { traffic?: { tag?: string; latestRevision?: boolean; percent?: number }[]; previousRolledoutRevision?: string; latestReadyRevision?: string } } };
+    const p = st.components?.predictor;
+    const prev = p?.traffic?.find((t) => t.tag === 'prev')?.percent;
+    const latest = p?.traffic?.find((t) => t.latestRevision)?.percent;
+    const ready = st.conditions?.find((c) => c.type === 'Ready')?.status ?? '';
+    return [st.url ?? '', ready, prev === undefined ? '' : String(prev), latest === undefined ? '' : String(latest), p?.previousRolledoutRevision ?? '', p?.latestReadyRevision ?? '', age(obj.metadata?.creationTimestamp, now)];
+  },
+};
+
+/** A serving revision: its component, model state and replicas. */
+const SERVING_REVISION: KindPrinter = {
+  headers: ['COMPONENT', 'MODEL', 'READY', 'REPLICAS', 'AGE'],
+  row(obj, now) {
+    const spec = (obj.spec ?? {}) as { component?: string };
+    const st = (obj.status ?? {}) as { modelState?: string; readyReplicas?: number; replicas?: number; desiredReplicas?: number };
+    return [spec.component ?? '', st.modelState ?? 'Pending', `${st.readyReplicas ?? 0}/${st.desiredReplicas ?? 0}`, String(st.replicas ?? 0), age(obj.metadata?.creationTimestamp, now)];
+  },
+};
+
 const GENERIC: KindPrinter = {
   headers: ['AGE'],
   row: (obj, now) => [age(obj.metadata?.creationTimestamp, now)],
@@ -317,6 +340,8 @@ function printerFor(r: ResourceInfo): KindPrinter | 'event' {
   if (p) return p;
   if (r.group === 'kubeflow.org' && r.kind.endsWith('Job')) return KUBEFLOW_JOB;
   if (r.group === 'pipelines.kubeflow.org' && r.kind === 'Run') return PIPELINE_RUN;
+  if (r.group === 'serving.kserve.io' && r.kind === 'InferenceService') return INFERENCE_SERVICE;
+  if (r.group === 'serving.skiff.dev' && r.kind === 'Revision') return SERVING_REVISION;
   return GENERIC;
 }
 

@@ -10,6 +10,8 @@ import type { DeleteOptions } from '../store/store.js';
 import { parseBody, readBody, send, sendError } from './body.js';
 import { apiGroupList, apiResourceList, apiVersions, openApi } from './discovery.js';
 import { KfpApi } from './kfp/api.js';
+import type { MetricsRegistry } from './metrics.js';
+import type { Gateway } from '../workloads/serving/gateway.js';
 import { trainingKindFor } from '../workloads/training/render.js';
 
 export interface PodLogOptions {
@@ -77,6 +79,10 @@ export interface AppDeps {
   bookmarkMs?: number;
   /** the run controller's default pipeline root, for the KFP API's artifact read-back */
   pipelineRoot?: string;
+  /** inference requests (by path `/serving/...` or by an InferenceService's host) go here */
+  gateway?: Gateway;
+  /** Prometheus metrics on `GET /metrics` */
+  metrics?: MetricsRegistry;
 }
 
 interface Target {
@@ -137,6 +143,8 @@ export class App {
 
   /** node:http request listener */
   readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
+    const inference = this.deps.gateway?.match(req);
+    if (inference) return this.deps.gateway?.handle(req, res, inference);
     this.route(req, res).catch((e) => sendError(res, e));
   };
 
@@ -160,6 +168,10 @@ export class App {
       case '/openapi/v3':
       case '/openapi.json':
         return send(res, 200, this.openapiDoc);
+      case '/metrics':
+        if (!this.deps.metrics) break;
+        res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+        return void res.end(this.deps.metrics.render());
     }
     // the KFP v2beta1 REST API (kfp.Client) before the Kubernetes-style /apis/{group}/{version}
     if (path === '/apis/v2beta1' || path.startsWith('/apis/v2beta1/')) return this.kfp.handle(req, res, url, path);

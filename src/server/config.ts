@@ -26,6 +26,8 @@ export interface SkiffOptions {
   verbose?: boolean;
   /** start lightweight kfp components from a warm, forked Python (default true) */
   pythonZygote?: boolean;
+  /** the domain of InferenceService hosts, `<name>.<namespace>.<domain>` (default example.com, as KServe's) */
+  ingressDomain?: string;
 }
 
 export interface SkiffConfig {
@@ -43,6 +45,7 @@ export interface SkiffConfig {
   eventTtlMs: number;
   verbose: boolean;
   pythonZygote: boolean;
+  ingressDomain: string;
 }
 
 const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -89,5 +92,6 @@ export function compileConfig(opts: SkiffOptions): SkiffConfig {
     eventTtlMs: parseDuration(o.eventTTL ?? '1h', 'eventTTL'),
     verbose: o.verbose ?? process.env.SKIFF_VERBOSE === '1',
     pythonZygote: o.pythonZygote ?? process.env.SKIFF_PYTHON_ZYGOTE !== '0',
+    ingressDomain: o.ingressDomain ?? 'example.com',
   };
 }

@@ -21,10 +21,15 @@ import { addJobController } from '../workloads/jobs/controller.js';
 import { PythonEnvironments } from '../workloads/pipelines/python-envs.js';
 import { addRecurringRunController } from '../workloads/pipelines/recurring-run-controller.js';
 import { addRunController } from '../workloads/pipelines/run-controller.js';
+import { addServingControllers } from '../workloads/serving/controller.js';
+import { Gateway } from '../workloads/serving/gateway.js';
+import { ModelStore } from '../workloads/serving/storage.js';
+import { installStockRuntimes } from '../workloads/serving/install-runtimes.js';
 import { addTrainingController } from '../workloads/training/controller.js';
 import { trainingKindFor } from '../workloads/training/render.js';
 import { PythonZygote } from '../workloads/pipelines/zygote.js';
 import { App } from './app.js';
+import { MetricsRegistry } from './metrics.js';
 import type { SkiffOptions } from './config.js';
 import { compileConfig } from './config.js';
 
@@ -99,20 +104,62 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   addRecurringRunController(manager, { client, recorder: new EventRecorder(client, 'recurring-run-controller') });
   // one controller per training kind the registry serves (kubeflow.org: PyTorchJob, TFJob, ..., MPIJob)
   addTrainingController(manager, { client, recorder: new EventRecorder(client, 'training-operator'), kinds: trainingKindFor, nodeName: config.nodeName });
+  // model serving: the gateway lives in this process; Pods reach it at `podGateway`
+  const metrics = new MetricsRegistry();
+  const gateway = new Gateway({ metrics, ingressDomain: config.ingressDomain, log });
+  let podGateway = '127.0.0.1:0';
+  let serverUrl = 'http://127.0.0.1:0';
+  await installStockRuntimes(client, log);
+  addServingControllers(manager, {
+    client, recorder: new EventRecorder(client, 'inferenceservice-controller'), gateway,
+    models: new ModelStore(join(config.dataDir, 'serving', 'models'), (ns, claim) => join(config.dataDir, 'volumes', ns, claim)),
+    podGateway: () => podGateway,
+    serverUrl: () => serverUrl,
+    podLog: async (pod, container) => {
+      const ac = new AbortController();
+      const lines: string[] = [];
+      try {
+        for await (const l of await substrate.logs(pod, { container, tailLines: 30 }, ac.signal)) lines.push(l);
+      } finally {
+        ac.abort();
+      }
+      return lines.join('');
+    },
+  });
   const gc = new GarbageCollector(client, store, registry, log);
   let ready = false;
-  const app = new App({ client, registry, logs: substrate, exec: substrate, version, ready: () => ready, pipelineRoot });
+  const app = new App({ client, registry, logs: substrate, exec: substrate, version, ready: () => ready, pipelineRoot, gateway, metrics });
   const server = createServer(app.handle);
   server.keepAliveTimeout = 5000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
   });
+  // Containers reach the API (`skiff exec` from an MPI launcher, a transformer calling its predictor)
+  // at an address of their own: inside a Pod, 127.0.0.1 with a port the Pod declares is the Pod's own
+  // server (see native/skiff-net.c), so a server listening on 127.0.0.1 is also reached at 127.0.0.2.
+  let podServer: ReturnType<typeof createServer> | undefined;
   {
-    // containers reach the API (for `skiff exec` from an MPI launcher) at the address it listens on
     const a = server.address() as AddressInfo;
-    const reach = a.address === '0.0.0.0' || a.address === '::' ? '127.0.0.1' : a.family === 'IPv6' ? `[${a.address}]` : a.address;
-    substrate.setApiServer(`http://${reach}:${a.port}`);
+    const host = a.family === 'IPv6' ? `[${a.address}]` : a.address;
+    serverUrl = `http://${a.address === '0.0.0.0' || a.address === '::' ? '127.0.0.1' : host}:${a.port}`;
+    let reach = a.address === '0.0.0.0' || a.address === '::' ? `127.0.0.2:${a.port}` : `${host}:${a.port}`;
+    if (a.address === '127.0.0.1') {
+      podServer = createServer(app.handle);
+      podServer.keepAliveTimeout = 5000;
+      const ps = podServer;
+      const port = await new Promise<number | undefined>((resolve) => {
+        const tryListen = (p: number): void => {
+          ps.once('error', () => (p === 0 ? resolve(undefined) : tryListen(0)));
+          ps.listen(p, '127.0.0.2', () => resolve((ps.address() as AddressInfo).port));
+        };
+        tryListen(a.port);
+      });
+      if (port !== undefined) reach = `127.0.0.2:${port}`;
+      else podServer = undefined;
+    }
+    podGateway = reach;
+    substrate.setApiServer(`http://${reach}`);
   }
   manager.start();
   await gc.start();
@@ -135,8 +182,13 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     async stop(o = {}) {
       ready = false;
       clearInterval(sweeper);
+      gateway.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (podServer) {
+        podServer.closeAllConnections();
+        await new Promise<void>((resolve) => podServer?.close(() => resolve()));
+      }
       if (o.containers === 'stop') await substrate.shutdown();
       await manager.stop();
       await gc.stop();

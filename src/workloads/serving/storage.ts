@@ -1,0 +1,154 @@
+// Where a model's files come from. A replica sees its model at `/mnt/models` (KServe's mount path);
+// this module turns a `storageUri` into the host path bound there:
+//
+// - `pvc://<claim>[/<path>]`: the claim's directory (no copy; read-only, with the path as subPath);
+// - `file:///abs/path` or `/abs/path` (a pipeline run's artifact URI is such a path): used in place;
+// - `http(s)://...`: downloaded once into the model cache under the data dir, shared by every replica
+//   and revision naming the same URI; `.tar`, `.tar.gz`/`.tgz` and `.zip` files are unpacked.
+//
+// Other schemes (gs, s3, hf, oci, azure, ...) need a network this machine does not reach: they fail
+// with a reason the InferenceService's status shows.
+import { createWriteStream, existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { spawn } from 'node:child_process';
+import { basename, join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
+
+export interface ModelSource {
+  kind: 'pvc' | 'host';
+  /** pvc: the claim */
+  claim?: string;
+  /** pvc: the path inside the claim */
+  subPath?: string;
+  /** host: the file or directory to mount */
+  path?: string;
+}
+
+export class StorageError extends Error {
+  override readonly name = 'StorageError';
+}
+
+const cloudSchemes = ['gs://', 's3://', 'hf://', 'oci://', 'oci+fetch://', 'oci+native://', 'modelscope://', 'hdfs://', 'webhdfs://'];
+
+/** Parses a storageUri without fetching anything; throws StorageError for what cannot be served here. */
+export function parseStorageUri(uri: string): { scheme: 'pvc' | 'file' | 'http'; claim?: string; subPath?: string; path?: string; url?: string } {
+  if (uri.startsWith('pvc://')) {
+    const rest = uri.slice('pvc://'.length);
+    const i = rest.indexOf('/');
+    const claim = i < 0 ? rest : rest.slice(0, i);
+    const subPath = i < 0 ? '' : rest.slice(i + 1).replace(/^\/+|\/+$/g, '');
+    if (!claim) throw new StorageError(`storageUri ${uri}: no claim name`);
+    if (subPath.split('/').includes('..')) throw new StorageError(`storageUri ${uri}: the path may not contain ".."`);
+    return { scheme: 'pvc', claim, subPath };
+  }
+  if (uri.startsWith('file://')) {
+    const p = uri.slice('file://'.length);
+    if (!p.startsWith('/')) throw new StorageError(`storageUri ${uri}: expected file:///absolute/path`);
+    return { scheme: 'file', path: p };
+  }
+  if (uri.startsWith('/')) return { scheme: 'file', path: uri };
+  if (/^https?:\/\//.test(uri)) {
+    if (/^https:\/\/[^/]+\.blob\.core\.windows\.net\//.test(uri) || /\.git$/.test(uri)) {
+      throw new StorageError(`storageUri ${uri}: Azure Blob and git sources need credentials and a network this machine does not reach`);
+    }
+    return { scheme: 'http', url: uri };
+  }
+  const cloud = cloudSchemes.find((s) => uri.startsWith(s));
+  if (cloud) throw new StorageError(`storageUri ${uri}: ${cloud.slice(0, -3)} storage is not reachable from this machine; use pvc://, file:// or http(s)://`);
+  throw new StorageError(`Cannot recognize storage type for ${uri}`);
+}
+
+export class ModelStore {
+  private readonly inflight = new Map<string, Promise<string>>();
+
+  constructor(private readonly cacheDir: string, readonly claimDir: (namespace: string, claim: string) => string) {}
+
+  /** The source a replica mounts at /mnt/models; downloads http(s) models first (once). */
+  async resolve(uri: string): Promise<ModelSource> {
+    const p = parseStorageUri(uri);
+    if (p.scheme === 'pvc') return { kind: 'pvc', claim: p.claim as string, subPath: p.subPath ?? '' };
+    if (p.scheme === 'file') {
+      const path = p.path as string;
+      if (!existsSync(path)) throw new StorageError(`storageUri ${uri}: ${path} does not exist`);
+      return { kind: 'host', path };
+    }
+    return { kind: 'host', path: await this.download(p.url as string) };
+  }
+
+  /** The cache directory of a URL: the same URL is fetched once, whatever asks for it. */
+  private download(url: string): Promise<string> {
+    let p = this.inflight.get(url);
+    if (!p) {
+      p = this.fetchOnce(url).finally(() => this.inflight.delete(url));
+      this.inflight.set(url, p);
+    }
+    return p;
+  }
+
+  private async fetchOnce(url: string): Promise<string> {
+    const dir = join(this.cacheDir, createHash('sha256').update(url).digest('hex').slice(0, 20));
+    const done = join(dir, '.skiff-complete');
+    const content = join(dir, 'model');
+    if (existsSync(done)) return content;
+    const tmp = `${dir}.partial-${process.pid}`;
+    rmSync(tmp, { recursive: true, force: true });
+    mkdirSync(join(tmp, 'model'), { recursive: true });
+    let res: Response;
+    try {
+      res = await fetch(url, { signal: AbortSignal.timeout(30_000) });
+    } catch (e) {
+      rmSync(tmp, { recursive: true, force: true });
+      throw new StorageError(`downloading ${url}: ${(e as Error).message}`);
+    }
+    if (!res.ok || !res.body) {
+      rmSync(tmp, { recursive: true, force: true });
+      throw new StorageError(`downloading ${url}: HTTP ${res.status}`);
+    }
+    const name = basename(new URL(url).pathname) || 'model';
+    const file = join(tmp, 'model', name);
+    await pipeline(Readable.fromWeb(res.body as never), createWriteStream(file));
+    const type = res.headers.get('content-type') ?? '';
+    try {
+      await unpack(file, join(tmp, 'model'), type);
+    } catch (e) {
+      rmSync(tmp, { recursive: true, force: true });
+      throw new StorageError(`unpacking ${url}: ${(e as Error).message}`);
+    }
+    writeFileSync(join(tmp, '.skiff-complete'), url);
+    rmSync(dir, { recursive: true, force: true });
+    renameSync(tmp, dir);
+    return content;
+  }
+}
+
+/** Unpacks an archive in place of itself (as KServe's storage initializer does); other files stay. */
+async function unpack(file: string, into: string, contentType: string): Promise<void> {
+  const lower = file.toLowerCase();
+  let args: string[] | undefined;
+  let cmd = 'tar';
+  if (lower.endsWith('.tar.gz') || lower.endsWith('.tgz') || (contentType.includes('gzip') && lower.endsWith('.gz'))) args = ['-xzf', file, '-C', into];
+  else if (lower.endsWith('.tar')) args = ['-xf', file, '-C', into];
+  else if (lower.endsWith('.zip')) {
+    cmd = 'python3';
+    args = ['-m', 'zipfile', '-e', file, into];
+  }
+  if (!args) return;
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(err.trim() || `${cmd} exited with ${code}`))));
+  });
+  rmSync(file, { force: true });
+}
+
+/** true when a path is a directory */
+export function isDir(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
