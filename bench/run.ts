@@ -8,7 +8,9 @@
 //   5. a 200-item ParallelFor with a dsl.Collected fan-in: kfp.local against Skiff
 //   6. a 1,000-item ParallelFor on Skiff, with the server's peak memory
 //   7. distributed training: a PyTorchJob's start and DDP speed against torchrun (bench/training.ts)
-// Usage: npm run bench [-- --objects 100000 --runs 30 --bare-runs 30 --only 4,5,6]
+//   8. model serving: sklearn against KServe's Python model server, first response from zero, ONNX
+//      against onnxruntime-node directly (bench/serving.ts)
+// Usage: npm run bench [-- --objects 100000 --runs 30 --bare-runs 30 --serving-seconds 8 --only 4,5,6]
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,6 +21,7 @@ import { SqliteStore } from '../src/store/sqlite/store.js';
 import { TestServer, repoRoot, skiffBin } from '../test/harness.js';
 import { fanOut1000, fanOut200 } from './pipelines/fanout.js';
 import { fmtMs, median, nowMs, percentile } from './stats.js';
+import { servingBench } from './serving.js';
 import { trainingBench } from './training.js';
 
 const args = process.argv.slice(2);
@@ -217,4 +220,5 @@ if (existsSync(join(repoRoot, '.venv', 'bin', 'python'))) {
   if (wanted(6)) await fanOut1000(row);
 }
 if (wanted(7)) await trainingBench(row);
+if (wanted(8)) await servingBench(row, { seconds: arg('serving-seconds', 8) });
 console.log(`\nall benchmarks: ${((nowMs() - t0) / 1000).toFixed(0)} s`);
