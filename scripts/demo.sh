@@ -62,6 +62,26 @@ step "A pipeline compiled by the kfp SDK (examples/pipelines/word_count.py): an 
 run skiff run examples/pipelines/word_count.yaml -p text="Skiff runs Kubeflow pipelines on one machine" --watch
 run skiff get runs
 
+step "Training a model with a pipeline (examples/serving/train_digits.py), then serving it as KServe does"
+out=$(skiff run examples/serving/train_digits.yaml --watch)
+echo "$out"
+model_uri=$(echo "$out" | sed -n 's/^  output Output: //p' | head -n 1)
+[ -n "$model_uri" ] || { echo "the pipeline produced no model"; exit 1; }
+sed "s#MODEL_URI#$model_uri#" examples/serving/sklearn-digits.yaml > "$data/sklearn-digits.yaml"
+run skiff apply -f "$data/sklearn-digits.yaml"
+run skiff wait inferenceservice/sklearn-digits --for=condition=Ready --timeout=120s
+run skiff get inferenceservices
+# the 8x8 image of a handwritten zero (the first of scikit-learn's digits)
+zero='[0,0,5,13,9,1,0,0,0,0,13,15,10,15,5,0,0,3,15,2,0,11,8,0,0,4,12,0,0,8,8,0,0,5,8,0,0,9,8,0,0,4,11,0,1,12,7,0,0,2,14,5,10,12,0,0,0,0,6,13,10,0,0,0]'
+printf '\033[2m$ curl -H "Host: sklearn-digits.default.example.com" $SKIFF_SERVER/v1/models/sklearn-digits:predict -d ...\033[0m\n'
+curl -s -H "Host: sklearn-digits.default.example.com" "$SKIFF_SERVER/v1/models/sklearn-digits:predict" -d "{\"instances\": [$zero]}"; echo
+printf '\033[2m$ curl $SKIFF_SERVER/serving/default/sklearn-digits/v2/models/sklearn-digits/infer -d ...   (V2, Open Inference Protocol)\033[0m\n'
+curl -s "$SKIFF_SERVER/serving/default/sklearn-digits/v2/models/sklearn-digits/infer" -d "{\"inputs\": [{\"name\": \"input-0\", \"shape\": [1, 64], \"datatype\": \"FP64\", \"data\": $zero}]}"; echo
+printf '\033[2m$ curl $SKIFF_SERVER/serving/default/sklearn-digits/api/v0.1/predictions -d ...   (Seldon)\033[0m\n'
+curl -s "$SKIFF_SERVER/serving/default/sklearn-digits/api/v0.1/predictions" -d "{\"data\": {\"ndarray\": [$zero]}}"; echo
+printf '\033[2m$ curl -s $SKIFF_SERVER/metrics | grep skiff_serving_requests_total\033[0m\n'
+curl -s "$SKIFF_SERVER/metrics" | grep '^skiff_serving_requests_total' || true
+
 step "Where to look"
 cat <<TXT
   Data:         $data/skiff.db (SQLite: every object), $data/pods/<uid>/ (volumes, container logs),
@@ -69,5 +89,6 @@ cat <<TXT
   Again:        bin/skiff up --data-dir $data      # the demo's objects are still there
                 bin/skiff get pods; bin/skiff logs job/pi; bin/skiff describe job flaky
   The API:      curl http://127.0.0.1:8080/apis/batch/v1/namespaces/default/jobs ; /openapi/v3 describes every route
+  Serving:      bin/skiff get isvc,revisions; curl http://127.0.0.1:8080/serving/default/sklearn-digits/v1/models/sklearn-digits ; /metrics
   Your own:     bin/skiff apply -f your-job.yaml
 TXT

@@ -9,6 +9,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { copyFileSync, mkdirSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import YAML from 'yaml';
 import { TestServer, repoRoot, sleep } from './harness.js';
@@ -299,5 +302,109 @@ void describe('model serving', { skip, timeout: 600_000 }, () => {
     assert.equal(echo.status, 200, echo.text);
     assert.deepEqual(echo.body, { method: 'POST', path: '/anything/at/all?x=1', body: '{"hello":"there"}', k_service: 'custom-echo-predictor' });
     await sleep(10);
+  });
+  void test('containerConcurrency caps requests per replica; the autoscaler adds replicas under load up to maxReplicas and goes back; timeout gives 504', async () => {
+    const slow = (name: string, sleepS: number, extra: Record<string, unknown>): unknown => ({
+      apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService', metadata: { name, annotations: { 'autoscaling.knative.dev/window': '2s' } },
+      spec: { predictor: { containers: [{ name: 'kserve-container', image: 'python:3.11', command: ['python', join(fixtures, 'slow_server.py')], env: [{ name: 'SLEEP', value: String(sleepS) }] }], ...extra } },
+    });
+    await apply(slow('slow', 0.3, { containerConcurrency: 1, minReplicas: 1, maxReplicas: 3, scaleTarget: 1 }));
+    await ready('slow');
+    const pods = async (): Promise<any[]> => (await server.get('/api/v1/namespaces/default/pods?labelSelector=serving.kserve.io/inferenceservice%3Dslow')).items.filter((p: any) => !p.metadata.deletionTimestamp);
+    let most = 0;
+    const load = (async () => {
+      const t0 = Date.now();
+      while (Date.now() - t0 < 5000) {
+        const rs = await Promise.all(Array.from({ length: 8 }, () => post('/serving/default/slow/v1/models/slow:predict', { instances: [1] })));
+        for (const r of rs) assert.equal(r.status, 200, r.text);
+      }
+    })();
+    while (!(await Promise.race([load.then(() => true), sleep(200).then(() => false)]))) most = Math.max(most, (await pods()).length);
+    assert.equal(most, 3, 'scaled out to maxReplicas');
+    for (const p of await pods()) {
+      if (p.status?.phase !== 'Running') continue;
+      const stats = (await (await fetch(`http://${p.status.podIP}:8080/stats`)).json()) as { max: number };
+      assert.ok(stats.max <= 1, `${p.metadata.name} served ${stats.max} at once with containerConcurrency 1`);
+    }
+    await server.until('back to minReplicas', async () => (await pods()).length === 1, 30_000);
+    await apply(slow('slow-timeout', 3, { timeout: 1 }));
+    await ready('slow-timeout');
+    const t0 = Date.now();
+    const r = await post('/serving/default/slow-timeout/v1/models/x:predict', { instances: [1] });
+    assert.equal(r.status, 504, r.text);
+    assert.ok(Date.now() - t0 < 2900, 'answered at the timeout, not when the model finished');
+    await server.req('DELETE', `${isvcPath}/slow`);
+    await server.req('DELETE', `${isvcPath}/slow-timeout`);
+  });
+
+  void test('storage: an http(s) model is fetched once for all replicas; pvc:// mounts a claim\'s directory; :explain reaches the explainer', async () => {
+    let gets = 0;
+    const files = createServer((req, res) => {
+      gets++;
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      res.end(readFileSync(join(models, 'sklearn', 'model.joblib')));
+    });
+    await new Promise<void>((r) => files.listen(0, '127.0.0.1', r));
+    try {
+      const port = (files.address() as AddressInfo).port;
+      await apply({ apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService', metadata: { name: 'from-http' }, spec: { predictor: { minReplicas: 2, sklearn: { storageUri: `http://127.0.0.1:${port}/models/model.joblib` } } } });
+      await ready('from-http');
+      await server.until('two replicas', async () => (await server.get('/apis/serving.skiff.dev/v1alpha1/namespaces/default/revisions/from-http-predictor-00001')).status?.readyReplicas === 2);
+      assert.deepEqual(await predictV1('from-http', exp.rows), exp.sklearn);
+      assert.equal(gets, 1, 'downloaded once');
+    } finally {
+      files.close();
+    }
+    await server.create('/api/v1/namespaces/default/persistentvolumeclaims', { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'models' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } });
+    await server.until('claim bound', async () => (await server.get('/api/v1/namespaces/default/persistentvolumeclaims/models')).status?.phase === 'Bound');
+    const dir = join(server.dataDir, 'volumes', 'default', 'models', 'digits', 'v1');
+    mkdirSync(dir, { recursive: true });
+    copyFileSync(join(models, 'sklearn', 'model.joblib'), join(dir, 'model.joblib'));
+    await apply({
+      apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService', metadata: { name: 'from-pvc' },
+      spec: {
+        predictor: { sklearn: { storageUri: 'pvc://models/digits/v1' } },
+        explainer: { containers: [{ name: 'kserve-container', image: 'python:3.11', command: ['python', join(fixtures, 'echo_server.py')] }] },
+      },
+    });
+    await ready('from-pvc');
+    assert.deepEqual(await predictV1('from-pvc', exp.rows), exp.sklearn);
+    const explain = await post('/serving/default/from-pvc/v1/models/from-pvc:explain', { instances: exp.rows.slice(0, 1) });
+    assert.equal(explain.status, 200, explain.text);
+    assert.equal(explain.body.k_service, 'from-pvc-explainer');
+    assert.equal(explain.body.path, '/v1/models/from-pvc:explain');
+    await server.req('DELETE', `${isvcPath}/from-http`);
+    await server.req('DELETE', `${isvcPath}/from-pvc`);
+  });
+
+  void test('a model a pipeline produced is deployed by its artifact URI', async () => {
+    const run = await server.cli(['run', join(repoRoot, 'examples', 'serving', 'train_digits.yaml'), '--watch']);
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    const uri = /^ {2}output Output: (\S+)$/m.exec(run.stdout)?.[1];
+    assert.ok(uri, run.stdout);
+    const own = spawnSync(python, ['-c', `import joblib, json, sys; m = joblib.load(sys.argv[1] + '/model.joblib'); print(json.dumps(m.predict(json.load(open(sys.argv[2]))['rows']).tolist()))`, uri, join(models, 'expected.json')], { encoding: 'utf8' });
+    assert.equal(own.status, 0, own.stderr);
+    const manifest = readFileSync(join(repoRoot, 'examples', 'serving', 'sklearn-digits.yaml'), 'utf8').replace('MODEL_URI', uri);
+    const r = await server.cli(['apply', '-f', '-'], manifest);
+    assert.equal(r.code, 0, r.stderr);
+    // the service of the first test, updated: a new revision takes all the traffic once loaded
+    await server.until('the new revision serves', async () => {
+      const o = await isvc('sklearn-digits');
+      const t = o.status?.components?.predictor?.traffic ?? [];
+      return t.length === 1 && t[0].revisionName === 'sklearn-digits-predictor-00002';
+    });
+    assert.deepEqual(await predictV1('sklearn-digits', exp.rows), JSON.parse(own.stdout));
+  });
+
+  void test('kill -9 of the server: after a restart the same replicas serve again, routes rebuilt', async () => {
+    const selector = 'labelSelector=serving.knative.dev/revision%3Dsklearn-digits-predictor-00002';
+    const before = (await server.get(`/api/v1/namespaces/default/pods?${selector}`)).items.map((p: any) => p.metadata.name).sort();
+    assert.equal(before.length, 1);
+    await server.crash();
+    await server.launch();
+    await server.until('answered after restart', async () => (await post('/serving/default/sklearn-digits/v1/models/sklearn-digits:predict', { instances: exp.rows.slice(0, 1) })).status === 200, 30_000);
+    const after = (await server.get(`/api/v1/namespaces/default/pods?${selector}`)).items.map((p: any) => p.metadata.name).sort();
+    assert.deepEqual(after, before, 'the running replica was adopted, not replaced');
+    await ready('sklearn-digits');
   });
 });
