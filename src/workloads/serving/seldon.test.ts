@@ -36,6 +36,8 @@ describe('Seldon prediction messages', () => {
     const msg = JSON.stringify({ data: { ndarray: [[1, 2]] } });
     const form = parseSeldonRequest(Buffer.from(new URLSearchParams({ json: msg }).toString()), 'application/x-www-form-urlencoded');
     assert.deepEqual(form.rows, [[1, 2]]);
+    // curl -d '{...}' labels a JSON body as a form
+    assert.deepEqual(parseSeldonRequest(Buffer.from(msg), 'application/x-www-form-urlencoded').rows, [[1, 2]]);
     const query = parseSeldonRequest(Buffer.alloc(0), undefined, new URLSearchParams({ json: msg }));
     assert.deepEqual(query.rows, [[1, 2]]);
   });

@@ -26,7 +26,9 @@ function messageText(body: Buffer, contentType?: string, query?: URLSearchParams
   if (fromQuery !== null && fromQuery !== undefined) return fromQuery;
   const text = body.toString('utf8');
   const mt = mediaType(contentType);
-  if (mt === 'application/x-www-form-urlencoded' || (!text.trimStart().startsWith('{') && /^json=/.test(text))) {
+  // a form (Seldon's wrapper reads its `json` field) — unless the body is plainly a JSON object, as
+  // `curl -d '{...}'` sends it with a form content type
+  if ((mt === 'application/x-www-form-urlencoded' && !text.trimStart().startsWith('{')) || (!text.trimStart().startsWith('{') && /^json=/.test(text))) {
     const field = new URLSearchParams(text).get('json');
     if (field === null) throw new ProtocolError(400, 'the form has no "json" field');
     return field;
