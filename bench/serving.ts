@@ -15,7 +15,8 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { OnnxModel } from '../src/workloads/serving/onnx.js';
 import { TestServer, repoRoot } from '../test/harness.js';
@@ -270,9 +271,12 @@ export async function servingBench(row: Row, opts: ServingOptions = {}): Promise
     const engine = await OnnxModel.load(onnxFile);
     const viaWorker = await closedLoop(async (i) => void (await engine.infer([{ name: 'pixels', datatype: 'FP32', shape: [1, 64], data: rowsF32[i % rowsF32.length] as Float32Array }])), cc, durationMs);
     await engine.close();
-    row('  Skiff\'s OnnxModel (worker thread), no HTTP', rate(viaWorker), `${lat(viaWorker)}; ${x(limit.rps, viaWorker.rps)} below the limit`);
+    row(`  Skiff's OnnxModel (${engine.mode === 'worker' ? 'worker thread' : `on the event loop: ${Math.round(engine.calibratedUs ?? 0)} µs a row`}), no HTTP`, rate(viaWorker), `${lat(viaWorker)}; ${x(limit.rps, viaWorker.rps)} below the limit`);
     const gw = await runLoad({ url: gwUrl, body: v2Bodies, headers: json, concurrency: cc, durationMs, warmup: 20 });
-    row('Skiff ISVC (onnx, in process), V2 JSON', rate(gw), `${lat(gw)}; limit/Skiff ${x(limit.rps, gw.rps)}; aim <= 1.5x`);
+    const probeBody = JSON.stringify({ inputs: [{ name: 'pixels', shape: [1, 64], datatype: 'FP32', data: exp.onnx_rows[probe] }] });
+    const byHand = await onnxDirect(onnxFile, v2Bodies, cc, durationMs, probeBody, (got) => close(got, 'the hand-written server'));
+    row('onnxruntime-node behind node:http, by hand', rate(byHand), `${lat(byHand)}; one process, session.run called directly: the limit over HTTP`);
+    row('Skiff ISVC (onnx, in process), V2 JSON', rate(gw), `${lat(gw)}; ${x(byHand.rps, gw.rps)} below the hand-written server (aim <= 1.5x), ${x(limit.rps, gw.rps)} below session.run without HTTP`);
     const floor = await httpFloor(gwUrl, v2Bodies, cc, durationMs);
     row('  HTTP floor: a bare node:http server', rate(floor), `${lat(floor)}; Skiff ${x(gw.rps, floor.rps)} of it (same request, Skiff's answer sent back unread, no model)`);
 
@@ -339,6 +343,22 @@ s.listen(0, '127.0.0.1', () => console.log(s.address().port));`;
       p.once('exit', (c) => reject(new Error(`the HTTP floor server exited with ${c}`)));
     });
     return await runLoad({ url: `http://127.0.0.1:${port}/v2/models/m/infer`, body, headers: json, concurrency, durationMs, warmup: 20 });
+  } finally {
+    await stopProcess(p);
+  }
+}
+
+/** the hand-written server of onnx-direct.ts, checked with one request, then under the same load */
+async function onnxDirect(model: string, body: () => Buffer, concurrency: number, durationMs: number, probeBody: string, check: (got: number[] | undefined) => void): Promise<LoadResult> {
+  const p = spawn(process.execPath, [join(dirname(fileURLToPath(import.meta.url)), 'serving', 'onnx-direct.js'), model], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      p.stdout?.once('data', (d) => resolve(Number(String(d).trim())));
+      p.once('exit', (c) => reject(new Error(`the hand-written ONNX server exited with ${c}`)));
+    });
+    const url = `http://127.0.0.1:${port}/v2/models/m/infer`;
+    check(((await (await fetch(url, { method: 'POST', headers: json, body: probeBody })).json()) as { outputs?: { data?: number[] }[] }).outputs?.[0]?.data);
+    return await runLoad({ url, body, headers: json, concurrency, durationMs, warmup: 20 });
   } finally {
     await stopProcess(p);
   }

@@ -225,6 +225,14 @@ export class RevisionDispatcher {
       this.load.leave();
       fail(status, message);
     };
+    // the common case: nothing waits and a replica has room (no batcher to fill): straight out
+    if (this.queue.length === 0 && !this.spec.batcher) {
+      const t = this.pick(item.weight);
+      if (t) {
+        this.send(t, [item], item.weight);
+        return;
+      }
+    }
     this.queue.push(item);
     const wait = item.deadline - Date.now();
     const timer = setTimeout(() => {

@@ -301,7 +301,6 @@ export class Gateway {
     if (spec.failure) throw new HttpError(503, `${spec.failure.reason}: ${spec.failure.message}`);
     const labels = [route.namespace, route.name, component, revKey.slice(revKey.indexOf('/') + 1)];
     const method = req.method ?? 'GET';
-    const headers = forwardHeaders(req);
     const ours = spec.serverKind !== 'custom';
     const now = Date.now();
     const deadline = now + (spec.timeoutSeconds || defaultTimeoutSeconds) * 1000;
@@ -350,6 +349,8 @@ export class Gateway {
       run: async (t) => {
         queued({ ...base } as WorkItem);
         this.batchSize.observe(labels, 1);
+        // an in-process model reads only the content headers; a replica gets what the client sent
+        const headers = t.replica ? forwardHeaders(req) : contentHeaders(req);
         finish(await t.call(method, m.path, headers, method === 'GET' || method === 'HEAD' ? undefined : body, timeoutMs()));
       },
     });
@@ -504,6 +505,15 @@ function header(req: IncomingMessage, name: string): string | undefined {
 }
 
 const hopByHop = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'host', 'content-length']);
+
+function contentHeaders(req: IncomingMessage): Record<string, string> {
+  const out: Record<string, string> = {};
+  const ct = header(req, 'content-type');
+  if (ct) out['content-type'] = ct;
+  const ihcl = header(req, 'inference-header-content-length');
+  if (ihcl) out['inference-header-content-length'] = ihcl;
+  return out;
+}
 
 function forwardHeaders(req: IncomingMessage): Record<string, string> {
   const out = flatHeaders(req.headers);

@@ -25,6 +25,7 @@ export interface WireMeta {
 
 export type ToWorker =
   | { op: 'run'; id: number; feeds: WireTensor[]; outputs?: string[] }
+  | { op: 'calibrate'; runs: number }
   | { op: 'close' };
 
 export type FromWorker =
@@ -32,7 +33,13 @@ export type FromWorker =
   | { op: 'failed'; message: string }
   | { op: 'result'; id: number; outputs: WireTensor[] }
   | { op: 'error'; id: number; message: string }
+  | { op: 'calibrated'; medianUs?: number }
   | { op: 'closed' };
+
+const zeroArrays: Record<string, new (n: number) => ArrayBufferView> = {
+  float32: Float32Array, float64: Float64Array, int8: Int8Array, int16: Int16Array, int32: Int32Array, int64: BigInt64Array,
+  uint8: Uint8Array, uint16: Uint16Array, uint32: Uint32Array, uint64: BigUint64Array, bool: Uint8Array,
+};
 
 type Ort = typeof import('onnxruntime-node');
 type Session = Awaited<ReturnType<Ort['InferenceSession']['create']>>;
@@ -86,6 +93,29 @@ async function main(): Promise<void> {
         post({ op: 'closed' });
         port.close();
         return;
+      }
+      if (m.op === 'calibrate') {
+        // how long one single-row inference takes: zeros of each input's shape, dynamic dims as 1
+        try {
+          const feeds: Record<string, InstanceType<Ort['Tensor']>> = {};
+          for (const inp of session.inputMetadata) {
+            const Ctor = inp.isTensor ? zeroArrays[inp.type] : undefined;
+            if (!inp.isTensor || !Ctor) throw new Error('not a numeric tensor');
+            const dims = inp.shape.map((d) => (typeof d === 'number' && d > 0 ? d : 1));
+            feeds[inp.name] = new ort.Tensor(inp.type as 'float32', new Ctor(dims.reduce((a, b) => a * b, 1)) as Float32Array, dims);
+          }
+          const times: number[] = [];
+          for (let i = 0; i < m.runs; i++) {
+            const t0 = performance.now();
+            await session.run(feeds);
+            times.push(performance.now() - t0);
+          }
+          times.sort((a, b) => a - b);
+          post({ op: 'calibrated', medianUs: (times[Math.floor(times.length / 2)] ?? 0) * 1000 });
+        } catch {
+          post({ op: 'calibrated' });
+        }
+        continue;
       }
       try {
         const feeds: Record<string, InstanceType<Ort['Tensor']>> = {};

@@ -132,6 +132,12 @@ describe('serving ONNX models', () => {
       if (row.indexOf(Math.max(...row)) === label) right++;
     });
     assert.ok(right >= 95, `${right}/100 digits recognised`);
+    // one row of this network costs less than handing it to the worker: it also runs on the loop,
+    // with the same answers; the 100-row batch above went to the worker
+    assert.equal(digits.mode, 'both', `calibrated at ${digits.calibratedUs} µs a row`);
+    const [one] = await digits.infer([f32('pixels', [1, 64], expected.inputs[0] as number[])]);
+    const row = one?.data as Float32Array;
+    (expected.probs[0] as number[]).forEach((p, i) => assert.ok(Math.abs((row[i] as number) - p) < 1e-5));
   });
 
   it('refuses wrong input names, datatypes and shapes with a 400 naming the input', async (t) => {

@@ -1,7 +1,12 @@
-// An ONNX model served inside the gateway process. Each model gets its own worker thread holding an
-// ONNX Runtime session (onnxruntime-node runs inference on the calling thread, which would stall the
-// event loop for the length of every inference). Requests are validated here against the model's
-// inputs, so a bad request is a 400 naming the input and never reaches the runtime.
+// An ONNX model served inside the gateway process. onnxruntime-node runs inference on the calling
+// thread, which would stall the event loop for the length of every inference, so a model gets a
+// worker thread holding its session — unless a request is so cheap that handing it to a thread costs
+// more than running it: at load time the worker times single-row inferences, and when the median is
+// under `inlineMaxUs` (200 µs) the model also gets a session on the event loop, which takes the
+// requests whose estimated cost (that time, scaled by the request's size) stays under the bound;
+// larger ones (big batches) still go to the worker. Requests are
+// validated here against the model's inputs, so a bad request is a 400 naming the input and never
+// reaches the runtime.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -101,6 +106,37 @@ interface Pending {
   reject: (e: Error) => void;
 }
 
+type Ort = typeof import('onnxruntime-node');
+type Session = Awaited<ReturnType<Ort['InferenceSession']['create']>>;
+let ortModule: Promise<Ort> | undefined;
+
+export interface OnnxLoadOptions {
+  intraOpThreads?: number;
+  /** where inference runs: `auto` (default) measures the model and picks */
+  mode?: 'auto' | 'worker' | 'inline';
+  /** `auto` runs a model on the event loop when one row takes at most this long (default 200 µs) */
+  inlineMaxUs?: number;
+}
+
+function sessionOptions(intraOpThreads?: number): Parameters<Ort['InferenceSession']['create']>[1] {
+  const options: Parameters<Ort['InferenceSession']['create']>[1] = { executionMode: 'sequential', graphOptimizationLevel: 'all', interOpNumThreads: 1 };
+  if (intraOpThreads !== undefined) options.intraOpNumThreads = intraOpThreads;
+  return options;
+}
+
+/** the worker's timing of single-row inferences, in µs; undefined when it cannot make such inputs */
+function calibrate(worker: Worker): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    const on = (m: FromWorker): void => {
+      if (m.op !== 'calibrated') return;
+      worker.off('message', on);
+      resolve(m.medianUs);
+    };
+    worker.on('message', on);
+    worker.postMessage({ op: 'calibrate', runs: 30 } satisfies ToWorker);
+  });
+}
+
 export class OnnxModel {
   readonly inputs: TensorSpec[];
   readonly outputs: TensorSpec[];
@@ -109,9 +145,21 @@ export class OnnxModel {
   private dead: Error | null = null;
   private closing: Promise<void> | null = null;
 
-  private constructor(readonly file: string, private readonly worker: Worker, inputs: TensorSpec[], outputs: TensorSpec[]) {
+  /** where inferences run: a worker thread; or also the event loop, for requests cheaper than the hand-off */
+  readonly mode: 'worker' | 'inline' | 'both';
+  private readonly calibElements: number;
+  private readonly inlineMaxUs: number;
+  /** the worker's median single-row inference time at load, when measured */
+  readonly calibratedUs: number | undefined;
+
+  private constructor(readonly file: string, private readonly worker: Worker | undefined, inputs: TensorSpec[], outputs: TensorSpec[], private readonly inline?: { ort: Ort; session: Session }, calibratedUs?: number, inlineMaxUs = 200) {
     this.inputs = inputs;
     this.outputs = outputs;
+    this.mode = inline ? (worker ? 'both' : 'inline') : 'worker';
+    this.calibratedUs = calibratedUs;
+    this.inlineMaxUs = inlineMaxUs;
+    this.calibElements = inputs.reduce((a, t) => a + t.shape.reduce((p, d) => p * (d > 0 ? d : 1), 1), 0) || 1;
+    if (!worker) return;
     worker.on('message', (m: FromWorker) => this.onMessage(m));
     worker.on('error', (e) => this.fail(new Error(`model worker for ${file} failed: ${e.message}`)));
     worker.on('exit', (code) => this.fail(new Error(this.closing ? `model ${file} is closed` : `model worker for ${file} exited (code ${code})`)));
@@ -121,7 +169,7 @@ export class OnnxModel {
    * Loads a model from a .onnx file or a directory holding one (see resolveOnnxFile). Rejects with a
    * message fit for a FailedToLoad condition when the file is missing, ambiguous or not a valid model.
    */
-  static async load(path: string, opts: { intraOpThreads?: number } = {}): Promise<OnnxModel> {
+  static async load(path: string, opts: OnnxLoadOptions = {}): Promise<OnnxModel> {
     const file = resolveOnnxFile(path);
     const init: WorkerInit = { file };
     if (opts.intraOpThreads !== undefined) init.intraOpThreads = opts.intraOpThreads;
@@ -137,12 +185,31 @@ export class OnnxModel {
       const why = first.op === 'failed' ? first.message : `unexpected message ${first.op}`;
       throw new Error(`failed to load ONNX model ${file}: ${why}`);
     }
+    let inputs: TensorSpec[];
+    let outputs: TensorSpec[];
     try {
-      return new OnnxModel(file, worker, specsOf(first.inputs, 'input'), specsOf(first.outputs, 'output'));
+      inputs = specsOf(first.inputs, 'input');
+      outputs = specsOf(first.outputs, 'output');
     } catch (e) {
       await worker.terminate();
       throw new Error(`failed to load ONNX model ${file}: ${(e as Error).message}`);
     }
+    const mode = opts.mode ?? 'auto';
+    const us = mode === 'auto' ? await calibrate(worker) : undefined;
+    const maxUs = opts.inlineMaxUs ?? 200;
+    if (mode === 'inline' || (us !== undefined && us <= maxUs)) {
+      try {
+        const ort = await (ortModule ??= import('onnxruntime-node'));
+        // requests this small gain nothing from intra-op threads, whose spinning between runs would
+        // take CPU from the event loop
+        const session = await ort.InferenceSession.create(file, sessionOptions(1));
+        if (mode === 'inline') await worker.terminate();
+        return new OnnxModel(file, mode === 'inline' ? undefined : worker, inputs, outputs, { ort, session }, us, maxUs);
+      } catch {
+        // the worker's session stays in use
+      }
+    }
+    return new OnnxModel(file, worker, inputs, outputs, undefined, us, maxUs);
   }
 
   /** Checks inputs against the model's names, datatypes and shapes; ProtocolError(400) naming the input. */
@@ -177,6 +244,8 @@ export class OnnxModel {
     }
     if (this.closing) return Promise.reject(new Error(`model ${this.file} is closed`));
     if (this.dead) return Promise.reject(this.dead);
+    if (this.inline && (!this.worker || this.estimateUs(inputs) <= this.inlineMaxUs)) return this.runInline(inputs, outputNames);
+    const worker = this.worker as Worker;
     const feeds: WireTensor[] = [];
     const transfer: ArrayBuffer[] = [];
     for (const t of inputs) {
@@ -189,10 +258,38 @@ export class OnnxModel {
     const msg: ToWorker = names ? { op: 'run', id, feeds, outputs: names } : { op: 'run', id, feeds };
     return new Promise<Tensor[]>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.worker.postMessage(msg, transfer);
+      worker.postMessage(msg, transfer);
     }).then((outs) => {
       const order = names ?? this.outputs.map((o) => o.name);
       return order.map((n) => outs.find((o) => o.name === n)).filter((o): o is Tensor => o !== undefined);
+    });
+  }
+
+  /** a request's cost: the calibrated single-row time scaled by its element count */
+  private estimateUs(inputs: Tensor[]): number {
+    let n = 0;
+    for (const t of inputs) n += t.data.length;
+    return ((this.calibratedUs ?? Infinity) * n) / this.calibElements;
+  }
+
+  private async runInline(inputs: Tensor[], outputNames?: string[]): Promise<Tensor[]> {
+    const { ort, session } = this.inline as { ort: Ort; session: Session };
+    const feeds: Record<string, InstanceType<Ort['Tensor']>> = {};
+    for (const t of inputs) {
+      const data = Array.isArray(t.data) ? t.data.map((b) => b.toString('utf8')) : t.data;
+      feeds[t.name] = new ort.Tensor(V2_TO_ORT[t.datatype] as 'float32', data as Float32Array, t.shape);
+    }
+    const names = outputNames && outputNames.length > 0 ? [...new Set(outputNames)] : undefined;
+    let result: Record<string, InstanceType<Ort['Tensor']>>;
+    try {
+      result = names ? await session.run(feeds, names) : await session.run(feeds);
+    } catch (e) {
+      throw new ProtocolError(500, `inference failed: ${(e as Error).message}`);
+    }
+    const order = names ?? this.outputs.map((o) => o.name);
+    return order.filter((n) => result[n] !== undefined).map((n) => {
+      const t = result[n] as InstanceType<Ort['Tensor']>;
+      return fromWire({ name: n, type: t.type, dims: [...t.dims], data: t.data as ArrayBufferView | string[] });
     });
   }
 
@@ -200,16 +297,18 @@ export class OnnxModel {
   close(): Promise<void> {
     if (this.closing) return this.closing;
     this.closing = (async () => {
-      if (!this.dead) {
+      if (this.inline) await this.inline.session.release().catch(() => undefined);
+      if (!this.dead && this.worker) {
+        const w = this.worker;
         const closed = new Promise<void>((resolve) => {
-          this.worker.once('exit', () => resolve());
-          this.worker.on('message', (m: FromWorker) => { if (m.op === 'closed') resolve(); });
+          w.once('exit', () => resolve());
+          w.on('message', (m: FromWorker) => { if (m.op === 'closed') resolve(); });
         });
-        this.worker.postMessage({ op: 'close' } satisfies ToWorker);
-        const timer = setTimeout(() => void this.worker.terminate(), 5000);
+        w.postMessage({ op: 'close' } satisfies ToWorker);
+        const timer = setTimeout(() => void w.terminate(), 5000);
         await closed;
         clearTimeout(timer);
-        await this.worker.terminate();
+        await w.terminate();
       }
       this.fail(new Error(`model ${this.file} is closed`));
     })();
