@@ -369,6 +369,12 @@ void describe('model serving', { skip, timeout: 600_000 }, () => {
     });
     await ready('from-pvc');
     assert.deepEqual(await predictV1('from-pvc', exp.rows), exp.sklearn);
+    // KServe's `storage:` spec: an entry of the namespace's storage-config Secret, here a claim
+    await server.create('/api/v1/namespaces/default/secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'storage-config' }, stringData: { localModels: JSON.stringify({ type: 'pvc', claim: 'models' }) } });
+    await apply({ apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService', metadata: { name: 'from-storage-spec' }, spec: { predictor: { sklearn: { storage: { key: 'localModels', path: 'digits/v1' } } } } });
+    await ready('from-storage-spec');
+    assert.deepEqual(await predictV1('from-storage-spec', exp.rows), exp.sklearn);
+    await server.req('DELETE', `${isvcPath}/from-storage-spec`);
     const explain = await post('/serving/default/from-pvc/v1/models/from-pvc:explain', { instances: exp.rows.slice(0, 1) });
     assert.equal(explain.status, 200, explain.text);
     assert.equal(explain.body.k_service, 'from-pvc-explainer');

@@ -64,6 +64,8 @@ export function addServingControllers(mgr: Manager, opts: ServingControllerOptio
       // a runtime appearing or changing may change which one serves a predictor
       { kind: Kinds.ServingRuntime, map: (o) => isvc.keysIn(o.metadata.namespace) },
       { kind: Kinds.ClusterServingRuntime, map: () => isvc.keysIn(undefined) },
+      // `storage:` specs read the namespace's storage-config Secret
+      { kind: Kinds.Secret, predicate: (e) => e.object.metadata.name === 'storage-config', map: (o) => isvc.keysIn(o.metadata.namespace) },
     ],
     reconcile: (key) => isvc.reconcile(key),
   });
@@ -153,7 +155,37 @@ function withArg(args: string[], name: string, value: string): string[] {
  * The revision a component's spec makes. Throws nothing: what cannot run is a revision with
  * `failure` set, so the status can say why.
  */
-export function buildRevision(isvc: Isvc, component: ComponentName, runtimes: { namespaced: ServingRuntime[]; cluster: ClusterServingRuntime[] }, podGateway: string): Omit<RevisionSpec, 'number'> {
+/**
+ * The URI a `storage: {key, path, parameters}` spec names: the `storage-config` Secret's entry `key`
+ * (JSON, as KServe's), with `parameters` over it. Skiff adds the local types `pvc` (`claim`) and
+ * `file` (`root`); cloud types give their URI, which then fails as unreachable from this machine.
+ */
+export function storageSpecUri(storage: { key?: string; path?: string; parameters?: Record<string, string> }, config: Record<string, string> | undefined): string {
+  const key = storage.key ?? config?.['default_storage'] ?? 'default';
+  let entry: Record<string, string> = {};
+  const raw = config?.[key];
+  if (raw !== undefined) {
+    try {
+      entry = JSON.parse(Buffer.from(raw, 'base64').toString('utf8')) as Record<string, string>;
+    } catch {
+      throw new StorageError(`storage key "${key}" of secret storage-config is not JSON`);
+    }
+  } else if (!storage.parameters?.['type']) {
+    throw new StorageError(`storage key "${key}" is not in secret storage-config`);
+  }
+  const e = { ...entry, ...(storage.parameters ?? {}) };
+  const path = (storage.path ?? '').replace(/^\/+/, '');
+  const join2 = (a: string, b: string): string => (b ? `${a.replace(/\/+$/, '')}/${b}` : a);
+  switch (e['type']) {
+    case 'pvc': return join2(`pvc://${e['claim'] ?? e['bucket'] ?? ''}`, path);
+    case 'file': case 'local': return join2(`file://${e['root'] ?? '/'}`, path);
+    case 's3': return join2(`s3://${e['bucket'] ?? ''}`, path);
+    case 'gs': case 'gcs': return join2(`gs://${e['bucket'] ?? ''}`, path);
+    default: throw new StorageError(`storage key "${key}": type ${JSON.stringify(e['type'])} is not one Skiff reads (pvc, file, s3, gs)`);
+  }
+}
+
+export function buildRevision(isvc: Isvc, component: ComponentName, runtimes: { namespaced: ServingRuntime[]; cluster: ClusterServingRuntime[] }, podGateway: string, storageConfig?: Record<string, string>): Omit<RevisionSpec, 'number'> {
   const name = isvc.metadata.name;
   const ns = isvc.metadata.namespace ?? 'default';
   const c = (isvc.spec as unknown as Record<string, ComponentSpec>)[component] as ComponentSpec;
@@ -174,7 +206,15 @@ export function buildRevision(isvc: Isvc, component: ComponentName, runtimes: { 
     const rtName = rt.metadata.name as string;
     const unavailable = rt.metadata.annotations?.[unavailableAnnotation];
     const specHash = hash({ hashed, relevantAnnotations, runtime: rtName, rv: rt.metadata.resourceVersion, protocol: sel.protocol });
-    const info = { runtime: rtName, runtimeKind: sel.kind, modelFormat: sel.modelFormat.name, ...(c.model.storageUri ? { storageUri: c.model.storageUri } : {}) };
+    let uri = c.model.storageUri;
+    if (!uri && c.model.storage) {
+      try {
+        uri = storageSpecUri(c.model.storage, storageConfig);
+      } catch (e) {
+        return { ...fail('ModelLoadFailed', (e as Error).message), runtime: rtName, runtimeKind: sel.kind, modelFormat: sel.modelFormat.name };
+      }
+    }
+    const info = { runtime: rtName, runtimeKind: sel.kind, modelFormat: sel.modelFormat.name, ...(uri ? { storageUri: uri } : {}) };
     if (unavailable) return { ...fail('RuntimeNotRecognized', unavailable), ...info, specHash };
     const rc = rt.spec.containers[0];
     if (!rc) return { ...fail('InvalidPredictorSpec', `runtime ${rtName} has no containers`), ...info, specHash };
@@ -195,7 +235,7 @@ export function buildRevision(isvc: Isvc, component: ComponentName, runtimes: { 
     const port = (container.ports?.[0]?.containerPort as number | undefined) ?? defaultPort;
     const serverKind = (rc.image ?? '').startsWith(inProcessImage) ? 'in-process' : (rc.image ?? '').startsWith(modelServerImage) ? 'skiff' : 'custom';
     if (serverKind === 'in-process') {
-      if (!m.storageUri) return { ...fail('InvalidPredictorSpec', 'an ONNX model needs a storageUri'), ...info, specHash };
+      if (!uri) return { ...fail('InvalidPredictorSpec', 'an ONNX model needs a storageUri'), ...info, specHash };
       return { ...common, ...info, serverKind, modelName: name, protocol: sel.protocol, port, specHash };
     }
     if (!container.ports?.length) container.ports = [{ containerPort: port, name: 'http1', protocol: 'TCP' }];
@@ -265,6 +305,7 @@ class InferenceServiceReconciler {
       cluster: await client.listAll<ClusterServingRuntime & StoredObject>(Kinds.ClusterServingRuntime),
     };
     const all = await client.listAll<Rev>(RevisionKind, { namespace: ns, labelSelector: `${ServingLabels.inferenceService}=${isvc.metadata.name}` });
+    const storageConfig = (await client.find<StoredObject>(Kinds.Secret, { namespace: ns, name: 'storage-config' }))?.data as Record<string, string> | undefined;
     const status: InferenceServiceStatus = clone(isvc.status ?? {});
     const route: Parameters<Gateway['setRoute']>[0] = { namespace: ns, name: isvc.metadata.name, components: {}, latest: {} };
     const conds: Condition[] = [];
@@ -275,7 +316,7 @@ class InferenceServiceReconciler {
         delete status.components[comp];
         continue;
       }
-      const built = buildRevision(isvc, comp, runtimes, this.opts.podGateway());
+      const built = buildRevision(isvc, comp, runtimes, this.opts.podGateway(), storageConfig);
       const mine = all.filter((r) => r.spec.component === comp && ownedBy(r, isvc)).sort((a, b) => a.spec.number - b.spec.number);
       let latest = mine[mine.length - 1];
       if (!latest || latest.spec.specHash !== built.specHash) {
