@@ -112,6 +112,9 @@ void describe('model serving', { skip, timeout: 600_000 }, () => {
     const seldon = await post('/serving/default/sklearn-digits/api/v0.1/predictions', { data: { names, ndarray: exp.rows.slice(0, 3) }, meta: { puid: 'p-1' } });
     assert.equal(seldon.status, 200, seldon.text);
     assert.deepEqual(seldon.body.data.ndarray, exp.sklearn.slice(0, 3));
+    const logs = await server.cli(['logs', 'isvc/sklearn-digits']);
+    assert.equal(logs.code, 0, logs.stderr);
+    assert.match(logs.stdout, /model sklearn-digits loaded \(sklearn\)/);
     const table = await server.cli(['get', 'isvc']);
     assert.match(table.stdout, /URL\s+READY\s+PREV\s+LATEST/);
     assert.match(table.stdout, /sklearn-digits\s+http:\/\/sklearn-digits\.default\.example\.com\s+True/);

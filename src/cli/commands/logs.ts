@@ -15,6 +15,11 @@ function created(o: KObject): number {
 async function podsOf(ctx: Context, podsRes: ResourceInfo, owner: ResourceInfo, obj: KObject, namespace: string): Promise<Pod[]> {
   const podsPath = resourcePath(podsRes, { namespace });
   const name = obj.metadata?.name ?? '';
+  if (owner.group === 'serving.kserve.io' && owner.kind === 'InferenceService') {
+    // the predictor's model-server Pods (their owner is a Revision, not the InferenceService)
+    const list = await ctx.client.list(podsPath, { labelSelector: `serving.kserve.io/inferenceservice=${name},component=predictor` });
+    return list.items as Pod[];
+  }
   if (owner.group === 'batch' && owner.kind === 'Job') {
     const list = await ctx.client.list(podsPath, { labelSelector: `batch.kubernetes.io/job-name=${name}` });
     if (list.items.length > 0) return list.items as Pod[];
@@ -97,7 +102,9 @@ async function resolvePod(ctx: Context, target: string, waitMs: number): Promise
       pods = matching;
     }
     if (pods.length > 0) {
-      pods.sort((a, b) => created(a) - created(b) || (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
+      // the first Pod a workload made; for a served model the newest replica (the latest revision's)
+      const dir = r.group === 'serving.kserve.io' ? -1 : 1;
+      pods.sort((a, b) => dir * (created(a) - created(b)) || (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
       const pod = pods[0] as Pod;
       if (pods.length > 1) await ctx.err(`Found ${pods.length} pods, using pod/${pod.metadata?.name ?? ''}\n`);
       return pod;
