@@ -5,7 +5,7 @@ import type { KObject, OwnerReference } from '../../api/meta.js';
 import { clone } from '../../api/meta.js';
 import type { TrainingKindInfo } from '../../api/training.js';
 import { replicaSpecsOf } from '../../api/training.js';
-import type { Rendered, RenderedReplica, ReplicaRestartPolicy, ReplicaSpec, ReplicaView, TrainingJob, TrainingKind } from './types.js';
+import type { Rendered, RenderedReplica, ReplicaRestartPolicy, ReplicaSpec, ReplicaView, TrainingJob, TrainingKind, UnretriedFailureVerdict } from './types.js';
 import { TrainingLabels } from './types.js';
 
 export function jobName(job: TrainingJob): string {
@@ -127,6 +127,8 @@ export interface FrameworkDef {
   /** adds the kind's variables (and init containers) to the replica's Pod; throws naming the field */
   inject(job: TrainingJob, type: string, index: number, pod: Pod): void;
   succeeded(job: TrainingJob, views: ReplicaView[]): boolean;
+  /** see TrainingKind.unretriedFailure; absent: the generic rule (the job fails) */
+  unretriedFailure?(job: TrainingJob, type: string, restarting: boolean): UnretriedFailureVerdict;
 }
 
 export function frameworkKind(def: FrameworkDef): TrainingKind {
@@ -155,6 +157,7 @@ export function frameworkKind(def: FrameworkDef): TrainingKind {
       return out;
     },
     succeeded: def.succeeded,
+    ...(def.unretriedFailure ? { unretriedFailure: def.unretriedFailure } : {}),
   };
 }
 

@@ -73,6 +73,9 @@ const kinds = [fakeKind('PyTorchJob', 'pytorchReplicaSpecs', 'pytorch'), fakeKin
 /** the fakes above; MPIJob is the real kind (its renderer and the registry's defaults) */
 const lookup = (apiVersion: string, kind: string): TrainingKind | undefined => kinds.find((k) => k.apiVersion === apiVersion && k.kind === kind) ?? (kind === 'MPIJob' ? trainingKindFor(apiVersion, kind) : undefined);
 
+/** the fakes, with the real TFJob kind (its success and failure rules) */
+const withRealTF = (apiVersion: string, kind: string): TrainingKind | undefined => (kind === 'TFJob' ? trainingKindFor(apiVersion, kind) : lookup(apiVersion, kind));
+
 interface JobOpts {
   kind?: 'PyTorchJob' | 'TFJob';
   master?: number;
@@ -436,6 +439,83 @@ void describe('training controller', () => {
     assert.deepEqual([...creations].sort(), ['cr-master-0', 'cr-worker-0', 'cr-worker-1', 'cr-worker-2']);
     env.agent.finish('cr-master-0', { exitCode: 0 });
     await waitCond('cr', 'Succeeded');
+  });
+
+  void it('TFJob: a failed replica that is not retried fails the job; with enableDynamicWorker a Worker does not', async () => {
+    run({ kinds: withRealTF });
+    env.agent.script = (p) => (p.metadata.name === 'tfn-worker-0' || p.metadata.name === 'tfd-worker-1' || p.metadata.name === 'tfm-master-0' ? { exitCode: 2 } : undefined);
+    await env.client.create(makeJob('tfn', { kind: 'TFJob', policy: 'Never' }));
+    let j = await waitCond('tfn', 'Failed', 'True', 5000, 'TFJob');
+    assert.equal(cond(j, 'Failed')?.message, 'TFJob default/tfn has failed because 1 Worker replica(s) failed.');
+    assert.equal(cond(j, 'Failed')?.reason, 'TFJobFailed');
+
+    // dynamic workers: the job goes on without the failed Worker (not re-created) and ends by its chief
+    const dyn = makeJob('tfd', { kind: 'TFJob', policy: 'Never', workers: 2 });
+    dyn.spec.enableDynamicWorker = true;
+    await env.client.create(dyn);
+    await waitPhase('tfd-worker-1', 'Failed');
+    await waitPhase('tfd-master-0', 'Running');
+    await new Promise((r) => setTimeout(r, 150));
+    j = (await job('tfd', 'TFJob')) as TrainingJob;
+    assert.equal(cond(j, 'Failed'), undefined);
+    assert.equal(j.status?.replicaStatuses?.Worker?.failed, 1);
+    assert.equal(createdTimes('tfd-worker-1'), 1);
+    env.agent.finish('tfd-master-0', { exitCode: 0 });
+    j = await waitCond('tfd', 'Succeeded', 'True', 5000, 'TFJob');
+    assert.equal(cond(j, 'Failed'), undefined);
+
+    // ... but only a Worker: a failed chief still fails it
+    const chief = makeJob('tfm', { kind: 'TFJob', policy: 'Never' });
+    chief.spec.enableDynamicWorker = true;
+    await env.client.create(chief);
+    j = await waitCond('tfm', 'Failed', 'True', 5000, 'TFJob');
+    assert.equal(cond(j, 'Failed')?.message, 'TFJob default/tfm has failed because 1 Master replica(s) failed.');
+  });
+
+  void it('TFJob: a failure seen while the job is restarting fails it once the restart is over', async () => {
+    const tf = makeJob('tfr', { kind: 'TFJob' });
+    const specs = tf.spec.tfReplicaSpecs as Record<string, ReplicaSpec>;
+    (specs.Worker as ReplicaSpec).restartPolicy = 'Never';
+    const first = run({ kinds: withRealTF });
+    await env.client.create(tf);
+    await waitCond('tfr', 'Running', 'True', 5000, 'TFJob');
+    await stop(first);
+    // as a restart of the chief leaves it: Restarting, its Pod gone; meanwhile the worker fails
+    const cur = (await job('tfr', 'TFJob')) as TrainingJob & { metadata: { uid: string } };
+    const status = structuredClone(cur.status ?? {});
+    updateCondition(status, 'Restarting', 'True', 'TFJobRestarting', 'TFJob default/tfr is restarting because 1 Master replica(s) failed.', new Date().toISOString());
+    await env.client.updateStatus({ ...cur, status });
+    await env.client.delete(Kinds.Pod, { namespace: 'default', name: 'tfr-master-0' });
+    await env.waitFor('chief gone', async () => (await pod('tfr-master-0'))?.metadata.deletionTimestamp !== undefined || !(await pod('tfr-master-0')));
+    env.agent.finish('tfr-worker-0', { exitCode: 2 });
+    await waitPhase('tfr-worker-0', 'Failed');
+    run({ kinds: withRealTF });
+    // not failed while the chief is being replaced: it is re-created first, then the job fails
+    const j = await waitCond('tfr', 'Failed', 'True', 5000, 'TFJob');
+    assert.equal(createdTimes('tfr-master-0'), 2);
+    assert.equal(cond(j, 'Failed')?.message, 'TFJob default/tfr has failed because 1 Worker replica(s) failed.');
+  });
+
+  void it('PyTorchJob: a failure seen while the job is restarting fails it at once', async () => {
+    const pt = makeJob('ptr');
+    const specs = pt.spec.pytorchReplicaSpecs as Record<string, ReplicaSpec>;
+    (specs.Worker as ReplicaSpec).restartPolicy = 'Never';
+    const first = run();
+    await env.client.create(pt);
+    await waitCond('ptr', 'Running');
+    await stop(first);
+    const cur = (await job('ptr')) as TrainingJob & { metadata: { uid: string } };
+    const status = structuredClone(cur.status ?? {});
+    updateCondition(status, 'Restarting', 'True', 'PyTorchJobRestarting', 'PyTorchJob default/ptr is restarting because 1 Master replica(s) failed.', new Date().toISOString());
+    await env.client.updateStatus({ ...cur, status });
+    await env.client.delete(Kinds.Pod, { namespace: 'default', name: 'ptr-master-0' });
+    await env.waitFor('master gone', async () => (await pod('ptr-master-0'))?.metadata.deletionTimestamp !== undefined || !(await pod('ptr-master-0')));
+    env.agent.finish('ptr-worker-0', { exitCode: 2 });
+    await waitPhase('ptr-worker-0', 'Failed');
+    run();
+    await waitCond('ptr', 'Failed');
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(createdTimes('ptr-master-0'), 1);
   });
 
   void it('MPIJob v2beta1: the launcher Pod waits for the workers (WaitForWorkersReady); the job follows it', async () => {

@@ -252,6 +252,8 @@ export class TrainingReconciler {
     const reached = (n: number): boolean => limit !== undefined && n >= Math.max(1, limit);
     let restarts = (status.restarts ?? 0) + liveRestarts(slots, counted);
     const restarting: Map<string, number> = new Map();
+    /** failed replicas' types that the kind judges itself once this pass's restarts are known */
+    const judged: string[] = [];
     for (const slot of slots) {
       const pod = slot.pod;
       if (!pod || pod.metadata.deletionTimestamp) continue;
@@ -270,6 +272,10 @@ export class TrainingReconciler {
       }
       const verdict = this.onFailure(pass, slot, pod);
       if (verdict === 'ignore') continue;
+      if (verdict === 'fail' && kind.unretriedFailure) {
+        if (!judged.includes(type)) judged.push(type);
+        continue;
+      }
       if (verdict === 'fail') {
         const n = views.find((v) => v.type === type)?.failed ?? 1;
         this.fail(pass, `${kind.kind} ${keyString(keyOf(job))} has failed because ${n} ${type} replica(s) failed.`);
@@ -293,6 +299,19 @@ export class TrainingReconciler {
       await this.deletePods(pass, live.filter((p) => !isTerminal(p)));
       this.fail(pass, `Job ${job.metadata.name} has failed because it has reached the specified backoff limit`, 'BackoffLimitExceeded');
       return;
+    }
+    // The kind's own rule (TFJob). A restart is under way while a replica is being replaced in this
+    // pass, or the job is Restarting and a replica's Pod is still gone or going; once every replaced
+    // Pod exists again a deferred failure is judged anew, so the job cannot stay Restarting for good.
+    if (judged.length && kind.unretriedFailure) {
+      const underWay = restarting.size > 0 ||
+        (hasTrue(status, TrainingConditions.Restarting) && slots.some((s) => !s.foreign && (!s.pod || Boolean(s.pod.metadata.deletionTimestamp))));
+      for (const type of judged) {
+        if (kind.unretriedFailure(job, type, underWay) !== 'fail') continue;
+        const n = views.find((v) => v.type === type)?.failed ?? 1;
+        this.fail(pass, `${kind.kind} ${keyString(keyOf(job))} has failed because ${n} ${type} replica(s) failed.`);
+        return;
+      }
     }
     for (const [type, n] of restarting) {
       this.condition(pass, TrainingConditions.Restarting, 'True', 'Restarting', `${kind.kind} ${keyString(keyOf(job))} is restarting because ${n} ${type} replica(s) failed.`);

@@ -78,4 +78,12 @@ export const tensorflowKind = frameworkKind({
     const first = workers?.pods.find((p) => p.index === 0);
     return first?.phase === 'Succeeded' && (first.exitCode === undefined || first.exitCode === 0);
   },
+  // The TFJob controller's own failure rule: a failed replica fails the job unless the job is
+  // restarting (the failure is looked at again once the restart is over), or it is a Worker and
+  // `enableDynamicWorker` is set (workers may come and go; the job goes on without it).
+  unretriedFailure(job: TrainingJob, type: string, restarting: boolean) {
+    if (restarting) return 'defer';
+    if (job.spec.enableDynamicWorker === true && type === 'Worker') return 'ignore';
+    return 'fail';
+  },
 });

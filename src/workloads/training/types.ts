@@ -106,7 +106,17 @@ export interface TrainingKind {
   render(job: TrainingJob): Rendered;
   /** the per-kind success rule over the replica types */
   succeeded(job: TrainingJob, views: ReplicaView[]): boolean;
+  /**
+   * The kind's own rule for a replica failure that is not retried (restartPolicy Never, or ExitCode
+   * with a code of 1-127), given whether a restart of some replica is under way: `fail` the job,
+   * `ignore` the failure (the job goes on without that replica), or `defer` it (the job stays
+   * Restarting and the failure is judged again once the restart is over). Without it such a failure
+   * fails the job at once.
+   */
+  unretriedFailure?(job: TrainingJob, type: string, restarting: boolean): UnretriedFailureVerdict;
 }
+
+export type UnretriedFailureVerdict = 'fail' | 'ignore' | 'defer';
 
 export const TrainingLabels = {
   operatorName: 'training.kubeflow.org/operator-name',
