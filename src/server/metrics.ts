@@ -36,6 +36,18 @@ export class Counter implements Metric {
     return this.series.get(values.join('\u0000'))?.n ?? 0;
   }
 
+  /** one series, for callers that count into it often (no label lookup per call) */
+  child(values: readonly string[]): { inc(by?: number): void } {
+    const key = values.join('\u0000');
+    let s = this.series.get(key);
+    if (!s) {
+      s = { values: [...values], n: 0 };
+      this.series.set(key, s);
+    }
+    const series = s;
+    return { inc: (by = 1) => void (series.n += by) };
+  }
+
   render(out: string[]): void {
     out.push(`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`);
     for (const s of this.series.values()) out.push(`${this.name}${labelText(this.labels, s.values)} ${fmt(s.n)}`);
@@ -47,12 +59,26 @@ export class Histogram implements Metric {
   constructor(readonly name: string, readonly help: string, readonly labels: readonly string[], readonly buckets: readonly number[]) {}
 
   observe(values: readonly string[], v: number): void {
+    this.record(this.seriesFor(values), v);
+  }
+
+  /** one series, for callers that observe into it often (no label lookup per call) */
+  child(values: readonly string[]): { observe(v: number): void } {
+    const s = this.seriesFor(values);
+    return { observe: (v) => this.record(s, v) };
+  }
+
+  private seriesFor(values: readonly string[]): { values: string[]; counts: number[]; sum: number; count: number } {
     const key = values.join('\u0000');
     let s = this.series.get(key);
     if (!s) {
       s = { values: [...values], counts: new Array<number>(this.buckets.length).fill(0), sum: 0, count: 0 };
       this.series.set(key, s);
     }
+    return s;
+  }
+
+  private record(s: { counts: number[]; sum: number; count: number }, v: number): void {
     // counts are per bucket here and made cumulative when rendered
     let i = 0;
     while (i < this.buckets.length && v > (this.buckets[i] as number)) i++;

@@ -80,6 +80,7 @@ export class Gateway {
   private readonly tick: NodeJS.Timeout;
   private readonly wanted = new Map<string, number>();
   private readonly routed = new Set<string>();
+  private readonly meters = new WeakMap<RevisionDispatcher, Meters>();
   /** when a loaded revision was first seen taking no traffic */
   private readonly unrouted = new Map<string, number>();
   private changed: (namespace: string, name: string) => void = () => {};
@@ -299,24 +300,24 @@ export class Gateway {
     if (!d) throw new HttpError(503, route.failure ?? `InferenceService ${route.namespace}/${route.name} is not ready`);
     const spec = d.spec;
     if (spec.failure) throw new HttpError(503, `${spec.failure.reason}: ${spec.failure.message}`);
-    const labels = [route.namespace, route.name, component, revKey.slice(revKey.indexOf('/') + 1)];
+    const meters = this.metersFor(d, route, component, revKey);
     const method = req.method ?? 'GET';
     const ours = spec.serverKind !== 'custom';
     const now = Date.now();
     const deadline = now + (spec.timeoutSeconds || defaultTimeoutSeconds) * 1000;
     const finish = (r: UpstreamResponse): void => {
-      this.requests.inc([...labels, String(r.status)]);
-      this.latency.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+      meters.code(r.status).inc();
+      meters.latency.observe(Number(process.hrtime.bigint() - started) / 1e9);
       reply(res, r);
     };
     const fail = (status: number, message: string): void => finish(errorFor(proto, status, message));
     const timeoutMs = (): number => Math.max(1, deadline - Date.now());
-    const queued = (item: WorkItem): void => this.queueTime.observe(labels, (Date.now() - item.enqueuedAt) / 1000);
+    const queued = (item: WorkItem): void => meters.queue.observe((Date.now() - item.enqueuedAt) / 1000);
     const base: Pick<WorkItem, 'fail' | 'enqueuedAt' | 'deadline'> = { fail, enqueuedAt: now, deadline };
 
     if (method === 'POST' && proto === 'seldon' && ours) {
       const sreq = parseSeldonRequest(body, req.headers['content-type'], new URL(m.path, 'http://x').searchParams);
-      const item: SeldonItem = { ...base, weight: Math.max(1, sreq.rows.length), sreq, batchKey: spec.batcher ? 'v1' : undefined, run: (t, batch) => this.runV1Batch(spec, t, batch as V1Like[], labels, queued) } as SeldonItem;
+      const item: SeldonItem = { ...base, weight: Math.max(1, sreq.rows.length), sreq, batchKey: spec.batcher ? 'v1' : undefined, run: (t, batch) => this.runV1Batch(spec, t, batch as V1Like[], meters, queued) } as SeldonItem;
       item.instances = sreq.rows;
       item.respond = (r) => {
         if (r.status !== 200) return finish(seldonFrom(r));
@@ -329,7 +330,7 @@ export class Gateway {
       const { instances } = parseV1Request(body, req.headers['content-type']);
       const item = { ...base, weight: Math.max(1, instances.length), batchKey: `v1 ${m.path}`, instances, path: m.path } as V1Like;
       item.respond = (r) => finish(r.status === 200 ? jsonResponse(200, { predictions: r.predictions }) : r.raw ?? jsonResponse(r.status, { error: r.error }));
-      item.run = (t, batch) => this.runV1Batch(spec, t, batch as V1Like[], labels, queued);
+      item.run = (t, batch) => this.runV1Batch(spec, t, batch as V1Like[], meters, queued);
       d.submit(item);
       return;
     }
@@ -338,7 +339,7 @@ export class Gateway {
       const rows = ireq.inputs[0]?.shape[0] ?? 1;
       const item = { ...base, weight: Math.max(1, rows), batchKey: v2BatchKey(m.path, ireq), ireq, path: m.path } as V2Item;
       item.respond = finish;
-      item.run = (t, batch) => this.runV2Batch(spec, t, batch as V2Item[], labels, queued);
+      item.run = (t, batch) => this.runV2Batch(spec, t, batch as V2Item[], meters, queued);
       d.submit(item);
       return;
     }
@@ -347,8 +348,8 @@ export class Gateway {
       ...base,
       weight: 1,
       run: async (t) => {
-        queued({ ...base } as WorkItem);
-        this.batchSize.observe(labels, 1);
+        queued(base as WorkItem);
+        meters.batch.observe(1);
         // an in-process model reads only the content headers; a replica gets what the client sent
         const headers = t.replica ? forwardHeaders(req) : contentHeaders(req);
         finish(await t.call(method, m.path, headers, method === 'GET' || method === 'HEAD' ? undefined : body, timeoutMs()));
@@ -356,13 +357,13 @@ export class Gateway {
     });
   }
 
-  private async runV1Batch(spec: RevisionSpec, t: Target, batch: V1Like[], labels: string[], queued: (i: WorkItem) => void): Promise<void> {
+  private async runV1Batch(spec: RevisionSpec, t: Target, batch: V1Like[], meters: Meters, queued: (i: WorkItem) => void): Promise<void> {
     const instances: unknown[] = [];
     for (const b of batch) {
       queued(b);
       instances.push(...b.instances);
     }
-    this.batchSize.observe(labels, instances.length);
+    meters.batch.observe(instances.length);
     const path = batch[batch.length - 1]?.path ?? `/v1/models/${spec.modelName}:predict`;
     const first = batch[0] as V1Like;
     const r = await t.call('POST', path.startsWith('/v1/') ? path : `/v1/models/${spec.modelName}:predict`, { 'content-type': 'application/json' }, Buffer.from(JSON.stringify({ instances })), Math.max(1, first.deadline - Date.now()));
@@ -388,11 +389,11 @@ export class Gateway {
     }
   }
 
-  private async runV2Batch(spec: RevisionSpec, t: Target, batch: V2Item[], labels: string[], queued: (i: WorkItem) => void): Promise<void> {
+  private async runV2Batch(spec: RevisionSpec, t: Target, batch: V2Item[], meters: Meters, queued: (i: WorkItem) => void): Promise<void> {
     const first = batch[0] as V2Item;
     for (const b of batch) queued(b);
     const rows = batch.map((b) => b.ireq.inputs[0]?.shape[0] ?? 1);
-    this.batchSize.observe(labels, rows.reduce((a, b) => a + b, 0));
+    meters.batch.observe(rows.reduce((a, b) => a + b, 0));
     const inputs: Tensor[] = batch.length === 1 ? first.ireq.inputs : first.ireq.inputs.map((inp, i) => concatRows(batch.map((b) => b.ireq.inputs[i] as Tensor)));
     const sent: InferRequest = { id: first.ireq.id ?? randomUUID(), inputs, ...(first.ireq.outputs ? { outputs: first.ireq.outputs.map((o) => ({ name: o.name, parameters: { binary_data: true } })) } : {}), ...(first.ireq.parameters ? { parameters: first.ireq.parameters } : {}) };
     const enc = encodeInferRequest(sent, { binary: true });
@@ -421,10 +422,40 @@ export class Gateway {
     });
   }
 
+  /** a revision's metric series, made once (a revision serves one component of one InferenceService) */
+  private metersFor(d: RevisionDispatcher, route: Route, component: ComponentName, revKey: string): Meters {
+    const have = this.meters.get(d);
+    if (have) return have;
+    const labels = [route.namespace, route.name, component, revKey.slice(revKey.indexOf('/') + 1)];
+    const codes = new Map<number, { inc(by?: number): void }>();
+    const m: Meters = {
+      latency: this.latency.child(labels),
+      queue: this.queueTime.child(labels),
+      batch: this.batchSize.child(labels),
+      code: (status) => {
+        let c = codes.get(status);
+        if (!c) {
+          c = this.requests.child([...labels, String(status)]);
+          codes.set(status, c);
+        }
+        return c;
+      },
+    };
+    this.meters.set(d, m);
+    return m;
+  }
+
   /** state for tests and status: ready replicas of a revision */
   readyReplicas(revKey: string): number {
     return this.revisions.get(revKey)?.readyCount ?? 0;
   }
+}
+
+interface Meters {
+  latency: { observe(v: number): void };
+  queue: { observe(v: number): void };
+  batch: { observe(v: number): void };
+  code(status: number): { inc(by?: number): void };
 }
 
 interface V1Like extends WorkItem {
