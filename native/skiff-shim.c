@@ -159,7 +159,11 @@ int main(int argc, char **argv) {
   const char *log_path = argv[a + 1];
   char **cargv = argv + a + 3;
 
-  setsid(); /* fails harmlessly when the spawner already made us a session leader */
+  /* A process group of our own, so the terminal's Ctrl-C to the server does not reach containers, but
+   * not a session of our own: Linux's scheduler gives each session its own autogroup, and containers in
+   * one autogroup with the server share the CPU as processes started from one shell do (torchrun's
+   * ranks, for instance), where a session each made a 3-rank DDP job about 5% slower on 2 cores. */
+  setpgid(0, 0);
 
   /* Take signals through a signalfd: no async handlers, no races with poll(). */
   sigset_t mask, oldmask;

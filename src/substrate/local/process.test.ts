@@ -126,6 +126,24 @@ void describe('launch', () => {
     assert.deepEqual([bad.exitCode, bad.signal, bad.reason], [3, 0, 'Error']);
   });
 
+  void test('runs in a process group of its own within the spawner\'s session (Ctrl-C misses it; one scheduler autogroup)', async () => {
+    const m = marker();
+    const s = spec(['sleep', m]);
+    const p = await launch(s);
+    try {
+      const shimPid = (JSON.parse(fs.readFileSync(path.join(s.stateDir, 'meta.json'), 'utf8')) as { shimPid: number }).shimPid;
+      // /proc/PID/stat: fields after the command are state, ppid, pgrp, session
+      const stat = (pid: number): string[] => fs.readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+      const [, , pgrp, session] = stat(shimPid);
+      assert.equal(Number(pgrp), shimPid, 'the shim leads its own process group');
+      assert.equal(session, stat(process.pid)[3], 'and stays in the spawner\'s session');
+      assert.notEqual(pgrp, stat(process.pid)[2]);
+    } finally {
+      p.signal('SIGKILL');
+      await exitOf(p);
+    }
+  });
+
   void test('uses exactly the given environment and working directory', async () => {
     const dir = fs.mkdtempSync(path.join(base, 'cwd-'));
     const s = spec(['sh', '-c', 'echo "$FOO|$USER|$(pwd)"'], { env: { PATH: env.PATH, FOO: 'bar' }, cwd: dir });

@@ -158,7 +158,8 @@ export async function launch(spec: LaunchSpec): Promise<ContainerProcess> {
   const waiter = pidWaiter(stateDir);
   let shim: ChildProcess;
   try {
-    shim = spawn(shimPath(), shimArgs, { detached: true, stdio: 'ignore', env: sandboxed && spec.sandbox ? outerEnv : spec.env, cwd: sandboxed ? '/' : cwd });
+    // not detached (a session of its own): the shim makes its own process group (see skiff-shim.c)
+    shim = spawn(shimPath(), shimArgs, { stdio: 'ignore', env: sandboxed && spec.sandbox ? outerEnv : spec.env, cwd: sandboxed ? '/' : cwd });
   } catch (e) {
     waiter.cancel();
     throw e;
