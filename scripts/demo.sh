@@ -81,6 +81,13 @@ printf '\033[2m$ curl $SKIFF_SERVER/serving/default/sklearn-digits/api/v0.1/pred
 curl -s "$SKIFF_SERVER/serving/default/sklearn-digits/api/v0.1/predictions" -d "{\"data\": {\"ndarray\": [$zero]}}"; echo
 printf '\033[2m$ curl -s $SKIFF_SERVER/metrics | grep skiff_serving_requests_total\033[0m\n'
 curl -s "$SKIFF_SERVER/metrics" | grep '^skiff_serving_requests_total' || true
+# containers outlive the server (they are adopted when it starts again); a model server would keep
+# listening, so the demo takes its InferenceService down
+run skiff delete inferenceservice sklearn-digits
+for _ in $(seq 1 100); do
+  [ -z "$(skiff get pods -l serving.kserve.io/inferenceservice=sklearn-digits --no-headers 2>/dev/null)" ] && break
+  sleep 0.2
+done
 
 step "Where to look"
 cat <<TXT
