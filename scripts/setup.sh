@@ -61,7 +61,7 @@ if [ ! -x .venv/bin/python ]; then
   say "creating the Python environment (.venv)"
   /usr/bin/python3 -m venv --system-site-packages .venv
 fi
-for req in python/requirements.txt python/requirements-training.txt python/requirements-bert.txt python/requirements-serving.txt; do
+for req in python/requirements.txt python/requirements-training.txt python/requirements-bert.txt python/requirements-serving.txt python/requirements-jax.txt; do
   stamp=.venv/.skiff-installed${req#python/requirements}; stamp=${stamp%.txt}
   if [ ! -f "$stamp" ] || [ "$req" -nt "$stamp" ]; then
     say "installing Python packages: $(grep -v '^#' "$req" | tr '\n' ' ')"

@@ -1,7 +1,7 @@
 // Distributed training end to end: the jobs in examples/training, applied through the real server
 // as they are (only names, epochs and the model path changed), run real torch DDP, torchrun's
-// elastic rendezvous, XGBoost's collective, MPI through the exec agent, and the TF_CONFIG / JAX /
-// Paddle coordinator checks, as Pods on the local substrate.
+// elastic rendezvous, XGBoost's collective, MPI through the exec agent, jax.distributed's
+// collectives on CPU, and the TF_CONFIG / Paddle coordinator checks, as Pods on the local substrate.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -114,7 +114,12 @@ describe('distributed training jobs', () => {
     assert.match(ml, /hosts: mpi-allreduce-worker-0,mpi-allreduce-worker-1/);
 
     assert.match(await logsOf(`${tf.metadata.name}-chief-0`), /chief:0: reached every task and was reached by every task/);
-    assert.match(await logsOf(`${jax.metadata.name}-worker-0`), /coordinator: heard from 2\/2 processes OK/);
+    // real jax.distributed: each of the 3 processes gets every id through the gloo collectives
+    for (let i = 0; i < 3; i++) {
+      const jl = await logsOf(`${jax.metadata.name}-worker-${i}`);
+      assert.match(jl, new RegExp(`jax process ${i}/3: 1 local of 3 devices`), jl);
+      assert.match(jl, new RegExp(`jax process ${i}/3: allgather ids \\[0, 1, 2\\], psum of process ids 3 expected 3 OK`), jl);
+    }
     assert.match(await logsOf(`${paddle.metadata.name}-worker-0`), /coordinator: heard from 1\/1 processes OK/);
     assert.ok(done.length === 6);
   });
