@@ -102,12 +102,6 @@ function seconds(v: string | undefined): number | undefined {
   return unit === 'ms' ? n / 1000 : unit === 'm' ? n * 60 : unit === 'h' ? n * 3600 : n;
 }
 
-/** What a component's replicas do, before a revision number is given. */
-export interface Built {
-  spec: Omit<RevisionSpec, 'number'>;
-  /** labels and annotations for the Pods */
-}
-
 type ComponentSpec = PredictorSpec & ComponentExtensionSpec & { containers?: Container[] };
 
 function scaling(isvc: Isvc, c: ComponentSpec): Pick<RevisionSpec, 'containerConcurrency' | 'timeoutSeconds' | 'batcher' | 'minReplicas' | 'maxReplicas' | 'scaleMetric' | 'scaleTarget' | 'windowSeconds'> {

@@ -23,7 +23,7 @@ import type { Target, UpstreamResponse, WorkItem } from './dispatch.js';
 import { InProcessOnnxServer } from './inprocess.js';
 import { encodeSeldonResponse, parseSeldonRequest, seldonError } from './seldon.js';
 import type { SeldonRequest } from './seldon.js';
-import { ProtocolError, batchCompatible, concatRows, splitRows } from './tensor.js';
+import { ProtocolError, concatRows, splitRows } from './tensor.js';
 import type { Tensor } from './tensor.js';
 import { parseV1Request } from './v1.js';
 import { encodeInferRequest, encodeInferResponse, parseInferRequest, parseInferResponse } from './v2.js';
@@ -131,11 +131,6 @@ export class Gateway {
     for (const k of new Set([...before, ...this.routed])) if (before.has(k) !== this.routed.has(k)) this.notify(k);
   }
 
-  /** true when some route sends traffic to the revision */
-  isRouted(revKey: string): boolean {
-    return this.routed.has(revKey);
-  }
-
   revision(revKey: string, spec: RevisionSpec): RevisionDispatcher {
     let d = this.revisions.get(revKey);
     if (!d) {
@@ -143,10 +138,6 @@ export class Gateway {
       this.revisions.set(revKey, d);
     } else d.spec = spec;
     return d;
-  }
-
-  peek(revKey: string): RevisionDispatcher | undefined {
-    return this.revisions.get(revKey);
   }
 
   removeRevision(revKey: string): void {
@@ -476,11 +467,6 @@ function v2BatchKey(path: string, r: InferRequest): string {
   const inputs = r.inputs.map((t) => `${t.name}:${t.datatype}:${t.shape.slice(1).join('x')}`).join(',');
   const outputs = (r.outputs ?? []).map((o) => o.name).join(',');
   return `v2 ${path} ${inputs} ${outputs} ${JSON.stringify(r.parameters ?? {})}`;
-}
-
-/** exported for tests: batchable V2 requests share a key exactly when their inputs are compatible */
-export function sameV2Batch(a: InferRequest, b: InferRequest): boolean {
-  return batchCompatible(a.inputs, b.inputs) && v2BatchKey('', a) === v2BatchKey('', b);
 }
 
 function pickRevision(traffic: TrafficTarget[] | undefined): string | undefined {

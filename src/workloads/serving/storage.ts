@@ -8,7 +8,7 @@
 //
 // Other schemes (gs, s3, hf, oci, azure, ...) need a network this machine does not reach: they fail
 // with a reason the InferenceService's status shows.
-import { createWriteStream, existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { basename, join } from 'node:path';
@@ -142,13 +142,4 @@ async function unpack(file: string, into: string, contentType: string): Promise<
     child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(err.trim() || `${cmd} exited with ${code}`))));
   });
   rmSync(file, { force: true });
-}
-
-/** true when a path is a directory */
-export function isDir(p: string): boolean {
-  try {
-    return statSync(p).isDirectory();
-  } catch {
-    return false;
-  }
 }
