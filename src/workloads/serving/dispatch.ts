@@ -40,7 +40,9 @@ export interface Target {
   call(method: string, path: string, headers: Record<string, string>, body: Buffer | undefined, timeoutMs: number): Promise<UpstreamResponse>;
 }
 
-export class Replica {
+export class Replica implements Target {
+  /** as a Target: the replica is its own */
+  readonly replica: Replica = this;
   ready = false;
   inflight = 0;
   batches = 0;
@@ -271,9 +273,7 @@ export class RevisionDispatcher {
       if (!r.ready || !fits(r)) continue;
       if (!best || r.inflight < best.inflight) best = r;
     }
-    if (!best) return undefined;
-    const r = best;
-    return { replica: r, get inflight() { return r.inflight; }, set inflight(v) { r.inflight = v; }, get batches() { return r.batches; }, set batches(v) { r.batches = v; }, call: (m, p, h, b, t) => r.call(m, p, h, b, t) };
+    return best;
   }
 
   /** Sends what can be sent. */
@@ -318,22 +318,24 @@ export class RevisionDispatcher {
   }
 
   private send(target: Target & { inflight: number; batches: number }, batch: WorkItem[], weight: number): void {
-    const live = batch.filter((b) => !b.done);
+    const live = batch.length === 1 ? (batch[0]?.done ? [] : batch) : batch.filter((b) => !b.done);
     if (live.length === 0) return;
     target.inflight += weight;
     target.batches++;
-    const first = live[0] as WorkItem;
-    first
-      .run(target, live)
-      .catch((e: Error) => {
-        for (const b of live) b.fail(e instanceof TimeoutError ? 504 : 502, e.message);
-      })
-      .finally(() => {
-        target.inflight -= weight;
-        target.batches--;
-        for (const b of live) this.finish(b);
-        this.pump();
-      });
+    void this.exec(target, live, weight);
+  }
+
+  private async exec(target: Target & { inflight: number; batches: number }, live: WorkItem[], weight: number): Promise<void> {
+    try {
+      await (live[0] as WorkItem).run(target, live);
+    } catch (e) {
+      for (const b of live) b.fail(e instanceof TimeoutError ? 504 : 502, (e as Error).message);
+    } finally {
+      target.inflight -= weight;
+      target.batches--;
+      for (const b of live) this.finish(b);
+      this.pump();
+    }
   }
 
   /** Ends every waiting request (the revision went away). */

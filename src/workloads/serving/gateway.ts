@@ -304,7 +304,8 @@ export class Gateway {
     const fail = (status: number, message: string): void => finish(errorFor(proto, status, message));
     const timeoutMs = (): number => Math.max(1, deadline - Date.now());
     const queued = (item: WorkItem): void => meters.queue.observe((Date.now() - item.enqueuedAt) / 1000);
-    const base: Pick<WorkItem, 'fail' | 'enqueuedAt' | 'deadline'> = { fail, enqueuedAt: now, deadline };
+    // every field a work item will get, set now: objects that keep their shape stay fast
+    const base: Pick<WorkItem, 'fail' | 'enqueuedAt' | 'deadline' | 'done'> = { fail, enqueuedAt: now, deadline, done: false };
 
     if (method === 'POST' && proto === 'seldon' && ours) {
       const sreq = parseSeldonRequest(body, req.headers['content-type'], new URL(m.path, 'http://x').searchParams);
