@@ -28,6 +28,7 @@ import type { Manager, Result } from '../../control/controller.js';
 import type { Recorder } from '../../control/events.js';
 import type { Client } from '../../store/client.js';
 import type { ComponentName, Gateway } from './gateway.js';
+import { parseDuration } from '../pipelines/cron.js';
 import { renderRuntimeArgs, selectRuntime } from './runtimes.js';
 import { ModelStore, StorageError, parseStorageUri } from './storage.js';
 
@@ -93,13 +94,14 @@ function num(v: unknown): number | undefined {
   return undefined;
 }
 
+/** a Go duration annotation (Knative's `window`, e.g. "60s") in seconds; undefined when absent or bad */
 function seconds(v: string | undefined): number | undefined {
   if (!v) return undefined;
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(v.trim());
-  if (!m) return undefined;
-  const n = Number(m[1]);
-  const unit = m[2] ?? 's';
-  return unit === 'ms' ? n / 1000 : unit === 'm' ? n * 60 : unit === 'h' ? n * 3600 : n;
+  try {
+    return parseDuration(v.trim()) / 1000;
+  } catch {
+    return undefined;
+  }
 }
 
 type ComponentSpec = PredictorSpec & ComponentExtensionSpec & { containers?: Container[] };
