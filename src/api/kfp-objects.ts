@@ -5,10 +5,10 @@ import type { FieldError } from './errors.js';
 import type { KObject } from './meta.js';
 import type { KindDef } from './registry.js';
 import { Validator } from './validation.js';
-import type { PipelineSpec } from '../workloads/pipelines/ir.js';
-import { isPlainObject } from '../workloads/pipelines/ir.js';
-import { validatePipelineSpec, validateRunParameters } from '../workloads/pipelines/ir-validate.js';
-import { parseSchedule } from '../workloads/pipelines/cron.js';
+import type { PipelineSpec } from './kfp/ir.js';
+import { isPlainObject } from './kfp/ir.js';
+import { validatePipelineSpec, validateRunParameters } from './kfp/ir-validate.js';
+import { parseSchedule } from './cron.js';
 
 const group = 'pipelines.kubeflow.org';
 const version = 'v2beta1';

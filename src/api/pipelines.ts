@@ -6,9 +6,9 @@ import type { KObject } from './meta.js';
 import { deepEqual } from './meta.js';
 import type { KindDef } from './registry.js';
 import { Validator } from './validation.js';
-import type { PipelineSpec, PlatformSpec } from '../workloads/pipelines/ir.js';
-import { isPlainObject } from '../workloads/pipelines/ir.js';
-import { validatePipelineSpec, validateRunParameters } from '../workloads/pipelines/ir-validate.js';
+import type { PipelineSpec, PlatformSpec } from './kfp/ir.js';
+import { isPlainObject } from './kfp/ir.js';
+import { validatePipelineSpec, validateRunParameters } from './kfp/ir-validate.js';
 
 export const RunStates = {
   pending: 'PENDING',

@@ -18,7 +18,7 @@ import type { KObject, StoredObject } from './meta.js';
 import type { KindDef } from './registry.js';
 import { validatePodSpec } from './core.js';
 import { Validator } from './validation.js';
-import type { ReplicaRestartPolicy } from '../workloads/training/types.js';
+import type { ReplicaRestartPolicy } from './training-types.js';
 
 export const TrainingGroup = 'kubeflow.org';
 

@@ -1,57 +1,19 @@
 // The API server: Kubernetes-style REST over the object client, watch streams, pod logs, discovery.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Readable, Writable } from 'node:stream';
 import { ApiError, StatusReason } from '../api/errors.js';
 import type { KObject, StoredObject } from '../api/meta.js';
 import type { KindDef, KindRegistry } from '../api/registry.js';
 import { apiVersionOf } from '../api/registry.js';
 import type { Client, PatchType } from '../store/client.js';
+import type { Readable } from 'node:stream';
 import type { DeleteOptions } from '../store/store.js';
+import type { PodExecSource, PodLogOptions, PodLogSource } from '../substrate/substrate.js';
 import { parseBody, readBody, send, sendError } from './body.js';
 import { apiGroupList, apiResourceList, apiVersions, openApi } from './discovery.js';
 import { KfpApi } from './kfp/api.js';
 import type { MetricsRegistry } from './metrics.js';
 import type { Gateway } from '../workloads/serving/gateway.js';
 import { trainingKindFor } from '../workloads/training/render.js';
-
-export interface PodLogOptions {
-  container?: string;
-  follow?: boolean;
-  previous?: boolean;
-  tailLines?: number;
-  timestamps?: boolean;
-  sinceSeconds?: number;
-  limitBytes?: number;
-}
-
-/** Where pod logs come from: the substrate that ran the pod. */
-export interface PodLogSource {
-  logs(pod: StoredObject, opts: PodLogOptions, signal: AbortSignal): Promise<AsyncIterable<string>>;
-}
-
-export interface PodExecOptions {
-  container?: string;
-  command: string[];
-  /** the request body is the command's standard input */
-  stdin: boolean;
-}
-
-/** A command started in a Pod's container (`skiff exec`). */
-export interface PodExecSession {
-  stdout: Readable;
-  stderr: Readable;
-  /** present when stdin was asked for */
-  stdin?: Writable;
-  /** the command's end: its exit code, or the signal that killed it */
-  done: Promise<{ exitCode: number; signal?: string }>;
-  /** kills the command and what it started */
-  kill(): void;
-}
-
-/** Where commands run in Pods: the substrate that runs them. */
-export interface PodExecSource {
-  exec(pod: StoredObject, opts: PodExecOptions): Promise<PodExecSession>;
-}
 
 /** The framing of an exec response (content type EXEC_CONTENT_TYPE): frames of one channel byte, a
  *  big-endian uint32 length and that many bytes. Channel 1 is stdout, 2 stderr; the last frame is

@@ -70,7 +70,7 @@ a task run before with the same inputs and command reuses its outputs; --no-cach
       throw new CliError(`${file}: ${(e as Error).message}`);
     }
     // the same reader the server's KFP API uses: it also takes what PyYAML (the kfp SDK) accepts
-    const { parsePipelineFile } = await import('../../workloads/pipelines/ir.js');
+    const { parsePipelineFile } = await import('../../api/kfp/ir.js');
     let pipelineSpec: Record<string, any>;
     let platformSpec: Record<string, any> | undefined;
     try {

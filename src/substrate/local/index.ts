@@ -5,7 +5,7 @@ import type { Manager } from '../../control/controller.js';
 import type { Recorder } from '../../control/events.js';
 import type { NodeCapacity } from '../../scheduler/node.js';
 import { nodeObject } from '../../scheduler/node.js';
-import type { PodExecOptions, PodExecSession, PodLogOptions } from '../../server/app.js';
+import type { PodExecOptions, PodExecSession, PodLogOptions } from '../substrate.js';
 import type { Client } from '../../store/client.js';
 import type { Substrate } from '../substrate.js';
 import type { Environments } from './environments.js';

@@ -13,7 +13,7 @@ import type { Controller, Manager, Result } from '../../control/controller.js';
 import type { Recorder } from '../../control/events.js';
 import { assignedGpus } from '../../scheduler/placement.js';
 import type { Client } from '../../store/client.js';
-import type { PodExecOptions, PodExecSession, PodLogOptions } from '../../server/app.js';
+import type { PodExecOptions, PodExecSession, PodLogOptions } from '../substrate.js';
 import { ConfigError, containerArgv, containerEnv } from './env.js';
 import { ExecError, execIn, killExec } from './exec.js';
 import type { Environments } from './environments.js';

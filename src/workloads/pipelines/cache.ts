@@ -4,7 +4,7 @@
 // resources and other platform settings are not part of it, as upstream.
 import { createHash } from 'node:crypto';
 import type { RunOutputs } from '../../api/pipelines.js';
-import type { ComponentSpec, PipelineContainerSpec, PipelineTaskSpec } from './ir.js';
+import type { ComponentSpec, PipelineContainerSpec, PipelineTaskSpec } from '../../api/kfp/ir.js';
 
 /** JSON with object keys sorted at every level: one text per value. */
 export function canonicalJson(v: unknown): string {

@@ -1,7 +1,7 @@
 // dsl.importer: a task with no Pod that makes an artifact out of a URI (a constant or one of its
 // input parameters), with metadata whose keys and values may hold `{{$.inputs.parameters['x']}}`.
 import type { RunArtifact, RunOutputs } from '../../api/pipelines.js';
-import type { ImporterSpec } from './ir.js';
+import type { ImporterSpec } from '../../api/kfp/ir.js';
 
 const PARAM = /\{\{\$\.inputs\.parameters\[(?:'([^']*)'|"([^"]*)")\]\}\}/g;
 const WHOLE = /^\{\{\$\.inputs\.parameters\[(?:'([^']*)'|"([^"]*)")\]\}\}$/;

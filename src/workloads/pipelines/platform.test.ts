@@ -7,7 +7,7 @@ import { coreKinds } from '../../api/core.js';
 import type { FieldError } from '../../api/errors.js';
 import { clone } from '../../api/meta.js';
 import { Validator } from '../../api/validation.js';
-import { parsePipelineFile } from './ir.js';
+import { parsePipelineFile } from '../../api/kfp/ir.js';
 import { applyKubernetesConfig, containerResources, executorConfig, NODE_SELECTOR_ANNOTATION, PlatformConfigError, type PlatformResult, type ResolveParam } from './platform.js';
 import { conformanceDir, corpusFiles } from '../../conformance-path.js';
 

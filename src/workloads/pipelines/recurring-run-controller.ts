@@ -14,8 +14,8 @@ import type { Run } from '../../api/pipelines.js';
 import type { Controller, Manager, Result } from '../../control/controller.js';
 import type { EventRecorder } from '../../control/events.js';
 import type { Client } from '../../store/client.js';
-import type { Schedule } from './cron.js';
-import { IntervalSchedule, parseSchedule } from './cron.js';
+import type { Schedule } from '../../api/cron.js';
+import { IntervalSchedule, parseSchedule } from '../../api/cron.js';
 
 export interface RecurringRunControllerOptions {
   client: Client;

@@ -13,8 +13,8 @@ import type { Run } from '../../api/pipelines.js';
 import { Manager } from '../../control/controller.js';
 import type { Outcome } from '../jobs/fake-agent.js';
 import { TestEnv } from '../jobs/fake-agent.js';
-import type { PipelineSpec, RetryPolicy } from './ir.js';
-import { parsePipelineFile } from './ir.js';
+import type { PipelineSpec, RetryPolicy } from '../../api/kfp/ir.js';
+import { parsePipelineFile } from '../../api/kfp/ir.js';
 import { RunAnnotations, addRunController } from './run-controller.js';
 import { conformanceDir } from '../../conformance-path.js';
 

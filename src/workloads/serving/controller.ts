@@ -28,7 +28,7 @@ import type { Manager, Result } from '../../control/controller.js';
 import type { Recorder } from '../../control/events.js';
 import type { Client } from '../../store/client.js';
 import type { ComponentName, Gateway } from './gateway.js';
-import { parseDuration } from '../pipelines/cron.js';
+import { parseDuration } from '../../api/cron.js';
 import { renderRuntimeArgs, selectRuntime } from './runtimes.js';
 import { ModelStore, StorageError, parseStorageUri } from './storage.js';
 

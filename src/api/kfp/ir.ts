@@ -3,7 +3,7 @@
 // document holding the PlatformSpec (`platforms: {kubernetes: ...}`).
 // Types are deliberately open (index signatures): the SDK adds fields over time and we keep them.
 import { parseAllDocuments, type Document } from 'yaml';
-import { ApiError, StatusReason, type FieldError } from '../../api/errors.js';
+import { ApiError, StatusReason, type FieldError } from '../errors.js';
 
 export const PARAMETER_TYPES = [
   'NUMBER_DOUBLE',

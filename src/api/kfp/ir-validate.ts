@@ -1,7 +1,7 @@
 // Static validation of a PipelineSpec: everything knowable before running. Each FieldError names
 // the path, e.g. `root.dag.tasks.train.componentRef.name`.
-import type { FieldError } from '../../api/errors.js';
-import { Validator } from '../../api/validation.js';
+import type { FieldError } from '../errors.js';
+import { Validator } from '../validation.js';
 import { cycles } from './dag.js';
 import { PARAMETER_TYPES, isPlainObject, type ComponentSpec, type DagSpec, type ParameterSpec, type PipelineSpec, type PipelineTaskSpec } from './ir.js';
 

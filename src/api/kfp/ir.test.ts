@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import type { FieldError } from '../../api/errors.js';
+import type { FieldError } from '../errors.js';
 import { PipelineSpecError, parsePipelineFile, reindentQuotedContinuations, type PipelineSpec } from './ir.js';
 import { validatePipelineSpec, validateRunParameters } from './ir-validate.js';
 import { cycles, topologicalOrder, upstreamOf } from './dag.js';
