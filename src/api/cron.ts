@@ -3,6 +3,7 @@
 // the minute's second 0), `?` for "any" in the day fields, month and weekday names, and the
 // descriptors @yearly @annually @monthly @weekly @daily @midnight @hourly and `@every 30s`.
 // Times are UTC. When both day fields are restricted, a day matches either (as cron does).
+import { parseDuration as parseGoDuration } from '../util/duration.js';
 
 export interface Schedule {
   /** the first fire time strictly after `after`, or undefined when none comes within ten years */
@@ -139,21 +140,12 @@ export class IntervalSchedule implements Schedule {
   }
 }
 
-/** A Go duration (`30s`, `1m30s`, `1.5h`, `500ms`) in milliseconds. */
+/** A Go duration (`30s`, `1m30s`, `1.5h`, `500ms`) in milliseconds; throws naming what is wrong. */
 export function parseDuration(s: string): number {
-  const re = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/gy;
-  const unit: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-  let total = 0;
-  let pos = 0;
   if (!s) throw new Error('empty duration');
-  while (pos < s.length) {
-    re.lastIndex = pos;
-    const m = re.exec(s);
-    if (!m) throw new Error(`"${s}" is not a duration (e.g. 30s, 5m, 1h30m)`);
-    total += Number(m[1]) * (unit[m[2] ?? 's'] ?? 1000);
-    pos = re.lastIndex;
-  }
-  return total;
+  const ms = parseGoDuration(s);
+  if (ms === undefined || ms < 0) throw new Error(`"${s}" is not a duration (e.g. 30s, 5m, 1h30m)`);
+  return ms;
 }
 
 /** A cron expression of six fields (with seconds) or five (without). Throws naming what is wrong. */

@@ -6,7 +6,7 @@ import type { KObject } from './meta.js';
 import type { KindDef } from './registry.js';
 import { Validator } from './validation.js';
 import type { PipelineSpec } from './kfp/ir.js';
-import { isPlainObject } from './kfp/ir.js';
+import { isPlainObject } from '../util/objects.js';
 import { validatePipelineSpec, validateRunParameters } from './kfp/ir-validate.js';
 import { parseSchedule } from './cron.js';
 

@@ -7,7 +7,7 @@ import { deepEqual } from './meta.js';
 import type { KindDef } from './registry.js';
 import { Validator } from './validation.js';
 import type { PipelineSpec, PlatformSpec } from './kfp/ir.js';
-import { isPlainObject } from './kfp/ir.js';
+import { isPlainObject } from '../util/objects.js';
 import { validatePipelineSpec, validateRunParameters } from './kfp/ir-validate.js';
 
 export const RunStates = {

@@ -18,6 +18,7 @@ import type { KObject } from './meta.js';
 import type { KindDef } from './registry.js';
 import { kserveSchemas } from './structural-schema.js';
 import { Validator } from './validation.js';
+import { isPlainObject as isObject } from '../util/objects.js';
 
 export const ServingGroup = 'serving.kserve.io';
 
@@ -252,10 +253,6 @@ export interface ClusterServingRuntime extends KObject {
 export type { EnvVar, ResourceRequirements };
 
 // ---- defaulting ----
-
-function isObject(v: unknown): v is Record<string, any> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** Applies the schema's defaults (and drops nulls) to everything but status. */
 function schemaDefaults(obj: KObject, root: string): void {

@@ -15,6 +15,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { FieldError } from './errors.js';
 import { Validator } from './validation.js';
+import { isPlainObject } from '../util/objects.js';
 
 export interface StructuralSchema {
   $ref?: string;
@@ -56,10 +57,6 @@ export interface SchemaFile {
 export interface ValidateOptions {
   /** top-level fields not validated (an object's `status` is written by its controller through the status endpoint) */
   skip?: string[];
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function join(path: string, key: string): string {

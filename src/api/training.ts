@@ -19,6 +19,7 @@ import type { KindDef } from './registry.js';
 import { validatePodSpec } from './core.js';
 import { Validator } from './validation.js';
 import type { ReplicaRestartPolicy } from './training-types.js';
+import { isPlainObject as isObject } from '../util/objects.js';
 
 export const TrainingGroup = 'kubeflow.org';
 
@@ -106,10 +107,6 @@ export const MPIv2Defaults = {
 
 const restartPolicies: readonly ReplicaRestartPolicy[] = ['Always', 'OnFailure', 'Never', 'ExitCode'];
 const dns1035 = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
-
-function isObject(v: unknown): v is Record<string, any> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** The job's replica specs (after defaulting: canonical keys). */
 export function replicaSpecsOf(job: KObject, info: TrainingKindInfo): Record<string, any> {

@@ -1,32 +1,13 @@
 /** Durations: parsing `30s`/`5m`/`1h30m` and printing ages the way kubectl does. */
-
-const UNIT_MS: Record<string, number> = {
-  ms: 1,
-  s: 1000,
-  m: 60_000,
-  h: 3_600_000,
-  d: 86_400_000,
-};
+import { parseDuration as parseGoDuration } from '../util/duration.js';
 
 /**
  * Parses a Go-style duration (`30s`, `5m`, `1h30m`, `500ms`, `1.5h`, `2d`) into milliseconds.
  * A bare number means seconds. Returns undefined when it is not a duration.
  */
 export function parseDuration(text: string): number | undefined {
-  const s = text.trim();
-  if (s === '') return undefined;
-  if (/^\d+(\.\d+)?$/.test(s)) return Math.round(Number(s) * 1000);
-  const re = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/y;
-  let total = 0;
-  let pos = 0;
-  while (pos < s.length) {
-    re.lastIndex = pos;
-    const m = re.exec(s);
-    if (!m) return undefined;
-    total += Number(m[1]) * (UNIT_MS[m[2] as string] as number);
-    pos = re.lastIndex;
-  }
-  return Math.round(total);
+  const ms = parseGoDuration(text, { days: true, bareSeconds: true });
+  return ms === undefined || ms < 0 ? undefined : Math.round(ms);
 }
 
 /** kubectl's `duration.HumanDuration`: `5s`, `3m2s`, `15m`, `2h5m`, `10h`, `2d4h`, `45d`, `2y10d`. */

@@ -5,14 +5,11 @@
  * the last apply are removed; the live `status` and `resourceVersion` are kept.
  */
 import type { KObject } from './types.js';
+import { isPlainObject } from '../util/objects.js';
 
 export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
 
 type Json = unknown;
-
-function isPlainObject(v: Json): v is Record<string, Json> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function clone<T>(v: T): T {
   return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);

@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import YAML from 'yaml';
 import { parseQuantity } from '../api/quantity.js';
 import type { EnvironmentRule } from '../substrate/local/environments.js';
+import { parseDuration as parseGoDuration } from '../util/duration.js';
 
 export interface SkiffOptions {
   dataDir?: string;
@@ -48,20 +49,12 @@ export interface SkiffConfig {
   ingressDomain: string;
 }
 
-const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
 /** "30s", "5m", "1h30m", "250ms" or a number of milliseconds */
 export function parseDuration(v: string | number, what: string): number {
   if (typeof v === 'number') return v;
-  const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;
-  let total = 0;
-  let consumed = '';
-  for (const m of v.matchAll(re)) {
-    total += Number(m[1]) * (units[m[2] ?? 's'] ?? 1000);
-    consumed += m[0];
-  }
-  if (!consumed || consumed !== v.trim()) throw new Error(`${what}: "${v}" is not a duration (use e.g. 10s, 5m, 1h)`);
-  return total;
+  const ms = parseGoDuration(v);
+  if (ms === undefined || ms < 0) throw new Error(`${what}: "${v}" is not a duration (use e.g. 10s, 5m, 1h)`);
+  return ms;
 }
 
 export function compileConfig(opts: SkiffOptions): SkiffConfig {

@@ -3,7 +3,8 @@
 import type { FieldError } from '../errors.js';
 import { Validator } from '../validation.js';
 import { cycles } from './dag.js';
-import { PARAMETER_TYPES, isPlainObject, type ComponentSpec, type DagSpec, type ParameterSpec, type PipelineSpec, type PipelineTaskSpec } from './ir.js';
+import { isPlainObject } from '../../util/objects.js';
+import { PARAMETER_TYPES, type ComponentSpec, type DagSpec, type ParameterSpec, type PipelineSpec, type PipelineTaskSpec } from './ir.js';
 
 const TRIGGER_STRATEGIES = ['TRIGGER_STRATEGY_UNSPECIFIED', 'ALL_UPSTREAM_TASKS_SUCCEEDED', 'ALL_UPSTREAM_TASKS_COMPLETED'] as const;
 

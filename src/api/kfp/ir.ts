@@ -4,6 +4,7 @@
 // Types are deliberately open (index signatures): the SDK adds fields over time and we keep them.
 import { parseAllDocuments, type Document } from 'yaml';
 import { ApiError, StatusReason, type FieldError } from '../errors.js';
+import { isPlainObject } from '../../util/objects.js';
 
 export const PARAMETER_TYPES = [
   'NUMBER_DOUBLE',
@@ -230,10 +231,6 @@ export class PipelineSpecError extends ApiError {
     this.name = 'PipelineSpecError';
     this.errors = errors;
   }
-}
-
-export function isPlainObject(v: unknown): v is Record<string, any> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function lineOf(text: string, offset: number): number {

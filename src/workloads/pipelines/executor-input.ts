@@ -13,6 +13,7 @@
  * components need no `/gcs`, `/s3`, `/minio` mounts. A `file://` root is accepted
  * and normalised to the plain path before any URI is built.
  */
+import { isPlainObject } from '../../util/objects.js';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
@@ -171,10 +172,6 @@ export function localPathForUri(uri: string): string {
 export function artifactLocalPath(a: Pick<RuntimeArtifact, 'uri' | 'customPath'>): string {
   if (a.customPath !== undefined && a.customPath !== '') return a.customPath;
   return localPathForUri(a.uri);
-}
-
-function isPlainObject(v: unknown): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** Go `strconv.FormatFloat(v, 'f', -1, 64)`: shortest round-trip digits, never an exponent. */

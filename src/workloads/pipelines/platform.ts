@@ -9,7 +9,7 @@ import type { Container, EnvVar, Pod, Volume, VolumeMount } from '../../api/core
 import { deepEqual } from '../../api/meta.js';
 import { formatCpu, parseQuantity } from '../../api/quantity.js';
 import { envVarName, isDns1123Label, isQualifiedName } from '../../api/validation.js';
-import { isPlainObject } from '../../api/kfp/ir.js';
+import { isPlainObject } from '../../util/objects.js';
 
 /**
  * How the controller resolves a parameter spec found in a platform config: {runtimeValue:{constant}},

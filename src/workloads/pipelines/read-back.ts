@@ -13,6 +13,7 @@ import {
   type ParameterType,
   type RuntimeArtifact,
 } from './executor-input.js';
+import { isPlainObject } from '../../util/objects.js';
 
 export class ReadBackError extends Error {
   override name = 'ReadBackError';
@@ -44,10 +45,6 @@ export interface ReadBackResult {
   artifacts: Record<string, OutputArtifactResult[]>;
 }
 
-function isObj(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 function checkKeys(o: Record<string, unknown>, allowed: string[], where: string): void {
   for (const k of Object.keys(o)) {
     if (!allowed.includes(k)) throw new ReadBackError(`failed to unmarshal ExecutorOutput: unknown field ${JSON.stringify(k)} in ${where}`);
@@ -70,28 +67,28 @@ export function parseExecutorOutput(text: string): ExecutorOutput {
   } catch (e) {
     throw new ReadBackError(`failed to unmarshal ExecutorOutput: ${(e as Error).message}`);
   }
-  if (!isObj(raw)) throw new ReadBackError('failed to unmarshal ExecutorOutput: not a JSON object');
+  if (!isPlainObject(raw)) throw new ReadBackError('failed to unmarshal ExecutorOutput: not a JSON object');
   checkKeys(raw, ['parameterValues', 'parameter_values', 'artifacts', 'parameters'], 'ExecutorOutput');
   const pv = pick(raw, 'parameterValues', 'parameter_values') ?? {};
-  if (!isObj(pv)) throw new ReadBackError('failed to unmarshal ExecutorOutput: parameterValues must be an object');
+  if (!isPlainObject(pv)) throw new ReadBackError('failed to unmarshal ExecutorOutput: parameterValues must be an object');
   const arts = raw['artifacts'] ?? {};
-  if (!isObj(arts)) throw new ReadBackError('failed to unmarshal ExecutorOutput: artifacts must be an object');
+  if (!isPlainObject(arts)) throw new ReadBackError('failed to unmarshal ExecutorOutput: artifacts must be an object');
   const artifacts: Record<string, ArtifactList> = {};
   for (const [name, list] of Object.entries(arts)) {
-    if (!isObj(list)) throw new ReadBackError(`failed to unmarshal ExecutorOutput: artifacts[${JSON.stringify(name)}] must be an object`);
+    if (!isPlainObject(list)) throw new ReadBackError(`failed to unmarshal ExecutorOutput: artifacts[${JSON.stringify(name)}] must be an object`);
     checkKeys(list, ['artifacts'], `artifacts[${JSON.stringify(name)}]`);
     const items = list['artifacts'] ?? [];
     if (!Array.isArray(items)) throw new ReadBackError(`failed to unmarshal ExecutorOutput: artifacts[${JSON.stringify(name)}].artifacts must be a list`);
     artifacts[name] = {
       artifacts: items.map((a: unknown, i) => {
         const where = `artifacts[${JSON.stringify(name)}].artifacts[${i}]`;
-        if (!isObj(a)) throw new ReadBackError(`failed to unmarshal ExecutorOutput: ${where} must be an object`);
+        if (!isPlainObject(a)) throw new ReadBackError(`failed to unmarshal ExecutorOutput: ${where} must be an object`);
         checkKeys(a, ['name', 'type', 'uri', 'properties', 'customProperties', 'custom_properties', 'metadata', 'customPath', 'custom_path'], where);
         const md = a['metadata'];
-        if (md !== undefined && md !== null && !isObj(md)) throw new ReadBackError(`failed to unmarshal ExecutorOutput: ${where}.metadata must be an object`);
+        if (md !== undefined && md !== null && !isPlainObject(md)) throw new ReadBackError(`failed to unmarshal ExecutorOutput: ${where}.metadata must be an object`);
         const out: RuntimeArtifact = {
           name: typeof a['name'] === 'string' ? a['name'] : '',
-          type: isObj(a['type']) ? (a['type'] as RuntimeArtifact['type']) : {},
+          type: isPlainObject(a['type']) ? (a['type'] as RuntimeArtifact['type']) : {},
           uri: typeof a['uri'] === 'string' ? a['uri'] : '',
           metadata: (md ?? undefined) as JsonObject,
         };

@@ -24,6 +24,7 @@ import { RunLabels, RunStates } from '../../api/pipelines.js';
 import type { Controller, Manager, Result } from '../../control/controller.js';
 import type { Recorder } from '../../control/events.js';
 import type { Client } from '../../store/client.js';
+import { durationMs } from '../../util/duration.js';
 import { cacheEntryName, cacheFingerprint, cachingEnabled } from './cache.js';
 import { evaluateCondition, selectParameter } from './cel.js';
 import { topologicalOrder, upstreamOf } from '../../api/kfp/dag.js';
@@ -160,13 +161,6 @@ function exitMessage(pod: PodObject): string {
   if (t) return `container exited with code ${t.exitCode}${t.reason ? ` (${t.reason})` : ''}`;
   const reason = pod.status?.reason;
   return `pod ${pod.status?.phase ?? 'failed'}${reason ? ` (${reason}${pod.status?.message ? `: ${pod.status.message}` : ''})` : ''}`;
-}
-
-/** protojson Duration (`"0s"`, `"1.5s"`, `"3600s"`) → ms */
-export function durationMs(d: string | undefined, fallback: number): number {
-  if (d === undefined || d === '') return fallback;
-  const m = /^(-?\d+(?:\.\d+)?)s$/.exec(d.trim());
-  return m ? Math.max(0, Number(m[1]) * 1000) : fallback;
 }
 
 /** The wait before retry number `attempt + 1`: backoffDuration × backoffFactor^attempt, capped. */
