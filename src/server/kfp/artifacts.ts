@@ -1,0 +1,89 @@
+// Skiff's lineage and artifact read-back: a run's artifacts, one artifact by id, and an artifact's
+// content. Metrics answer with their metadata; files are served only from under the run's pipeline
+// root (after resolving links), never from elsewhere on the host.
+import { createReadStream } from 'node:fs';
+import { realpath, stat } from 'node:fs/promises';
+import type { ServerResponse } from 'node:http';
+import { isAbsolute, relative, sep } from 'node:path';
+import { Kinds } from '../../api/index.js';
+import type { Run } from '../../api/pipelines.js';
+import { badRequest, KfpError, notFound, precondition, sendJson } from './errors.js';
+import type { Shape } from './list.js';
+import type { KfpCall, KfpContext } from './request.js';
+import { q } from './request.js';
+import type { Route } from './router.js';
+import { runArtifacts } from './shapes.js';
+
+const METRICS_TYPES = new Set(['system.Metrics', 'system.ClassificationMetrics', 'system.SlicedClassificationMetrics']);
+const CONTENT_TYPES: Record<string, string> = { 'system.HTML': 'text/html; charset=utf-8', 'system.Markdown': 'text/markdown; charset=utf-8' };
+
+async function listArtifacts({ ctx: k, params }: KfpCall): Promise<Shape> {
+  const r = await k.get<Run>(Kinds.Run, params.run_id as string, 'run');
+  const artifacts = runArtifacts(r).map((a) => ({ run_id: r.metadata.name, ...a }));
+  return { artifacts, total_size: artifacts.length };
+}
+
+async function getArtifact({ ctx: k, url, params }: KfpCall): Promise<Shape> {
+  const artifactId = params.artifact_id as string;
+  const runId = q(url, 'run_id');
+  const runs = runId ? [await k.get<Run>(Kinds.Run, runId, 'run')] : await k.all<Run>(Kinds.Run);
+  for (const r of runs) {
+    const a = runArtifacts(r).find((x) => x.artifact_id === artifactId);
+    if (a) return { run_id: r.metadata.name, ...a };
+  }
+  throw notFound('artifact', artifactId);
+}
+
+async function readArtifact({ ctx: k, res, url, params }: KfpCall): Promise<undefined> {
+  const runId = params.run_id as string;
+  const nodeId = params.node_id as string;
+  const name = params.artifact_name as string;
+  const r = await k.get<Run>(Kinds.Run, runId, 'run');
+  const task = nodeId === 'root' ? { outputs: r.status?.outputs, inputs: undefined } : r.status?.tasks?.[nodeId];
+  if (!task) throw notFound(`task of run ${runId}`, nodeId);
+  const list = task.outputs?.artifacts?.[name] ?? task.inputs?.artifacts?.[name];
+  if (!list || list.length === 0) throw notFound(`artifact of task ${nodeId}`, name);
+  const index = Number(q(url, 'index') ?? 0);
+  const a = list[index];
+  if (!Number.isInteger(index) || !a) throw badRequest(`index: ${q(url, 'index')} is out of range (the artifact list has ${list.length})`);
+  const schema = String(a.type?.schemaTitle ?? '');
+  if (METRICS_TYPES.has(schema)) {
+    sendJson(res, a.metadata ?? {});
+    return undefined;
+  }
+  const rootUri = r.spec.pipelineRoot ?? k.deps.pipelineRoot;
+  if (!rootUri) throw precondition('no pipeline root is known; artifacts cannot be read back');
+  const local = (u: string): string => (u.startsWith('file://') ? u.slice('file://'.length) : u);
+  const file = local(a.uri);
+  if (!isAbsolute(file)) throw new KfpError(403, `artifact ${name}: ${a.uri} is not a local file under the pipeline root; Skiff reads back only local artifacts`);
+  let real: string;
+  let root: string;
+  try {
+    root = await realpath(local(rootUri));
+    real = await realpath(file);
+  } catch {
+    throw notFound('artifact content', a.uri);
+  }
+  const rel = relative(root, real);
+  if (rel === '' || rel.startsWith('..') || isAbsolute(rel) || rel.split(sep)[0] === '..') throw new KfpError(403, `artifact ${name}: ${a.uri} is outside the pipeline root ${rootUri}`);
+  const st = await stat(real);
+  if (st.isDirectory()) throw badRequest(`artifact ${name}: ${a.uri} is a directory; read-back serves files`);
+  await streamFile(res, real, CONTENT_TYPES[schema] ?? 'application/octet-stream', st.size);
+  return undefined;
+}
+
+function streamFile(res: ServerResponse, file: string, contentType: string, size: number): Promise<void> {
+  res.writeHead(200, { 'content-type': contentType, 'content-length': size });
+  return new Promise<void>((resolve, reject) => {
+    const s = createReadStream(file);
+    s.on('error', reject);
+    s.on('end', () => resolve());
+    s.pipe(res);
+  });
+}
+
+export const artifactRoutes: Route<KfpContext>[] = [
+  { method: 'GET', pattern: '/runs/{run_id}/artifacts', handle: listArtifacts },
+  { method: 'GET', pattern: '/runs/{run_id}/nodes/{node_id}/artifacts/{artifact_name}:read', handle: readArtifact },
+  { method: 'GET', pattern: '/artifacts/{artifact_id}', handle: getArtifact },
+];
