@@ -13,13 +13,11 @@ import type { Run } from '../../api/pipelines.js';
 import { Manager } from '../../control/controller.js';
 import type { Outcome } from '../jobs/fake-agent.js';
 import { TestEnv } from '../jobs/fake-agent.js';
-import type { PipelineSpec, RetryPolicy } from '../../api/kfp/ir.js';
-import { parsePipelineFile } from '../../api/kfp/ir.js';
+import type { PipelineSpec } from '../../api/kfp/ir.js';
 import { RunAnnotations, addRunController } from './run-controller.js';
-import { conformanceDir } from '../../conformance-path.js';
+import { makeRun, shellPipeline } from './testing.js';
 
 const repo = resolve(process.cwd());
-const corpus = join(conformanceDir(), 'kfp/pipelines/valid');
 const python = join(repo, '.venv/bin/python');
 
 /**
@@ -90,17 +88,11 @@ async function harness(): Promise<Harness> {
       return mgr;
     },
     async create(file, name, parameters) {
-      const { spec, platform } = parsePipelineFile(readFileSync(join(corpus, file), 'utf8'), file);
-      return env.client.create<Run>({
-        apiVersion: 'pipelines.kubeflow.org/v2beta1', kind: 'Run', metadata: { name, namespace: 'default' },
-        spec: { pipelineSpec: spec, ...(platform ? { platformSpec: platform } : {}), ...(parameters ? { parameters } : {}) },
-      });
+      return env.client.create<Run>(makeRun(name).corpus(file).parameters(parameters).obj());
     },
     async createSpec(spec, name, extra) {
-      return env.client.create<Run>({
-        apiVersion: 'pipelines.kubeflow.org/v2beta1', kind: 'Run', metadata: { name, namespace: 'default' },
-        spec: { pipelineSpec: spec, ...extra },
-      });
+      const run = makeRun(name).pipelineSpec(spec).obj();
+      return env.client.create<Run>({ ...run, spec: { ...run.spec, ...extra } });
     },
     async waitDone(name, timeoutMs = 60_000) {
       return env.waitFor(`run ${name} to finish`, async () => {
@@ -118,28 +110,6 @@ async function harness(): Promise<Harness> {
 }
 
 const state = (run: Run, path: string): string | undefined => run.status?.tasks?.[path]?.state;
-
-interface ShellTask { script: string; deps?: string[]; retry?: RetryPolicy; cache?: boolean; output?: boolean }
-
-/** A pipeline of container tasks running shell scripts, as the SDK would compile container components. */
-function shellPipeline(name: string, tasks: Record<string, ShellTask>): PipelineSpec {
-  const dagTasks: Record<string, unknown> = {};
-  const components: Record<string, unknown> = {};
-  const executors: Record<string, unknown> = {};
-  for (const [t, d] of Object.entries(tasks)) {
-    dagTasks[t] = {
-      taskInfo: { name: t }, componentRef: { name: `comp-${t}` }, ...(d.deps ? { dependentTasks: d.deps } : {}),
-      ...(d.retry ? { retryPolicy: d.retry } : {}), cachingOptions: d.cache ? { enableCache: true } : {},
-    };
-    components[`comp-${t}`] = { executorLabel: `exec-${t}`, ...(d.output ? { outputDefinitions: { parameters: { out: { parameterType: 'STRING' } } } } : {}) };
-    const args = d.output ? ['{{$.outputs.parameters[\'out\'].output_file}}'] : [];
-    executors[`exec-${t}`] = { container: { image: 'alpine:3', command: ['sh', '-c', d.script, 'sh', ...args] } };
-  }
-  return {
-    pipelineInfo: { name }, schemaVersion: '2.1.0', sdkVersion: 'kfp-2.17.0',
-    root: { dag: { tasks: dagTasks } }, components, deploymentSpec: { executors },
-  } as unknown as PipelineSpec;
-}
 
 /** corpus pipelines that now run end to end with the fake agent */
 const CORPUS_RUNS = [
