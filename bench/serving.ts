@@ -207,12 +207,15 @@ export async function servingBench(row: Row, opts: ServingOptions = {}): Promise
   const v1Bodies = bodies(exp.rows.map((r) => ({ instances: [r] })));
   const v2Bodies = bodies(exp.onnx_rows.map((r) => ({ inputs: [{ name: 'pixels', shape: [1, 64], datatype: 'FP32', data: r }] })));
   const probe = 7; // the row checked on each side before timing
+  // ---- d. the model server's own HTTP layer: hand-written vs uvicorn+httptools, before Skiff starts ----
+  try {
+    await modelServerHttp(row, work, exp, v1Bodies, probe, cc, durationMs, opts.httpRounds ?? 5);
+  } catch (e) {
+    rmSync(work, { recursive: true, force: true });
+    throw e;
+  }
   if (opts.httpOnly) {
-    try {
-      await modelServerHttp(row, work, exp, v1Bodies, probe, cc, durationMs, opts.httpRounds ?? 5);
-    } finally {
-      rmSync(work, { recursive: true, force: true });
-    }
+    rmSync(work, { recursive: true, force: true });
     return;
   }
 
@@ -294,9 +297,6 @@ export async function servingBench(row: Row, opts: ServingOptions = {}): Promise
     row('Skiff ISVC (onnx, in process), V2 JSON', rate(gw), `${lat(gw)}; ${x(byHand.rps, gw.rps)} below the hand-written server (aim <= 1.5x), ${x(limit.rps, gw.rps)} below session.run without HTTP`);
     const floor = await httpFloor(gwUrl, v2Bodies, cc, durationMs);
     row('  HTTP floor: a bare node:http server', rate(floor), `${lat(floor)}; Skiff ${x(gw.rps, floor.rps)} of it (same request, Skiff's answer sent back unread, no model)`);
-
-    // ---- d. the model server's own HTTP layer: hand-written vs uvicorn+httptools ----
-    await modelServerHttp(row, work, exp, v1Bodies, probe, cc, durationMs, opts.httpRounds ?? 5);
 
     // ---- b. first response from zero ----
     const zero = 'digits-zero';
