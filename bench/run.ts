@@ -11,6 +11,7 @@
 //   8. model serving: sklearn against KServe's Python model server, first response from zero, ONNX
 //      against onnxruntime-node directly (bench/serving.ts)
 // Usage: npm run bench [-- --objects 100000 --runs 30 --bare-runs 30 --serving-seconds 8 --only 4,5,6]
+//        section 8's model-server HTTP comparison alone: --only 8 --serving-http-only [--serving-http-rounds 5]
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -220,5 +221,5 @@ if (existsSync(join(repoRoot, '.venv', 'bin', 'python'))) {
   if (wanted(6)) await fanOut1000(row);
 }
 if (wanted(7)) await trainingBench(row);
-if (wanted(8)) await servingBench(row, { seconds: arg('serving-seconds', 8) });
+if (wanted(8)) await servingBench(row, { seconds: arg('serving-seconds', 8), httpRounds: arg('serving-http-rounds', 5), httpOnly: args.includes('--serving-http-only') });
 console.log(`\nall benchmarks: ${((nowMs() - t0) / 1000).toFixed(0)} s`);

@@ -8,13 +8,16 @@
 //  b. first response from zero: an InferenceService with `minReplicas: 0` and a 2 s autoscaling
 //     window, timed from sending a request while it has no replica to the answer;
 //  c. ONNX: an MLP served in Skiff's process (`predictor.onnx`, V2 JSON through the gateway) against
-//     onnxruntime-node's InferenceSession.run called directly in one process, the limit.
+//     onnxruntime-node's InferenceSession.run called directly in one process, the limit;
+//  d. the model server's HTTP layer: the same scikit-learn model in python/skiff_model_server.py on
+//     its own HTTP/1.1 server and on uvicorn with httptools (ASGI, same App), each process reached
+//     directly, their loads alternated over several rounds, medians reported with the load average.
 // Answers are checked against the Python model's before anything is timed.
 import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { availableParallelism, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -182,6 +185,10 @@ export interface ServingOptions {
   concurrency?: number;
   /** first-response-from-zero repetitions */
   coldRuns?: number;
+  /** rounds of the HTTP-layer comparison (d), each loading both servers once */
+  httpRounds?: number;
+  /** run only the HTTP-layer comparison (d) */
+  httpOnly?: boolean;
 }
 
 export async function servingBench(row: Row, opts: ServingOptions = {}): Promise<void> {
@@ -200,6 +207,17 @@ export async function servingBench(row: Row, opts: ServingOptions = {}): Promise
   const v1Bodies = bodies(exp.rows.map((r) => ({ instances: [r] })));
   const v2Bodies = bodies(exp.onnx_rows.map((r) => ({ inputs: [{ name: 'pixels', shape: [1, 64], datatype: 'FP32', data: r }] })));
   const probe = 7; // the row checked on each side before timing
+  // ---- d. the model server's own HTTP layer: hand-written vs uvicorn+httptools, before Skiff starts ----
+  try {
+    await modelServerHttp(row, work, exp, v1Bodies, probe, cc, durationMs, opts.httpRounds ?? 5);
+  } catch (e) {
+    rmSync(work, { recursive: true, force: true });
+    throw e;
+  }
+  if (opts.httpOnly) {
+    rmSync(work, { recursive: true, force: true });
+    return;
+  }
 
   const venv = await ensureKserveVenv();
   let kserve: Awaited<ReturnType<typeof startKserve>> | undefined;
@@ -374,4 +392,73 @@ async function importTime(): Promise<number> {
     if (i > 0) times.push(nowMs() - t);
   }
   return median(times);
+}
+
+/** python/skiff_model_server.py on the given HTTP server, started directly (no Skiff), ready to answer */
+async function startModelServer(modelDir: string, httpServer: 'builtin' | 'uvicorn'): Promise<{ proc: ChildProcess; url: string; output: () => string }> {
+  const port = await freePort();
+  let out = '';
+  const proc = spawn(venvPython, [join(repoRoot, 'python', 'skiff_model_server.py'), '--model_name', 'digits', '--model_dir', modelDir, '--http_host', '127.0.0.1', '--http_port', String(port), '--http_server', httpServer], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, PYTHONUNBUFFERED: '1' },
+  });
+  proc.stdout?.on('data', (d) => (out += d));
+  proc.stderr?.on('data', (d) => (out += d));
+  const url = `http://127.0.0.1:${port}`;
+  const t0 = Date.now();
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`the model server (${httpServer}) exited with ${proc.exitCode}:\n${out.slice(-3000)}`);
+    const ok = await fetch(`${url}/v2/health/ready`).then((r) => r.status === 200, () => false);
+    if (ok) break;
+    if (Date.now() - t0 > 60_000) throw new Error(`the model server (${httpServer}) did not become ready:\n${out.slice(-3000)}`);
+    await sleep(100);
+  }
+  return { proc, url, output: () => out };
+}
+
+/**
+ * d. The model server's HTTP layer. Both servers run the same App (routing, V1/V2 handling, model) in
+ * one process each; only the HTTP/1.1 server differs. The machine is shared, so the two loads
+ * alternate, round after round, and the medians are compared; the load average says how busy it was.
+ */
+async function modelServerHttp(row: Row, work: string, exp: Expected, body: () => Buffer, probe: number, cc: number, durationMs: number, rounds: number): Promise<void> {
+  const kinds = ['builtin', 'uvicorn'] as const;
+  const label = { builtin: 'hand-written asyncio HTTP/1.1', uvicorn: 'uvicorn + httptools (ASGI)' };
+  console.log(`  d. the model server's HTTP layer, same sklearn model and App, one process each, ${rounds} alternating rounds of ${durationMs / 1000} s`);
+  const servers: Partial<Record<(typeof kinds)[number], Awaited<ReturnType<typeof startModelServer>>>> = {};
+  const results: Record<(typeof kinds)[number], LoadResult[]> = { builtin: [], uvicorn: [] };
+  try {
+    await promisify(execFile)(venvPython, ['-c', 'import uvicorn, httptools']);
+  } catch {
+    console.log('     skipped: uvicorn and httptools are not in .venv (python/requirements-serving.txt; npm run setup)');
+    return;
+  }
+  const load0 = loadavg();
+  try {
+    for (const k of kinds) {
+      const srv = await startModelServer(join(work, 'sklearn'), k);
+      servers[k] = srv;
+      const got = (await post(`${srv.url}/v1/models/digits:predict`, { instances: [exp.rows[probe]] })).predictions?.[0];
+      if (got !== exp.sklearn[probe]) throw new Error(`the model server (${k}) answered ${JSON.stringify(got)} for row ${probe}; the model says ${exp.sklearn[probe]}`);
+    }
+    for (let r = 0; r < rounds; r++) {
+      // which server goes first alternates too, so neither always follows the other's load
+      for (const k of r % 2 === 0 ? kinds : [...kinds].reverse()) {
+        const res = await runLoad({ url: `${(servers[k] as { url: string }).url}/v1/models/digits:predict`, body, headers: json, concurrency: cc, durationMs, warmup: 20 });
+        results[k].push(res);
+        console.log(`     round ${r + 1} ${k.padEnd(8)} ${rate(res).padStart(8)}  ${lat(res)}  (load average ${loadavg()[0]?.toFixed(2)})`);
+      }
+    }
+  } finally {
+    for (const k of kinds) if (servers[k]) await stopProcess((servers[k] as { proc: ChildProcess }).proc);
+  }
+  const med = (k: (typeof kinds)[number], f: (r: LoadResult) => number): number => median(results[k].map(f));
+  for (const k of kinds) {
+    const errors = results[k].reduce((n, r) => n + r.errors, 0);
+    row(`model server on ${label[k]}`, `${Math.round(med(k, (r) => r.rps)).toLocaleString('en')}/s`, `median of ${rounds}: p50 ${fmtMs(med(k, (r) => r.p50))}, p99 ${fmtMs(med(k, (r) => r.p99))}${errors ? `; ${errors} errors` : ''}`);
+  }
+  const ratio = med('uvicorn', (r) => r.rps) / med('builtin', (r) => r.rps);
+  const load1 = loadavg();
+  row('  uvicorn / hand-written, requests/s', `${ratio.toFixed(2)}x`, `p99 ${x(med('uvicorn', (r) => r.p99), med('builtin', (r) => r.p99))}; per round: ${results.uvicorn.map((u, i) => (u.rps / (results.builtin[i] as LoadResult).rps).toFixed(2)).join(', ')}`);
+  console.log(`     load average (1, 5, 15 min) before ${load0.map((l) => l.toFixed(2)).join(', ')}, after ${load1.map((l) => l.toFixed(2)).join(', ')} on ${availableParallelism()} cores`);
 }

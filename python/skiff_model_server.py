@@ -6,7 +6,10 @@ It is the main process of a model-server Pod. The model is loaded before the por
 port means a ready model. HTTP/1.1 is served straight from asyncio protocols (keep-alive,
 pipelining answered in order, Content-Length or chunked bodies); predictions run synchronously on the
 event loop because they are CPU-bound, so one process serves one prediction at a time and
-concurrency comes from more processes or Pods.
+concurrency comes from more processes or Pods. The same App also runs as an ASGI application on uvicorn
+with httptools (--http_server uvicorn); the serving bench measured that at 0.62x to 0.78x the
+requests/s of the server here (bench/serving.ts, part d; the README's serving section), so Pods run
+this one.
 
 Exit codes: 0 after SIGTERM/SIGINT (in-flight requests are finished first), 1 when the model cannot
 be loaded (the reason goes to stderr and to the file named by $SKIFF_TERMINATION_LOG), 2 for bad
@@ -1022,6 +1025,104 @@ class Connection(asyncio.Protocol):
 
 
 # ---------------------------------------------------------------------------------------------------
+# The same App as an ASGI application, for serving on uvicorn (--http_server uvicorn): the serving bench
+# (bench/serving.ts) measures it against the server above, with the same routing and model code.
+
+def _extra_headers(extra):
+    out = []
+    for line in extra.split(b"\r\n"):
+        if line:
+            name, _, value = line.partition(b":")
+            out.append((name.strip().lower(), value.strip()))
+    return out
+
+
+def asgi_app(server):
+    app = server.app
+    metrics = app.metrics
+    loop_box = []
+
+    async def send_response(send, resp):
+        headers = [(b"content-type", resp.content_type), (b"content-length", b"%d" % len(resp.body))]
+        if resp.extra:
+            headers += _extra_headers(resp.extra)
+        await send({"type": "http.response.start", "status": resp.status, "headers": headers})
+        await send({"type": "http.response.body", "body": resp.body})
+
+    async def asgi(scope, receive, send):
+        if scope["type"] != "http":
+            return
+        headers = {}
+        for k, v in scope["headers"]:
+            key = k.decode("latin-1")
+            value = v.decode("latin-1")
+            headers[key] = f"{headers[key]}, {value}" if key in headers else value
+        cl = headers.get("content-length")
+        if cl is not None and cl.isdigit() and int(cl) > server.max_body:
+            metrics.request("other", 413)
+            await send_response(send, error_response(413, f"the request body is larger than {server.max_body} bytes"))
+            return
+        chunks = []
+        size = 0
+        while True:
+            msg = await receive()
+            chunk = msg.get("body", b"")
+            if chunk:
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > server.max_body:
+                    metrics.request("other", 413)
+                    await send_response(send, error_response(413, f"the request body is larger than {server.max_body} bytes"))
+                    return
+            if not msg.get("more_body", False):
+                break
+        body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        # raw_path keeps the percent-encoding App.handle routes on (":predict" may come as "%3Apredict")
+        path = scope.get("raw_path") or scope["path"].encode()
+        path = path.decode("latin-1")
+        try:
+            if server.pool is not None and len(body) >= OFFLOAD_BYTES:
+                if not loop_box:
+                    loop_box.append(asyncio.get_running_loop())
+                endpoint, resp = await loop_box[0].run_in_executor(server.pool, app.handle, scope["method"], path, headers, body)
+            else:
+                endpoint, resp = app.handle(scope["method"], path, headers, body)
+        except Exception as e:  # noqa: BLE001 - never let one request end the server
+            traceback.print_exc()
+            endpoint, resp = "other", error_response(500, f"{type(e).__name__} : {e}")
+        metrics.request(endpoint, resp.status)
+        await send_response(send, resp)
+
+    return asgi
+
+
+async def serve_uvicorn(args, server, sock, stop):
+    """Runs the App on uvicorn with httptools on the already-bound socket until `stop` is set."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        # the caller owns the signals: uvicorn would re-raise SIGTERM after its graceful shutdown, and
+        # the Pod must exit 0 once in-flight requests are finished
+        def capture_signals(self):
+            import contextlib
+            return contextlib.nullcontext()
+
+    config = uvicorn.Config(asgi_app(server), http="httptools", lifespan="off", access_log=False,
+                            log_level="warning", server_header=False, date_header=False,
+                            timeout_keep_alive=int(KEEP_ALIVE_SECONDS),
+                            timeout_graceful_shutdown=int(SHUTDOWN_GRACE_SECONDS), backlog=1024)
+    srv = Server(config)
+
+    async def watch():
+        await stop.wait()
+        srv.should_exit = True
+
+    watcher = asyncio.get_running_loop().create_task(watch())
+    await srv.serve(sockets=[sock])
+    watcher.cancel()
+
+
+# ---------------------------------------------------------------------------------------------------
 # Main
 
 def parse_args(argv):
@@ -1039,6 +1140,9 @@ def parse_args(argv):
     p.add_argument("--predict_threads", type=int, default=-1,
                    help="threads for requests over 64 KiB; 0: all on the event loop; default: one per CPU for "
                         "XGBoost and TorchScript models, none for scikit-learn")
+    p.add_argument("--http_server", choices=("builtin", "uvicorn"), default="builtin",
+                   help="the HTTP/1.1 server: the one in this file (what Pods run), or uvicorn with httptools "
+                        "(ASGI), which the serving bench measures against it")
     return p.parse_args(argv)
 
 
@@ -1065,6 +1169,9 @@ async def serve(args, model, t_load):
         import concurrent.futures
         pool = concurrent.futures.ThreadPoolExecutor(threads, thread_name_prefix="predict")
     server = HttpServer(App(model, Metrics(model.name)), args.max_body_bytes, pool)
+    if args.http_server == "uvicorn":
+        await serve_on_uvicorn(args, model, t_load, server)
+        return
     srv = await loop.create_server(lambda: Connection(server), args.http_host, args.http_port,
                                    reuse_address=True, backlog=1024)
     port = srv.sockets[0].getsockname()[1]
@@ -1101,6 +1208,30 @@ async def serve(args, model, t_load):
         c.transport.abort()
     if pool is not None:
         pool.shutdown(wait=False, cancel_futures=True)
+
+
+async def serve_on_uvicorn(args, model, t_load, server):
+    import socket
+
+    loop = asyncio.get_running_loop()
+    family = socket.AF_INET6 if ":" in args.http_host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((args.http_host, args.http_port))
+    sock.listen(1024)
+    sock.setblocking(False)
+    port = sock.getsockname()[1]
+    host = f"[{args.http_host}]" if ":" in args.http_host else args.http_host
+    print(f"{SERVER_NAME}: model {model.name} loaded ({model.format}) in {t_load * 1000:.0f} ms; "
+          f"listening on {host}:{port} (uvicorn)", flush=True)
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await serve_uvicorn(args, server, sock, stop)
+    finally:
+        if server.pool is not None:
+            server.pool.shutdown(wait=False, cancel_futures=True)
 
 
 def main(argv=None):

@@ -7,6 +7,7 @@ Run: .venv/bin/python -m unittest python/tests/test_model_server.py
 import http.client
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -25,6 +26,13 @@ import torch
 import xgboost as xgb
 from sklearn.datasets import load_digits
 from sklearn.linear_model import LogisticRegression
+
+try:  # the serving bench's comparison server (--http_server uvicorn); Pods run the built-in one
+    import httptools  # noqa: F401
+    import uvicorn  # noqa: F401
+    HAVE_UVICORN = True
+except ImportError:
+    HAVE_UVICORN = False
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SERVER = os.path.join(REPO, "python", "skiff_model_server.py")
@@ -84,7 +92,7 @@ class Server:
             self.proc.kill()
             raise RuntimeError(f"server did not start: {line!r} {self.proc.stderr.read()}")
         self.line = line.strip()
-        self.port = int(line.rsplit(":", 1)[1])
+        self.port = int(re.search(r"listening on \S+:(\d+)", line).group(1))
         return self
 
     def conn(self):
@@ -150,6 +158,8 @@ def setUpModule():
         pt=Server(d("pt")),
         pt2=Server(d("pt2"), "--format", "pytorch"),
     )
+    if HAVE_UVICORN:
+        SERVERS["uvicorn"] = Server(d("sk"), "--max_body_bytes", "1000000", "--http_server", "uvicorn")
     try:
         for s in SERVERS.values():
             s.wait_ready()
@@ -480,6 +490,37 @@ class SklearnTest(unittest.TestCase):
         text = data.decode()
         self.assertIn('skiff_model_server_requests_total{endpoint="v1_predict",code="200"}', text)
         self.assertIn('request_predict_seconds_bucket{model_name="digits",le="+Inf"}', text)
+
+
+@unittest.skipUnless(HAVE_UVICORN, "uvicorn and httptools are not installed in this environment "
+                                   "(python/requirements-serving.txt)")
+class UvicornTest(SklearnTest):
+    """The same model and App behind uvicorn with httptools: every scikit-learn test above, over ASGI."""
+
+    s = property(lambda self: SERVERS["uvicorn"])
+
+    def test_startup_line(self):
+        self.assertRegex(self.s.line, r"^skiff-model-server: model digits loaded \(sklearn\) in \d+ ms; "
+                                      r"listening on 127\.0\.0\.1:\d+ \(uvicorn\)$")
+
+    def test_sigterm_exits_zero_after_in_flight_request(self):
+        s = Server(os.path.join(TMP, "sk"), "--http_server", "uvicorn").wait_ready()
+        try:
+            busy = socket.create_connection(("127.0.0.1", s.port), timeout=10)
+            body = json.dumps({"instances": ROWS[:1].tolist()}).encode()
+            busy.sendall(b"POST /v1/models/digits:predict HTTP/1.1\r\nContent-Length: %d\r\n\r\n%s"
+                         % (len(body), body[:10]))
+            time.sleep(0.2)
+            s.proc.send_signal(signal.SIGTERM)
+            time.sleep(0.2)
+            self.assertIsNone(s.proc.poll())
+            busy.sendall(body[10:])
+            got = read_response(busy.makefile("rb"))
+            self.assertEqual((got[0], json.loads(got[2])), (200, {"predictions": self.expected(ROWS[:1])}))
+            self.assertEqual(s.proc.wait(10), 0)
+            busy.close()
+        finally:
+            s.stop()
 
 
 class XGBoostTest(unittest.TestCase):
