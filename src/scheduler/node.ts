@@ -1,5 +1,4 @@
-// The machine as a core/v1 Node: capacity found at start-up (CPU, memory, NVIDIA GPUs via nvidia-smi).
-import { execFile } from 'node:child_process';
+// The machine as a core/v1 Node, from the capacity its substrate found (CPU, memory, NVIDIA GPUs).
 import os from 'node:os';
 import { formatBytes } from '../api/quantity.js';
 
@@ -14,24 +13,6 @@ export interface NodeCapacity {
   cpu: number;
   memoryBytes: number;
   gpus: GpuInfo[];
-}
-
-/** GPUs from `nvidia-smi`; none when it is missing or fails. */
-export function discoverGpus(timeoutMs = 5000): Promise<GpuInfo[]> {
-  return new Promise((resolve) => {
-    execFile('nvidia-smi', ['--query-gpu=index,uuid,name,memory.total', '--format=csv,noheader,nounits'], { timeout: timeoutMs }, (err, stdout) => {
-      if (err) return resolve([]);
-      const gpus = stdout.trim().split('\n').filter(Boolean).map((line) => {
-        const [index, uuid, name, mem] = line.split(',').map((s) => s.trim());
-        return { index: Number(index), uuid: uuid ?? '', name: name ?? '', memoryMiB: Number(mem) };
-      });
-      resolve(gpus.filter((g) => Number.isInteger(g.index)));
-    });
-  });
-}
-
-export async function discoverCapacity(): Promise<NodeCapacity> {
-  return { cpu: os.availableParallelism(), memoryBytes: os.totalmem(), gpus: await discoverGpus() };
 }
 
 export function nodeObject(name: string, cap: NodeCapacity, version: string): Record<string, any> {

@@ -10,7 +10,6 @@ import { Manager } from '../control/controller.js';
 import { EventRecorder, sweepEvents } from '../control/events.js';
 import { GarbageCollector } from '../control/gc.js';
 import { addNamespaceController } from '../control/namespace.js';
-import { discoverCapacity } from '../scheduler/node.js';
 import { ResourceFit } from '../scheduler/placement.js';
 import { addScheduler } from '../scheduler/scheduler.js';
 import { Client } from '../store/client.js';
@@ -18,7 +17,6 @@ import { SqliteStore } from '../store/sqlite/store.js';
 import { Environments } from '../substrate/local/environments.js';
 import { LocalSubstrate } from '../substrate/local/index.js';
 import { addJobController } from '../workloads/jobs/controller.js';
-import { PythonEnvironments } from '../workloads/pipelines/python-envs.js';
 import { addRecurringRunController } from '../workloads/pipelines/recurring-run-controller.js';
 import { addRunController } from '../workloads/pipelines/run-controller.js';
 import { addServingControllers } from '../workloads/serving/controller.js';
@@ -27,7 +25,6 @@ import { ModelStore } from '../workloads/serving/storage.js';
 import { installStockRuntimes } from '../workloads/serving/install-runtimes.js';
 import { addTrainingController } from '../workloads/training/controller.js';
 import { trainingKindFor } from '../workloads/training/render.js';
-import { PythonZygote } from '../workloads/pipelines/zygote.js';
 import { App } from './app.js';
 import { MetricsRegistry } from './metrics.js';
 import type { SkiffOptions } from './config.js';
@@ -72,34 +69,23 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
       if (!isConflict(e)) throw e;
     }
   }
-  const found = await discoverCapacity();
-  const capacity = {
-    cpu: config.node.cpu ?? found.cpu,
-    memoryBytes: config.node.memoryBytes ?? found.memoryBytes,
-    gpus: config.node.gpus !== undefined ? Array.from({ length: config.node.gpus }, (_, i) => found.gpus[i] ?? { index: i, uuid: `GPU-fake-${i}`, name: 'configured', memoryMiB: 0 }) : found.gpus,
-  };
   const recorder = new EventRecorder(client, 'skiff');
   const manager = new Manager(client, log, config.verbose);
+  const basePython = join(repoRoot, '.venv', 'bin', 'python');
   const substrate = new LocalSubstrate({
-    client, recorder, manager, dataDir: config.dataDir, nodeName: config.nodeName, capacity,
+    client, recorder, manager, dataDir: config.dataDir, nodeName: config.nodeName, node: config.node,
     environments: new Environments(config.environments, { path: defaultPath(), env: { SKIFF_HOME: repoRoot } }),
+    ...(existsSync(basePython) ? { python: { basePython, ...(config.pythonZygote ? { zygote: { script: join(repoRoot, 'python', 'skiff_zygote.py'), client: join(repoRoot, 'build', 'skiff-pyfork') } } : {}) } } : {}),
     version, crashLoopBaseMs: config.crashLoopBackoffMs, crashLoopMaxMs: config.crashLoopBackoffMaxMs, log,
   });
   await substrate.start();
   addScheduler(manager, { client, recorder: new EventRecorder(client, 'default-scheduler'), nodeName: config.nodeName, placement: new ResourceFit() });
   addNamespaceController(manager, client, registry);
   addJobController(manager, { client, recorder: new EventRecorder(client, 'job-controller'), podBackoffBaseMs: config.jobPodBackoffMs, podBackoffMaxMs: config.jobPodBackoffMaxMs });
-  const basePython = join(repoRoot, '.venv', 'bin', 'python');
   const pipelineRoot = join(config.dataDir, 'pipeline-root');
-  const zygoteOpts = { python: basePython, script: join(repoRoot, 'python', 'skiff_zygote.py'), client: join(repoRoot, 'build', 'skiff-pyfork') };
-  const zygote = config.pythonZygote && PythonZygote.available(zygoteOpts) ? new PythonZygote({ ...zygoteOpts, dir: join(config.dataDir, 'python-zygote') }) : undefined;
-  // warmed at start-up, so the first task does not wait for it
-  if (zygote) void zygote.ensure();
   addRunController(manager, {
     client, recorder: new EventRecorder(client, 'pipeline-runner'),
     pipelineRoot,
-    ...(existsSync(basePython) ? { python: basePython, environments: new PythonEnvironments({ root: join(config.dataDir, 'python-envs'), basePython, log }) } : {}),
-    ...(zygote ? { zygote } : {}),
   });
   addRecurringRunController(manager, { client, recorder: new EventRecorder(client, 'recurring-run-controller') });
   // one controller per training kind the registry serves (kubeflow.org: PyTorchJob, TFJob, ..., MPIJob)
@@ -195,8 +181,6 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
       await recorder.flush();
       const left = substrate.runningContainers();
       await substrate.stop();
-      // the zygote finishes the tasks it forked, then exits; a later server starts another
-      zygote?.stop();
       await store.close();
       return left;
     },

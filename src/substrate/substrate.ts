@@ -1,5 +1,12 @@
 // The seam between the control plane and whatever runs Pods. `local/` runs them as processes on this
 // machine; a Kubernetes substrate would hand them to a real cluster.
+//
+// Controllers write Pods as Kubernetes (and KFP's backend) would, and ask the substrate only for what
+// is here: logs and exec. Everything that starts a process is the substrate's: finding the node's
+// capacity (CPUs, memory, GPUs) and registering its Node, and starting a Pod with what that takes on
+// its machine. On the local substrate that includes making a lightweight component's Python
+// environment from its pip bootstrap, as a kubelet pulls an image (the Pod waits, with `Pulling`
+// and `Pulled` Events), the warm zygote it forks components from, and the shell images expect.
 import type { Readable, Writable } from 'node:stream';
 import type { StoredObject } from '../api/meta.js';
 
@@ -46,7 +53,7 @@ export interface PodExecSource {
 export interface Substrate extends PodLogSource, PodExecSource {
   /** the Node this substrate runs Pods for */
   readonly nodeName: string;
-  /** registers the node and starts running the Pods bound to it (adopting those already running) */
+  /** finds the node's capacity, registers its Node and starts running the Pods bound to it (adopting those already running) */
   start(): Promise<void>;
   /** stops watching; running containers keep running so a restarted server can adopt them */
   stop(): Promise<void>;

@@ -1,16 +1,24 @@
-// The local substrate: this machine as one Node, Pods as processes.
+// The local substrate: this machine as one Node, Pods as processes. It finds the machine's capacity
+// and registers the Node, and owns what starting a Pod needs on this machine: the kubelet, the
+// cached Python environments and the warm zygote for lightweight components, the `sh` shim.
+import { join } from 'node:path';
 import { Kinds } from '../../api/index.js';
 import type { StoredObject } from '../../api/meta.js';
 import type { Manager } from '../../control/controller.js';
 import type { Recorder } from '../../control/events.js';
-import type { NodeCapacity } from '../../scheduler/node.js';
 import { nodeObject } from '../../scheduler/node.js';
 import type { PodExecOptions, PodExecSession, PodLogOptions } from '../substrate.js';
 import type { Client } from '../../store/client.js';
 import type { Substrate } from '../substrate.js';
+import type { CapacityOverrides } from './capacity.js';
+import { discoverCapacity } from './capacity.js';
 import type { Environments } from './environments.js';
 import { Kubelet } from './kubelet.js';
 import { addClaimController } from './pvc.js';
+import { PythonEnvironments } from './python-envs.js';
+import { PythonPods } from './python-pods.js';
+import { shellShim } from './shell.js';
+import { PythonZygote } from './zygote.js';
 
 export interface LocalSubstrateOptions {
   client: Client;
@@ -18,8 +26,15 @@ export interface LocalSubstrateOptions {
   manager: Manager;
   dataDir: string;
   nodeName: string;
-  capacity: NodeCapacity;
+  /** what the config says instead of what the machine has */
+  node?: CapacityOverrides;
   environments: Environments;
+  /** the base Python environment for lightweight components: cached environments are layered over it */
+  python?: {
+    basePython: string;
+    /** the warm zygote (python/skiff_zygote.py) and its client (build/skiff-pyfork), if wanted */
+    zygote?: { script: string; client: string };
+  };
   version: string;
   crashLoopBaseMs?: number;
   crashLoopMaxMs?: number;
@@ -28,21 +43,24 @@ export interface LocalSubstrateOptions {
 
 export class LocalSubstrate implements Substrate {
   readonly nodeName: string;
-  private readonly kubelet: Kubelet;
+  private agent?: Kubelet;
+  private readonly zygote?: PythonZygote;
+  private readonly python?: PythonPods;
 
   constructor(private readonly opts: LocalSubstrateOptions) {
     this.nodeName = opts.nodeName;
-    this.kubelet = new Kubelet({
-      client: opts.client,
-      recorder: opts.recorder,
-      dataDir: opts.dataDir,
-      nodeName: opts.nodeName,
-      environments: opts.environments,
-      gpuCount: opts.capacity.gpus.length,
-      crashLoopBaseMs: opts.crashLoopBaseMs,
-      crashLoopMaxMs: opts.crashLoopMaxMs,
-      log: opts.log,
-    });
+    const py = opts.python;
+    if (py) {
+      const z = py.zygote && { python: py.basePython, ...py.zygote };
+      if (z && PythonZygote.available(z)) this.zygote = new PythonZygote({ ...z, dir: join(opts.dataDir, 'python-zygote') });
+      const envs = new PythonEnvironments({ root: join(opts.dataDir, 'python-envs'), basePython: py.basePython, log: opts.log });
+      this.python = new PythonPods(envs, this.zygote);
+    }
+  }
+
+  private get kubelet(): Kubelet {
+    if (!this.agent) throw new Error(`the local substrate of node ${this.nodeName} has not been started`);
+    return this.agent;
   }
 
   get sandboxed(): boolean {
@@ -50,7 +68,15 @@ export class LocalSubstrate implements Substrate {
   }
 
   async start(): Promise<void> {
-    const { client, nodeName, capacity, version } = this.opts;
+    const { client, nodeName, version } = this.opts;
+    // warmed now, so the first task does not wait for it
+    if (this.zygote) void this.zygote.ensure();
+    const capacity = await discoverCapacity(this.opts.node);
+    this.agent = new Kubelet({
+      client, recorder: this.opts.recorder, dataDir: this.opts.dataDir, nodeName, environments: this.opts.environments,
+      gpuCount: capacity.gpus.length, python: this.python, shellDir: shellShim(join(this.opts.dataDir, 'shell')),
+      crashLoopBaseMs: this.opts.crashLoopBaseMs, crashLoopMaxMs: this.opts.crashLoopMaxMs, log: this.opts.log,
+    });
     const desired = nodeObject(nodeName, capacity, version);
     const existing = await client.find(Kinds.Node, { name: nodeName });
     if (existing) {
@@ -66,7 +92,9 @@ export class LocalSubstrate implements Substrate {
   }
 
   async stop(): Promise<void> {
-    // controllers stop with the manager; containers keep running for the next server to adopt
+    // controllers stop with the manager; containers keep running for the next server to adopt. The
+    // zygote finishes the tasks it forked, then exits; a later server starts another
+    this.zygote?.stop();
   }
 
   runningContainers(): number {

@@ -18,6 +18,7 @@ import { ConfigError, containerArgv, containerEnv } from './env.js';
 import { ExecError, execIn, killExec } from './exec.js';
 import type { Environments } from './environments.js';
 import { followLog, readLog } from './logs.js';
+import type { PythonLaunch, PythonPods } from './python-pods.js';
 import { PodAddresses, hostsFile, netPreloadPath, podNetworkEnv, sandboxPreloadPath, writeHosts } from './network.js';
 import type { ServiceView } from './network.js';
 import type { ContainerProcess } from './process.js';
@@ -35,6 +36,10 @@ export interface KubeletOptions {
   environments: Environments;
   /** GPUs on this node, to hide them from pods that did not ask for one */
   gpuCount: number;
+  /** lightweight Python components: their pip bootstrap as an image pull, the warm zygote */
+  python?: PythonPods;
+  /** first on every container's default PATH: where `sh` is bash (shell.ts) */
+  shellDir?: string;
   /** crash-loop back-off: Kubernetes starts at 10s and doubles up to 5m */
   crashLoopBaseMs?: number;
   crashLoopMaxMs?: number;
@@ -238,6 +243,7 @@ export class Kubelet {
         return { requeueAfter: 2000 };
       }
     }
+    if (rt.failure) return this.fail(pod, rt, rt.failure);
     const policy = pod.spec.restartPolicy ?? 'Always';
     let wake = Infinity;
     // init containers: one at a time, each must succeed before the next
@@ -262,8 +268,60 @@ export class Kubelet {
         wake = Math.min(wake, await this.startOrBackOff(pod, rt, spec, c));
       }
     }
+    if (rt.failure) return this.fail(pod, rt, rt.failure);
     await this.writeStatus(pod, rt, decidePhase(pod, rt));
     return Number.isFinite(wake) ? { requeueAfter: Math.max(1, wake - Date.now()) } : {};
+  }
+
+  /** a Pod that cannot start: what did start is killed, and the Pod ends Failed */
+  private async fail(pod: Pod & StoredObject, rt: PodRuntime, failure: NonNullable<PodRuntime['failure']>): Promise<Result> {
+    this.killAll(rt, 'SIGKILL');
+    await this.writeStatus(pod, rt, failure);
+    return {};
+  }
+
+  /**
+   * A container whose command starts with the kfp SDK's pip bootstrap gets its environment first,
+   * as a kubelet pulls an image: `Pulling`, then `Pulled` (or `Failed`), while the container waits.
+   * The install runs on its own; the Pod is looked at again when it ends. Returns how the container
+   * starts, undefined to start it as written, or 'waiting'.
+   */
+  private async pythonLaunch(pod: Pod & StoredObject, rt: PodRuntime, spec: Container, c: ContainerRuntime): Promise<PythonLaunch | undefined | 'waiting'> {
+    const py = this.opts.python;
+    if (!py) return undefined;
+    const pull = py.pull(spec);
+    if (!pull?.packages.length) return py.launch(pod, spec, pull && { pull });
+    const what = `Python environment for pip packages ${pull.packages.join(' ')}`;
+    const { recorder } = this.opts;
+    if (!c.preparing && py.present(pull)) {
+      c.preparing = { state: 'ready', ...(await py.prepare(pull)) };
+      recorder.event(pod, 'Normal', 'Pulled', `${what} already present on machine`);
+    }
+    if (!c.preparing) {
+      const prep: NonNullable<ContainerRuntime['preparing']> = { state: 'pending' };
+      c.preparing = prep;
+      recorder.event(pod, 'Normal', 'Pulling', `preparing ${what}`);
+      const t0 = Date.now();
+      py.prepare(pull).then((r) => {
+        Object.assign(prep, { state: 'ready', ...r });
+        recorder.event(pod, 'Normal', 'Pulled', `Successfully prepared ${what} in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+      }, (e: unknown) => {
+        Object.assign(prep, { state: 'failed', message: (e as Error).message });
+        recorder.event(pod, 'Warning', 'Failed', `Failed to prepare ${what}: ${(e as Error).message}`);
+      }).finally(() => this.controller?.enqueue({ namespace: rt.namespace, name: rt.name }));
+    }
+    const prep = c.preparing;
+    if (prep.state === 'pending') {
+      c.waiting = { reason: c.init ? 'PodInitializing' : 'ContainerCreating', message: `preparing ${what}` };
+      return 'waiting';
+    }
+    if (prep.state === 'failed') {
+      const message = `container ${spec.name}: preparing ${what} failed: ${prep.message ?? ''}`;
+      c.waiting = { reason: 'ErrImagePull', message };
+      rt.failure = { phase: 'Failed', reason: 'PythonEnvironmentFailed', message };
+      return 'waiting';
+    }
+    return py.launch(pod, spec, { pull, binDir: prep.binDir });
   }
 
   /** starts a container, or waits out its back-off; returns when to look again (ms epoch) or Infinity */
@@ -290,12 +348,15 @@ export class Kubelet {
       }
     }
     c.backoffUntil = undefined;
+    const py = await this.pythonLaunch(pod, rt, spec, c);
+    if (py === 'waiting') return Infinity;
     const n = prev ? prev.n + 1 : 0;
     const env = this.opts.environments;
     let argv: string[];
     let vars: Record<string, string>;
     try {
       const base0 = env.baseEnv(spec.image);
+      if (this.opts.shellDir) base0.PATH = `${this.opts.shellDir}:${base0.PATH ?? ''}`;
       const podVars: Record<string, string> = { ...base0, HOSTNAME: pod.spec.hostname ?? rt.name, ...podNetworkEnv(pod, rt.ip, base0.LD_PRELOAD, this.sandboxed) };
       if (this.apiServer) podVars.SKIFF_SERVER = this.apiServer;
       const gpus = assignedGpus(pod);
@@ -304,7 +365,11 @@ export class Kubelet {
       // the downward API's status.podIP is known before the first status write says so
       const self = pod.status?.podIP ? pod : { ...pod, status: { ...pod.status, podIP: rt.ip } };
       vars = await containerEnv(self, spec, await this.configSources(rt.namespace), podVars);
-      argv = containerArgv(spec, vars, env.forImage(spec.image).entrypoint);
+      if (py) {
+        Object.assign(vars, py.env);
+        if (py.pathPrefix) vars.PATH = `${py.pathPrefix}:${vars.PATH ?? ''}`;
+      }
+      argv = containerArgv(py ? { ...spec, command: py.command, args: py.args } : spec, vars, env.forImage(spec.image).entrypoint);
     } catch (e) {
       if (!(e instanceof ConfigError)) throw e;
       if (c.waiting?.message !== e.message) this.opts.recorder.event(pod, 'Warning', 'Failed', `Error: ${e.message}`);

@@ -25,6 +25,8 @@ export interface ContainerRuntime {
   backoffWaitMs?: number;
   backoffMs?: number;
   waiting?: { reason: string; message?: string };
+  /** its Python environment (the local image pull): being built, ready, or failed */
+  preparing?: { state: 'pending' | 'ready' | 'failed'; binDir?: string; message?: string };
 }
 
 export interface PodRuntime {
@@ -38,6 +40,8 @@ export interface PodRuntime {
   hostsFile: string;
   /** set once the Pod is being stopped (deleted, or past its activeDeadlineSeconds) */
   termination?: { deadline: number; signalled: boolean; killed: boolean; reason?: string; message?: string };
+  /** why the Pod failed before a container could start (its Python environment could not be made) */
+  failure?: { phase: 'Failed'; reason: string; message: string };
   startTime: string;
 }
 

@@ -82,7 +82,7 @@ async function harness(): Promise<Harness> {
     env, root, runs, hold,
     start() {
       const mgr = new Manager(env.client);
-      addRunController(mgr, { client: env.client, recorder: env.recorder, pipelineRoot: root, python });
+      addRunController(mgr, { client: env.client, recorder: env.recorder, pipelineRoot: root });
       mgr.start();
       managers.push(mgr);
       return mgr;

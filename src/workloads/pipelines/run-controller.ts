@@ -11,8 +11,8 @@
 // ALL_UPSTREAM_TASKS_COMPLETED (exit handlers, ignore_upstream_failure) still run once their
 // upstream tasks are final. A DAG with a failed task fails when nothing in it can move any more.
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { cpSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { setCondition } from '../../api/conditions.js';
 import type { Pod } from '../../api/core-types.js';
 import { ApiError, StatusReason } from '../../api/errors.js';
@@ -35,22 +35,12 @@ import type { ComponentSpec, PipelineContainerSpec, PipelineSpec, PipelineTaskSp
 import { resolvePlaceholders } from './placeholders.js';
 import { applyKubernetesConfig, containerResources, executorConfig } from './platform.js';
 import { readBackOutputs } from './read-back.js';
-import type { PythonEnvironments } from './python-envs.js';
-import { parsePipBootstrap } from './python-envs.js';
-import type { PythonZygote } from './zygote.js';
-import { lightweightComponent } from './zygote.js';
 
 export interface RunControllerOptions {
   client: Client;
   recorder: Recorder;
   /** local directory under which artifacts and output files are written */
   pipelineRoot: string;
-  /** interpreter for Python images: its directory goes first on the Pod's PATH */
-  python?: string;
-  /** cached environments for lightweight components' `pip install`s; without it the step runs as written */
-  environments?: PythonEnvironments;
-  /** a warm, forking Python for lightweight components that need nothing beyond the base environment */
-  zygote?: PythonZygote;
 }
 
 export const RunAnnotations = {
@@ -210,30 +200,8 @@ interface Pass {
   wakeAt?: number;
 }
 
-/**
- * A directory put first on task Pods' PATH where `sh` is bash: images' shells (busybox ash, and bash
- * itself) accept `[[ ]]` and other extensions the SDK's container components use; this machine's
- * /bin/sh may be dash, which does not. bash invoked as `sh` runs in POSIX mode.
- */
-function shellDir(root: string): string | undefined {
-  if (!existsSync('/bin/bash')) return undefined;
-  const dir = join(root, 'bin');
-  const sh = join(dir, 'sh');
-  try {
-    mkdirSync(dir, { recursive: true });
-    if (!existsSync(sh)) symlinkSync('/bin/bash', sh);
-    return dir;
-  } catch {
-    return existsSync(sh) ? dir : undefined;
-  }
-}
-
 export class RunReconciler {
-  private readonly shellDir: string | undefined;
-
-  constructor(private readonly opts: RunControllerOptions) {
-    this.shellDir = shellDir(join(dirname(opts.pipelineRoot), 'pipeline-shell'));
-  }
+  constructor(private readonly opts: RunControllerOptions) {}
 
   async reconcile(key: ObjectKey): Promise<Result> {
     const { client } = this.opts;
@@ -319,12 +287,6 @@ export class RunReconciler {
           recorder.event(run, 'Normal', 'TaskCached', `task ${taskPath} reused the outputs of ${from}`);
           continue;
         }
-      }
-      try {
-        await this.prepareEnvironment(pod);
-      } catch (e) {
-        pass.tasks[taskPath] = { ...rec, state: FAILED, finishedAt: pass.at, message: `task ${taskPath}: its Python environment could not be made: ${(e as Error).message}` } as TaskStatus;
-        continue;
       }
       try {
         await client.create(pod);
@@ -796,61 +758,6 @@ export class RunReconciler {
     return resolved;
   }
 
-  /**
-   * A lightweight component starts with `pip install <packages> && "$0" "$@"`. Skiff installs each
-   * package set once into a cached environment and runs the component there, without the pip step.
-   * The component's own kfp pin is served by the base environment's kfp: the executor contract is the
-   * same across kfp 2.x, and it keeps runs from installing one kfp per SDK version.
-   */
-  private async prepareEnvironment(pod: PodObject): Promise<void> {
-    const envs = this.opts.environments;
-    const c = pod.spec.containers[0];
-    if (!c) return;
-    const boot = envs ? parsePipBootstrap(c.command ?? [], c.args ?? []) : undefined;
-    if (!envs || !boot) {
-      // compiled with install_kfp_package=False, or no cached environments: runs on the base
-      await this.useZygote(pod);
-      return;
-    }
-    const packages = boot.packages.filter((p) => !/^kfp\s*([<>=!~;[]|$)/i.test(p.trim()));
-    c.command = boot.rest.command;
-    c.args = boot.rest.args;
-    if (packages.length === 0) {
-      await this.useZygote(pod);
-      return;
-    }
-    const { binDir, baseSatisfies } = await envs.ensure(packages, boot.pipOptions);
-    if (baseSatisfies) {
-      // e.g. `typing-extensions; python_version<"3.9"`: nothing to add to the base environment
-      await this.useZygote(pod);
-      return;
-    }
-    const env = (c.env ??= []);
-    const path = env.find((e: { name: string; value?: string }) => e.name === 'PATH');
-    const rest = path?.value ?? process.env['PATH'] ?? '/usr/bin:/bin';
-    if (path) path.value = `${binDir}:${rest}`;
-    else env.push({ name: 'PATH', value: `${binDir}:${rest}` });
-    env.push({ name: 'VIRTUAL_ENV', value: dirname(binDir) });
-  }
-
-  /**
-   * A lightweight component on the base environment, in a Pod with no volumes of its own (a forked
-   * child lives in the server's mount namespace, not the Pod's sandbox), starts as a child forked
-   * from the warm zygote: the interpreter and kfp's executor are already loaded. Same argv,
-   * environment, working directory, stdout and stderr as the interpreter it replaces.
-   */
-  private async useZygote(pod: PodObject): Promise<void> {
-    const zygote = this.opts.zygote;
-    const c = pod.spec.containers[0];
-    if (!zygote || !c || (pod.spec.volumes?.length ?? 0) > 0 || (pod.spec.initContainers?.length ?? 0) > 0) return;
-    const lw = lightweightComponent(c.command ?? [], c.args ?? []);
-    if (!lw || !(await zygote.ensure())) return;
-    const file = zygote.componentFile(lw.source);
-    c.command = [zygote.client, '-m', 'kfp.dsl.executor_main', '--component_module_path', file];
-    c.args = lw.args;
-    (c.env ??= []).push({ name: '_KFP_RUNTIME', value: 'true' }, { name: 'SKIFF_ZYGOTE', value: zygote.socket }, { name: 'SKIFF_PYTHON', value: zygote.python });
-  }
-
   /** A leaf task that is ready: a Pod, or work the controller does itself (importer, CreatePVC, DeletePVC). */
   private planTask(pass: Pass, path: string, task: PipelineTaskSpec, comp: ComponentSpec, scope: string[], outer: RunOutputs): void {
     const { run, spec } = pass;
@@ -918,8 +825,6 @@ export class RunReconciler {
     const command = resolvePlaceholders(container.command ?? [], ctx);
     const args = resolvePlaceholders(container.args ?? [], ctx);
     const env = [...(container.env ?? []).map((e) => ({ name: e.name, value: e.value ?? '' })), { name: 'KFP_POD_NAME', value: podName }, { name: 'KFP_RUN_ID', value: run.metadata.uid }];
-    const searchPath = [this.shellDir, this.opts.python ? dirname(this.opts.python) : undefined, process.env['PATH'] ?? '/usr/bin:/bin'].filter((p) => p);
-    env.push({ name: 'PATH', value: searchPath.join(':') });
     const annotations: Record<string, string> = {
       [RunAnnotations.taskPath]: path, [RunAnnotations.component]: task.componentRef.name, [RunAnnotations.executorInput]: JSON.stringify(executorInput),
       [RunAnnotations.runName]: run.metadata.name, [RunAnnotations.attempt]: String(attempt),

@@ -1,4 +1,4 @@
-// Cached Python environments for KFP lightweight components.
+// Cached Python environments for KFP lightweight components: the local substrate's image pulls.
 //
 // The kfp SDK compiles a lightweight Python component into
 //   sh -c "<ensurepip block> PIP_DISABLE_PIP_VERSION_CHECK=1 python3 -m pip install ... && \"$0\" \"$@\"" \
@@ -11,7 +11,7 @@
 
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { promises as fsp } from 'node:fs';
+import { existsSync, promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 
 // ---------------------------------------------------------------------------------------
@@ -35,7 +35,7 @@ const VENV_BLOCK = /&&\s*export\s+PIP_DISABLE_PIP_VERSION_CHECK=1\s+tmp=\$\(mkte
 /** Options that only change pip's chatter; dropped. */
 const NOISE_FLAGS = new Set(['-q', '-qq', '-qqq', '--quiet', '--no-warn-script-location', '--disable-pip-version-check', '--no-cache-dir', '--no-input']);
 /** Flags kept (affect what is installed). */
-const KEPT_FLAGS = new Set(['--no-deps', '--pre']);
+const KEPT_FLAGS = new Set(['--no-deps', '--pre', '--no-index']);
 /** Options taking a value, mapped to their long form. */
 const VALUE_OPTS = new Map<string, string>([
   ['--index-url', '--index-url'], ['-i', '--index-url'],
@@ -174,6 +174,9 @@ export function parsePipBootstrap(command: string[], args: string[]): PipBootstr
   const pipOptions: string[] = [];
   if (withPackages.length > 0 && withPackages.every((s) => s.flags.has('--no-deps'))) pipOptions.push('--no-deps');
   if (segments.some((s) => s.flags.has('--pre'))) pipOptions.push('--pre');
+  // an offline install (`--no-index --find-links DIR`) stays offline: the merged set never reaches
+  // an index that one of the bootstrap's installs kept away from
+  if (segments.some((s) => s.flags.has('--no-index'))) pipOptions.push('--no-index');
   const seen = new Set<string>();
   let indexUrl: string | undefined;
   for (const s of segments) {
@@ -308,6 +311,11 @@ export class PythonEnvironments {
     const n = PythonEnvironments.normalise(packages, pipOptions);
     const key = createHash('sha256').update(JSON.stringify({ ...n, base: this.basePython })).digest('hex');
     return path.join(this.root, key.slice(0, 16));
+  }
+
+  /** Whether the env for this package set is already built (nothing to wait for). */
+  present(packages: string[], pipOptions: string[]): boolean {
+    return existsSync(path.join(this.dirFor(packages, pipOptions), ENV_MARKER));
   }
 
   async ensure(packages: string[], pipOptions: string[]): Promise<EnsuredEnv> {

@@ -55,6 +55,14 @@ describe('parsePipBootstrap', () => {
     assert.deepEqual(r.rest.args, []);
   });
 
+  it('keeps an offline install offline: --no-index with --find-links, and a package given by path', () => {
+    const r = parsePipBootstrap(boot(`python3 -m pip install --quiet --no-index --find-links=/wheels 'kfp==2.14.3' '--no-deps' && python3 -m pip install --quiet --no-index /src/slow-pkg`), ARGS);
+    assert.ok(r);
+    assert.deepEqual(r.packages, ['kfp==2.14.3', '/src/slow-pkg']);
+    // --no-deps was on one install only; --no-index on either keeps the merged install off every index
+    assert.deepEqual(r.pipOptions, ['--no-index', '--find-links', '/wheels']);
+  });
+
   it('parses the KFP v1 `(pip install || pip install --user)` form', () => {
     const pip = `PIP_DISABLE_PIP_VERSION_CHECK=1 python3 -m pip install --quiet --no-warn-script-location 'pyarrow==0.17.1'`;
     const cmd = ['sh', '-c', `(${pip} || ${pip} --user) && "$0" "$@"`, 'python3', '-u', '-c', 'print(1)'];
