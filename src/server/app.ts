@@ -12,7 +12,7 @@ import { parseBody, readBody, send, sendError } from './body.js';
 import { apiGroupList, apiResourceList, apiVersions, openApi } from './discovery.js';
 import { KfpApi } from './kfp/api.js';
 import type { MetricsRegistry } from './metrics.js';
-import type { Gateway } from '../workloads/serving/gateway.js';
+import type { Gateway } from './inference/gateway.js';
 import { trainingKindFor } from '../workloads/training/render.js';
 
 /** The framing of an exec response (content type EXEC_CONTENT_TYPE): frames of one channel byte, a
