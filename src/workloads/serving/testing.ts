@@ -19,6 +19,11 @@ abstract class Builder<T> {
   obj(): T {
     return clone(this.o);
   }
+
+  /** another builder, from a deep copy of this one's object */
+  clone(): this {
+    return new (this.constructor as new (o: T) => this)(clone(this.o));
+  }
 }
 
 type Component = Record<string, unknown>;
