@@ -21,7 +21,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { OnnxModel } from '../src/workloads/serving/onnx.js';
+import { OnnxModel } from '../src/server/inference/onnx.js';
 import { TestServer, repoRoot } from '../test/harness.js';
 import { runLoad } from './loadgen.js';
 import type { LoadResult } from './loadgen.js';

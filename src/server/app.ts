@@ -12,7 +12,7 @@ import { parseBody, readBody, send, sendError } from './body.js';
 import { apiGroupList, apiResourceList, apiVersions, openApi } from './discovery.js';
 import { KfpApi } from './kfp/api.js';
 import type { MetricsRegistry } from './metrics.js';
-import type { Gateway } from '../workloads/serving/gateway.js';
+import type { Gateway } from './inference/gateway.js';
 import { trainingKindFor } from '../workloads/training/render.js';
 
 /** The framing of an exec response (content type EXEC_CONTENT_TYPE): frames of one channel byte, a
@@ -130,10 +130,12 @@ export class App {
       case '/openapi/v3':
       case '/openapi.json':
         return send(res, 200, this.openapiDoc);
-      case '/metrics':
+      case '/metrics': {
         if (!this.deps.metrics) break;
-        res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
-        return void res.end(this.deps.metrics.render());
+        const text = await this.deps.metrics.render();
+        res.writeHead(200, { 'content-type': this.deps.metrics.contentType });
+        return void res.end(text);
+      }
     }
     // the KFP v2beta1 REST API (kfp.Client) before the Kubernetes-style /apis/{group}/{version}
     if (path === '/apis/v2beta1' || path.startsWith('/apis/v2beta1/')) return this.kfp.handle(req, res, url, path);

@@ -20,7 +20,7 @@ import { addJobController } from '../workloads/jobs/controller.js';
 import { addRecurringRunController } from '../workloads/pipelines/recurring-run-controller.js';
 import { addRunController } from '../workloads/pipelines/run-controller.js';
 import { addServingControllers } from '../workloads/serving/controller.js';
-import { Gateway } from '../workloads/serving/gateway.js';
+import { Gateway } from './inference/gateway.js';
 import { ModelStore } from '../workloads/serving/storage.js';
 import { installStockRuntimes } from '../workloads/serving/install-runtimes.js';
 import { addTrainingController } from '../workloads/training/controller.js';
@@ -96,8 +96,8 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   let podGateway = '127.0.0.1:0';
   let serverUrl = 'http://127.0.0.1:0';
   await installStockRuntimes(client, log);
-  addServingControllers(manager, {
-    client, recorder: new EventRecorder(client, 'inferenceservice-controller'), gateway,
+  const serving = addServingControllers(manager, {
+    client, recorder: new EventRecorder(client, 'inferenceservice-controller'), dataPlane: gateway,
     models: new ModelStore(join(config.dataDir, 'serving', 'models'), (ns, claim) => join(config.dataDir, 'volumes', ns, claim)),
     podGateway: () => podGateway,
     serverUrl: () => serverUrl,
@@ -168,6 +168,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     async stop(o = {}) {
       ready = false;
       clearInterval(sweeper);
+      serving.stop();
       gateway.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -4,7 +4,10 @@
 // tenth of it) scaling up, against `scaleTarget` per replica at 70% utilisation (Knative's
 // default); `scaleMetric: rps` counts requests per second instead (target 200 by default). A
 // revision with `minReplicas: 0` goes to zero after a whole stable window without requests, and back
-// to one as soon as a request arrives, which waits at the gateway meanwhile.
+// to one as soon as a request arrives, which waits at the gateway meanwhile. The gateway measures the
+// load (as Knative's queue-proxy does); the decisions are the controllers', here.
+import type { RevisionSpec } from '../../api/serving-revision.js';
+import type { LoadReading, Route, ServingDataPlane } from './data-plane.js';
 
 export interface ScalePolicy {
   minReplicas: number;
@@ -26,82 +29,11 @@ export function targetPerReplica(p: ScalePolicy): number {
   return Math.max(base * utilisation, 0.01);
 }
 
-const bucketMs = 1000;
-
-/** One revision's load, sampled in one-second buckets. */
-export class LoadTracker {
-  private inflight = 0;
-  private lastChange: number;
-  /** concurrency-milliseconds and arrivals per bucket, newest last */
-  private readonly buckets: { start: number; area: number; arrivals: number }[] = [];
-  lastArrival = 0;
-
-  constructor(private readonly now: () => number = Date.now) {
-    this.lastChange = now();
-  }
-
-  private bucket(t: number): { start: number; area: number; arrivals: number } {
-    const start = t - (t % bucketMs);
-    let b = this.buckets[this.buckets.length - 1];
-    if (!b || b.start !== start) {
-      b = { start, area: 0, arrivals: 0 };
-      this.buckets.push(b);
-      if (this.buckets.length > 3700) this.buckets.splice(0, this.buckets.length - 3600);
-    }
-    return b;
-  }
-
-  /** accounts the time since the last change at the old concurrency, across bucket borders */
-  private advance(t: number): void {
-    let from = this.lastChange;
-    while (from < t) {
-      const end = Math.min(t, from - (from % bucketMs) + bucketMs);
-      this.bucket(from).area += this.inflight * (end - from);
-      from = end;
-    }
-    this.lastChange = t;
-  }
-
-  arrive(): void {
-    const t = this.now();
-    this.advance(t);
-    this.inflight++;
-    this.bucket(t).arrivals++;
-    this.lastArrival = t;
-  }
-
-  leave(): void {
-    this.advance(this.now());
-    this.inflight = Math.max(0, this.inflight - 1);
-  }
-
-  get current(): number {
-    return this.inflight;
-  }
-
-  /** average concurrency and requests per second over the last `ms` */
-  window(ms: number): { concurrency: number; rps: number } {
-    const t = this.now();
-    this.advance(t);
-    const from = t - ms;
-    let area = 0;
-    let arrivals = 0;
-    for (let i = this.buckets.length - 1; i >= 0; i--) {
-      const b = this.buckets[i] as { start: number; area: number; arrivals: number };
-      if (b.start + bucketMs <= from) break;
-      area += b.area;
-      arrivals += b.arrivals;
-    }
-    const span = Math.max(ms, 1);
-    return { concurrency: area / span, rps: (arrivals * 1000) / span };
-  }
-}
-
 /**
  * The replicas a revision that takes traffic should have. `current` is what it has now; the answer
  * only goes down on the stable window's evidence, and up on the panic window's.
  */
-export function desiredReplicas(p: ScalePolicy, load: LoadTracker, current: number, nowMs: number): number {
+export function desiredReplicas(p: ScalePolicy, load: LoadReading, current: number, nowMs: number): number {
   const windowMs = Math.max(1, p.windowSeconds) * 1000;
   const target = targetPerReplica(p);
   const metric = (w: { concurrency: number; rps: number }): number => (p.scaleMetric === 'rps' ? w.rps : w.concurrency);
@@ -115,4 +47,126 @@ export function desiredReplicas(p: ScalePolicy, load: LoadTracker, current: numb
   if (want === 0 && !idle) want = 1;
   const max = p.maxReplicas > 0 ? p.maxReplicas : Infinity;
   return Math.min(Math.max(want, p.minReplicas), max);
+}
+
+/** how long a loaded revision that takes no traffic keeps its replicas (Knative's scale-to-zero grace) */
+const unroutedGraceMs = 30_000;
+
+/**
+ * Every revision's wanted replica count. It follows the routes the InferenceService controller
+ * publishes (which revisions take traffic), looks at each routed revision's load once a second, and
+ * calls `changed` with a revision's key when its answer moves, so the revision controller acts on it.
+ */
+export class Autoscaler {
+  private readonly routes = new Map<string, Route>();
+  private readonly routed = new Set<string>();
+  /** every component's newest revision */
+  private readonly latest = new Set<string>();
+  private readonly specs = new Map<string, RevisionSpec>();
+  private readonly wanted = new Map<string, number>();
+  /** when a loaded revision was first seen taking no traffic */
+  private readonly unrouted = new Map<string, number>();
+  private tick: NodeJS.Timeout | undefined;
+
+  constructor(private readonly plane: ServingDataPlane, private readonly changed: (revKey: string) => void) {}
+
+  start(): void {
+    this.tick ??= setInterval(() => this.autoscale(), 1000);
+    this.tick.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.tick);
+    this.tick = undefined;
+  }
+
+  setRoute(route: Route): void {
+    this.routes.set(`${route.namespace}/${route.name}`, route);
+    this.recomputeRouted();
+  }
+
+  removeRoute(namespace: string, name: string): void {
+    this.routes.delete(`${namespace}/${name}`);
+    this.recomputeRouted();
+  }
+
+  /**
+   * A revision whose answer may change with the routes is told: one that starts or stops taking
+   * traffic, and one that becomes or stops being its component's newest (a new revision waits for
+   * its route before it gets its first replica).
+   */
+  private recomputeRouted(): void {
+    const before = new Set(this.routed);
+    const latestBefore = new Set(this.latest);
+    this.routed.clear();
+    this.latest.clear();
+    for (const r of this.routes.values()) {
+      for (const t of Object.values(r.components)) for (const x of t ?? []) if (x.percent > 0) this.routed.add(x.revision);
+      for (const k of Object.values(r.latest)) if (k) this.latest.add(k);
+    }
+    for (const k of new Set([...before, ...this.routed, ...latestBefore, ...this.latest])) {
+      if (before.has(k) !== this.routed.has(k) || latestBefore.has(k) !== this.latest.has(k)) this.changed(k);
+    }
+  }
+
+  /** the revision exists with this spec */
+  track(revKey: string, spec: RevisionSpec): void {
+    this.specs.set(revKey, spec);
+  }
+
+  forget(revKey: string): void {
+    this.specs.delete(revKey);
+    this.wanted.delete(revKey);
+    this.unrouted.delete(revKey);
+  }
+
+  /** a request waits for a revision with nothing ready: it wants at least one replica */
+  demand(revKey: string): void {
+    if (this.specs.has(revKey) && (this.wanted.get(revKey) ?? 0) < 1) this.wanted.set(revKey, 1);
+  }
+
+  /**
+   * The replicas a revision should have now, and when to ask again. Until the controller has
+   * published the revision's InferenceService route (start-up), it keeps what it has. A revision
+   * not yet loaded gets one (Knative's initial scale) while it is its component's newest; one that
+   * takes no traffic gets none, after a grace period (traffic may be about to move to it); one that
+   * does, what its load says.
+   */
+  desired(revKey: string, spec: RevisionSpec, loadedOnce: boolean, current: number): { replicas: number; recheckMs?: number } {
+    this.track(revKey, spec);
+    const ns = revKey.slice(0, revKey.indexOf('/'));
+    const route = this.routes.get(`${ns}/${spec.inferenceService}`);
+    if (!route) return { replicas: current };
+    const routed = this.routed.has(revKey);
+    const latest = route.latest[spec.component] === revKey;
+    const load = this.plane.load(revKey);
+    const queued = load?.queued ?? 0;
+    if (routed || queued > 0) this.unrouted.delete(revKey);
+    if (!loadedOnce && latest) return { replicas: Math.max(1, spec.minReplicas) };
+    if (!routed) {
+      if (queued > 0) return { replicas: Math.max(1, current) };
+      const since = this.unrouted.get(revKey) ?? Date.now();
+      this.unrouted.set(revKey, since);
+      const left = since + unroutedGraceMs - Date.now();
+      return left > 0 ? { replicas: current, recheckMs: left + 10 } : { replicas: 0 };
+    }
+    const before = this.wanted.get(revKey) ?? Math.max(spec.minReplicas, 1, current);
+    const n = load ? desiredReplicas(spec, load, before, Date.now()) : before;
+    this.wanted.set(revKey, n);
+    return { replicas: n };
+  }
+
+  private autoscale(): void {
+    for (const [key, spec] of this.specs) {
+      if (!this.routed.has(key)) continue;
+      const load = this.plane.load(key);
+      if (!load) continue;
+      const before = this.wanted.get(key);
+      const n = desiredReplicas(spec, load, before ?? Math.max(spec.minReplicas, 1), Date.now());
+      if (n !== before) {
+        this.wanted.set(key, n);
+        this.changed(key);
+      }
+    }
+  }
 }

@@ -6,22 +6,22 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import YAML from 'yaml';
 import { conformanceDir, corpusFiles } from '../../conformance-path.js';
-import { defaultInferenceService } from '../../api/serving.js';
 import type { ClusterServingRuntime, InferenceService, ServingRuntime, ServingRuntimeSpec } from '../../api/serving.js';
 import { lowestProtocol, renderRuntimeArgs, selectRuntime } from './runtimes.js';
 import type { RuntimeSelection } from './runtimes.js';
+import { makeClusterServingRuntime, makeInferenceService, makeServingRuntime } from './testing.js';
 import { isInProcessRuntime, runtimeUnavailableReason, stockClusterServingRuntimes, UnavailableAnnotation } from './stock-runtimes.js';
 
 const stock = stockClusterServingRuntimes();
 
 function isvc(predictor: Record<string, unknown>, meta: Record<string, unknown> = {}): InferenceService {
-  const obj = { apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService', metadata: { name: 'iris', namespace: 'team', ...meta }, spec: { predictor } } as InferenceService;
-  defaultInferenceService(obj);
-  return obj;
+  const o = makeInferenceService('iris', 'team').predictorSpec(predictor).defaulted();
+  Object.assign(o.metadata, meta);
+  return o;
 }
 
 function model(name: string, extra: Record<string, unknown> = {}, format: Record<string, unknown> = {}): InferenceService {
-  return isvc({ model: { modelFormat: { name, ...format }, storageUri: 'gs://b/m', ...extra } });
+  return makeInferenceService('iris', 'team').model(name, { storageUri: 'gs://b/m', ...extra }, format).defaulted();
 }
 
 function picked(r: RuntimeSelection): string {
@@ -29,11 +29,11 @@ function picked(r: RuntimeSelection): string {
 }
 
 function nsRuntime(name: string, spec: Partial<ServingRuntimeSpec>, created = '2024-01-01T00:00:00Z'): ServingRuntime {
-  return { apiVersion: 'serving.kserve.io/v1alpha1', kind: 'ServingRuntime', metadata: { name, namespace: 'team', creationTimestamp: created }, spec: { containers: [{ name: 'kserve-container', image: 'x' }], ...spec } };
+  return makeServingRuntime(name, 'team').spec(spec).created(created).obj();
 }
 
 function clusterRuntime(name: string, spec: Partial<ServingRuntimeSpec>, created = '2024-01-01T00:00:00Z'): ClusterServingRuntime {
-  return { apiVersion: 'serving.kserve.io/v1alpha1', kind: 'ClusterServingRuntime', metadata: { name, creationTimestamp: created }, spec: { containers: [{ name: 'kserve-container', image: 'x' }], ...spec } };
+  return makeClusterServingRuntime(name).spec(spec).created(created).obj();
 }
 
 describe('runtime auto-selection over the stock runtimes', () => {

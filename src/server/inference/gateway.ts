@@ -16,8 +16,8 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RevisionSpec } from '../../api/serving-revision.js';
-import type { Counter, Histogram, MetricsRegistry } from '../../server/metrics.js';
-import { desiredReplicas } from './autoscaler.js';
+import type { ComponentName, DataPlaneEvent, LoadReading, Route, ServingDataPlane, TrafficTarget } from '../../workloads/serving/data-plane.js';
+import type { Counter, Histogram, MetricsRegistry } from '../metrics.js';
 import { RevisionDispatcher, flatHeaders } from './dispatch.js';
 import type { Target, UpstreamResponse, WorkItem } from './dispatch.js';
 import { InProcessOnnxServer } from './inprocess.js';
@@ -29,24 +29,6 @@ import { parseV1Request } from './v1.js';
 import { encodeInferRequest, encodeInferResponse, parseInferRequest, parseInferResponse } from './v2.js';
 import type { InferRequest } from './v2.js';
 
-export type ComponentName = 'predictor' | 'transformer' | 'explainer';
-
-export interface TrafficTarget {
-  /** `<namespace>/<revision name>` */
-  revision: string;
-  percent: number;
-}
-
-export interface Route {
-  namespace: string;
-  name: string;
-  components: Partial<Record<ComponentName, TrafficTarget[]>>;
-  /** the newest revision of each component, where requests wait while nothing is ready yet */
-  latest: Partial<Record<ComponentName, string>>;
-  /** why the service cannot answer, when it cannot */
-  failure?: string;
-}
-
 export interface GatewayOptions {
   metrics: MetricsRegistry;
   /** the domain of `status.url` hosts (default example.com, as KServe's) */
@@ -57,8 +39,6 @@ export interface GatewayOptions {
 }
 
 const defaultTimeoutSeconds = 300;
-/** how long a loaded revision that takes no traffic keeps its replicas (Knative's scale-to-zero grace) */
-const unroutedGraceMs = 30_000;
 
 class HttpError extends Error {
   constructor(readonly status: number, message: string) {
@@ -68,7 +48,7 @@ class HttpError extends Error {
 
 type Protocol = 'v1' | 'v2' | 'seldon' | 'raw';
 
-export class Gateway {
+export class Gateway implements ServingDataPlane {
   readonly domain: string;
   private readonly routes = new Map<string, Route>();
   private readonly revisions = new Map<string, RevisionDispatcher>();
@@ -77,13 +57,8 @@ export class Gateway {
   private readonly queueTime: Histogram;
   private readonly batchSize: Histogram;
   private readonly maxBody: number;
-  private readonly tick: NodeJS.Timeout;
-  private readonly wanted = new Map<string, number>();
-  private readonly routed = new Set<string>();
   private readonly meters = new WeakMap<RevisionDispatcher, Meters>();
-  /** when a loaded revision was first seen taking no traffic */
-  private readonly unrouted = new Map<string, number>();
-  private changed: (namespace: string, name: string) => void = () => {};
+  private changed: (revKey: string, why: DataPlaneEvent) => void = () => {};
 
   constructor(private readonly opts: GatewayOptions) {
     this.domain = opts.ingressDomain ?? 'example.com';
@@ -93,18 +68,13 @@ export class Gateway {
     this.latency = opts.metrics.histogram('skiff_serving_request_duration_seconds', 'Inference request latency at the gateway, queueing included', labels);
     this.queueTime = opts.metrics.histogram('skiff_serving_queue_duration_seconds', 'Time requests waited at the gateway for a replica or a batch', labels);
     this.batchSize = opts.metrics.histogram('skiff_serving_batch_size', 'Instances per request sent to a replica', labels, [1, 2, 4, 8, 16, 32, 64, 128, 256]);
-    // the autoscaler looks at every revision once a second
-    this.tick = setInterval(() => this.autoscale(), 1000);
-    this.tick.unref();
   }
 
-  /** called when a revision's wanted replica count or readiness may have changed */
-  onChange(fn: (namespace: string, name: string) => void): void {
+  onChange(fn: (revKey: string, why: DataPlaneEvent) => void): void {
     this.changed = fn;
   }
 
   stop(): void {
-    clearInterval(this.tick);
     for (const d of this.revisions.values()) {
       d.close('the server is stopping');
       void (d.inProcess as InProcessOnnxServer | undefined)?.close();
@@ -116,25 +86,20 @@ export class Gateway {
 
   setRoute(route: Route): void {
     this.routes.set(`${route.namespace}/${route.name}`, route);
-    this.recomputeRouted();
   }
 
   removeRoute(namespace: string, name: string): void {
     this.routes.delete(`${namespace}/${name}`);
-    this.recomputeRouted();
   }
 
-  private recomputeRouted(): void {
-    const before = new Set(this.routed);
-    this.routed.clear();
-    for (const r of this.routes.values()) for (const t of Object.values(r.components)) for (const x of t ?? []) if (x.percent > 0) this.routed.add(x.revision);
-    for (const k of new Set([...before, ...this.routed])) if (before.has(k) !== this.routed.has(k)) this.notify(k);
+  setRevision(revKey: string, spec: RevisionSpec): void {
+    this.revision(revKey, spec);
   }
 
-  revision(revKey: string, spec: RevisionSpec): RevisionDispatcher {
+  private revision(revKey: string, spec: RevisionSpec): RevisionDispatcher {
     let d = this.revisions.get(revKey);
     if (!d) {
-      d = new RevisionDispatcher(spec, revKey, () => this.demand(revKey), () => this.notify(revKey));
+      d = new RevisionDispatcher(spec, revKey, () => this.changed(revKey, 'demand'), () => this.changed(revKey, 'readiness'));
       this.revisions.set(revKey, d);
     } else d.spec = spec;
     return d;
@@ -146,8 +111,22 @@ export class Gateway {
     d.close(`revision ${revKey} was deleted`);
     void (d.inProcess as InProcessOnnxServer | undefined)?.close();
     this.revisions.delete(revKey);
-    this.wanted.delete(revKey);
-    this.unrouted.delete(revKey);
+  }
+
+  setReplicas(revKey: string, pods: { name: string; ip?: string }[]): void {
+    this.revisions.get(revKey)?.setReplicas(pods);
+  }
+
+  setFailure(revKey: string, message: string | undefined): void {
+    this.revisions.get(revKey)?.setFailure(message);
+  }
+
+  replicaReady(revKey: string, pod: string): boolean {
+    return this.revisions.get(revKey)?.replicas.get(pod)?.ready ?? false;
+  }
+
+  load(revKey: string): LoadReading | undefined {
+    return this.revisions.get(revKey)?.reading;
   }
 
   /** Loads or unloads an in-process model; load errors are returned for the revision's status. */
@@ -168,58 +147,6 @@ export class Gateway {
       return;
     }
     d.setInProcess(m);
-  }
-
-  /**
-   * The replicas a revision should have now, and when to ask again. Until the controller has told
-   * the gateway about the revision's InferenceService (start-up), it keeps what it has. A revision
-   * not yet loaded gets one (Knative's initial scale) while it is its component's newest; one that
-   * takes no traffic gets none, after a grace period (traffic may be about to move to it); one that
-   * does, what its autoscaler says.
-   */
-  desired(revKey: string, spec: RevisionSpec, loadedOnce: boolean, current: number): { replicas: number; recheckMs?: number } {
-    const d = this.revision(revKey, spec);
-    const ns = revKey.slice(0, revKey.indexOf('/'));
-    const route = this.routes.get(`${ns}/${spec.inferenceService}`);
-    if (!route) return { replicas: current };
-    const routed = this.routed.has(revKey);
-    const latest = route.latest[spec.component] === revKey;
-    if (routed || d.queued > 0) this.unrouted.delete(revKey);
-    if (!loadedOnce && latest) return { replicas: Math.max(1, spec.minReplicas) };
-    if (!routed) {
-      if (d.queued > 0) return { replicas: Math.max(1, current) };
-      const since = this.unrouted.get(revKey) ?? Date.now();
-      this.unrouted.set(revKey, since);
-      const left = since + unroutedGraceMs - Date.now();
-      return left > 0 ? { replicas: current, recheckMs: left + 10 } : { replicas: 0 };
-    }
-    const before = this.wanted.get(revKey) ?? Math.max(spec.minReplicas, 1, current);
-    const n = desiredReplicas(spec, d.load, before, Date.now());
-    this.wanted.set(revKey, n);
-    return { replicas: n };
-  }
-
-  private demand(revKey: string): void {
-    const d = this.revisions.get(revKey);
-    if (d && (this.wanted.get(revKey) ?? 0) < 1) this.wanted.set(revKey, 1);
-    this.notify(revKey);
-  }
-
-  private autoscale(): void {
-    for (const [key, d] of this.revisions) {
-      if (!this.routed.has(key)) continue;
-      const before = this.wanted.get(key);
-      const n = desiredReplicas(d.spec, d.load, before ?? Math.max(d.spec.minReplicas, 1), Date.now());
-      if (n !== before) {
-        this.wanted.set(key, n);
-        this.notify(key);
-      }
-    }
-  }
-
-  private notify(revKey: string): void {
-    const i = revKey.indexOf('/');
-    this.changed(revKey.slice(0, i), revKey.slice(i + 1));
   }
 
   // ---- requests ----
@@ -437,7 +364,6 @@ export class Gateway {
     return m;
   }
 
-  /** state for tests and status: ready replicas of a revision */
   readyReplicas(revKey: string): number {
     return this.revisions.get(revKey)?.readyCount ?? 0;
   }

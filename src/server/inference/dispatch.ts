@@ -12,7 +12,8 @@ import { Agent, request as httpRequest } from 'node:http';
 import type { IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
 import type { RevisionSpec } from '../../api/serving-revision.js';
-import { LoadTracker } from './autoscaler.js';
+import { LoadTracker } from './load.js';
+import type { LoadReading } from '../../workloads/serving/data-plane.js';
 
 export interface UpstreamResponse {
   status: number;
@@ -150,7 +151,17 @@ export class RevisionDispatcher {
   private batchTimer: NodeJS.Timeout | undefined;
   private readonly inProcessTarget: Target & { inflight: number; batches: number };
 
+  /** the load the autoscaler reads: the tracker's, with the queue's length */
+  readonly reading: LoadReading;
+
   constructor(public spec: RevisionSpec, readonly key: string, private readonly onDemand: () => void, private readonly onReadyChange: () => void) {
+    const { load, queue } = this;
+    this.reading = {
+      get current() { return load.current; },
+      get queued() { return queue.length; },
+      get lastArrival() { return load.lastArrival; },
+      window: (ms) => load.window(ms),
+    };
     this.inProcessTarget = {
       inflight: 0,
       batches: 0,
