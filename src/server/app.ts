@@ -13,7 +13,6 @@ import { apiGroupList, apiResourceList, apiVersions, openApi } from './discovery
 import { KfpApi } from './kfp/api.js';
 import type { MetricsRegistry } from './metrics.js';
 import type { Gateway } from './inference/gateway.js';
-import { trainingKindFor } from '../workloads/training/render.js';
 
 /** The framing of an exec response (content type EXEC_CONTENT_TYPE): frames of one channel byte, a
  *  big-endian uint32 length and that many bytes. Channel 1 is stdout, 2 stderr; the last frame is
@@ -45,6 +44,8 @@ export interface AppDeps {
   gateway?: Gateway;
   /** Prometheus metrics on `GET /metrics` */
   metrics?: MetricsRegistry;
+  /** for `?dryRun=All&render=true`: what storing the object would create (src/server/workloads.ts) */
+  dryRender?: (obj: StoredObject) => KObject[];
 }
 
 interface Target {
@@ -71,32 +72,18 @@ function qBool(url: URL, name: string): boolean {
   return v === 'true' || v === '1' || v === '';
 }
 
-/**
- * `?dryRun=All&render=true` on a create or update: a `List` of the object as it would be stored,
- * then, for a training job, every object it would create (its replica Pods, their Services, MPI's
- * ConfigMap and Service), as `skiff apply --dry-run=server -o yaml` prints them.
- */
-function dryRender(obj: StoredObject): KObject {
-  const kind = trainingKindFor(obj.apiVersion, obj.kind);
-  const items: KObject[] = [obj];
-  if (kind) {
-    let rendered;
-    try {
-      rendered = kind.render(obj as never);
-    } catch (e) {
-      const msg = (e as Error).message;
-      const i = msg.indexOf(': ');
-      const field = i > 0 && !msg.slice(0, i).includes(' ') ? msg.slice(0, i) : 'spec';
-      throw ApiError.invalid(obj.kind, obj.apiVersion.split('/')[0] ?? '', obj.metadata.name, [{ field, type: 'FieldValueInvalid', message: i > 0 ? msg.slice(i + 2) : msg }]);
-    }
-    items.push(...rendered.replicas.map((r) => r.pod), ...rendered.objects);
-  }
-  return { apiVersion: 'v1', kind: 'List', metadata: {}, items };
-}
-
 export class App {
   private readonly openapiDoc: unknown;
   private readonly kfp: KfpApi;
+
+  /**
+   * `?dryRun=All&render=true` on a create or update: a `List` of the object as it would be stored,
+   * then every object it would create (a training job's replica Pods, their Services, MPI's ConfigMap),
+   * as `skiff apply --dry-run=server -o yaml` prints them.
+   */
+  private rendered(obj: StoredObject): KObject {
+    return { apiVersion: 'v1', kind: 'List', metadata: {}, items: [obj, ...(this.deps.dryRender?.(obj) ?? [])] };
+  }
 
   constructor(private readonly deps: AppDeps) {
     this.openapiDoc = openApi(deps.registry, deps.version);
@@ -243,7 +230,7 @@ export class App {
         case 'POST': {
           const obj = await this.objectBody(req, t);
           const created = await client.create(obj, { dryRun });
-          return send(res, 201, dryRun && qBool(url, 'render') ? dryRender(created) : created, accept);
+          return send(res, 201, dryRun && qBool(url, 'render') ? this.rendered(created) : created, accept);
         }
         case 'DELETE':
           return this.deleteCollection(res, url, t, accept);
@@ -270,7 +257,7 @@ export class App {
           return send(res, 200, await client.update({ ...live, spec: { ...live.spec, finalizers: obj.spec?.finalizers ?? [] } }), accept);
         }
         const updated = await client.update(obj, { dryRun });
-        return send(res, 200, dryRun && qBool(url, 'render') ? dryRender(updated) : updated, accept);
+        return send(res, 200, dryRun && qBool(url, 'render') ? this.rendered(updated) : updated, accept);
       }
       case 'PATCH': {
         const ct = (req.headers['content-type'] ?? '').toLowerCase();

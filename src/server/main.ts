@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { defaultRegistry, Kinds } from '../api/index.js';
+import { Kinds } from '../api/index.js';
 import { isConflict } from '../api/errors.js';
 import { Manager } from '../control/controller.js';
 import { EventRecorder, sweepEvents } from '../control/events.js';
@@ -16,17 +16,11 @@ import { Client } from '../store/client.js';
 import { SqliteStore } from '../store/sqlite/store.js';
 import { Environments } from '../substrate/local/environments.js';
 import { LocalSubstrate } from '../substrate/local/index.js';
-import { addJobController } from '../workloads/jobs/controller.js';
-import { addRecurringRunController } from '../workloads/pipelines/recurring-run-controller.js';
-import { addRunController } from '../workloads/pipelines/run-controller.js';
-import { addServingControllers } from '../workloads/serving/controller.js';
 import { Gateway } from './inference/gateway.js';
-import { ModelStore } from '../workloads/serving/storage.js';
-import { installStockRuntimes } from '../workloads/serving/install-runtimes.js';
-import { addTrainingController } from '../workloads/training/controller.js';
-import { trainingKindFor } from '../workloads/training/render.js';
 import { App } from './app.js';
 import { MetricsRegistry } from './metrics.js';
+import type { StartedWorkload } from '../workloads/workload.js';
+import { dryRenderer, registryOf, workloads } from './workloads.js';
 import type { SkiffOptions } from './config.js';
 import { compileConfig } from './config.js';
 
@@ -59,7 +53,11 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   const config = compileConfig(opts);
   const version = skiffVersion();
   const log = (m: string): void => void process.stderr.write(`${m}\n`);
-  const registry = defaultRegistry();
+  const metrics = new MetricsRegistry();
+  // the inference data plane lives in this process; Pods reach it through the API's address
+  const gateway = new Gateway({ metrics, ingressDomain: config.ingressDomain, log });
+  const all = workloads({ dataPlane: gateway });
+  const registry = registryOf(all);
   const store = new SqliteStore({ file: join(config.dataDir, 'skiff.db'), historySize: config.watchHistory });
   const client = new Client(store, registry);
   for (const name of ['default', 'kube-system']) {
@@ -81,40 +79,21 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   await substrate.start();
   addScheduler(manager, { client, recorder: new EventRecorder(client, 'default-scheduler'), nodeName: config.nodeName, placement: new ResourceFit() });
   addNamespaceController(manager, client, registry);
-  addJobController(manager, { client, recorder: new EventRecorder(client, 'job-controller'), podBackoffBaseMs: config.jobPodBackoffMs, podBackoffMaxMs: config.jobPodBackoffMaxMs });
   const pipelineRoot = join(config.dataDir, 'pipeline-root');
-  addRunController(manager, {
-    client, recorder: new EventRecorder(client, 'pipeline-runner'),
-    pipelineRoot,
-  });
-  addRecurringRunController(manager, { client, recorder: new EventRecorder(client, 'recurring-run-controller') });
-  // one controller per training kind the registry serves (kubeflow.org: PyTorchJob, TFJob, ..., MPIJob)
-  addTrainingController(manager, { client, recorder: new EventRecorder(client, 'training-operator'), kinds: trainingKindFor, nodeName: config.nodeName });
-  // model serving: the gateway lives in this process; Pods reach it at `podGateway`
-  const metrics = new MetricsRegistry();
-  const gateway = new Gateway({ metrics, ingressDomain: config.ingressDomain, log });
   let podGateway = '127.0.0.1:0';
   let serverUrl = 'http://127.0.0.1:0';
-  await installStockRuntimes(client, log);
-  const serving = addServingControllers(manager, {
-    client, recorder: new EventRecorder(client, 'inferenceservice-controller'), dataPlane: gateway,
-    models: new ModelStore(join(config.dataDir, 'serving', 'models'), (ns, claim) => join(config.dataDir, 'volumes', ns, claim)),
-    podGateway: () => podGateway,
-    serverUrl: () => serverUrl,
-    podLog: async (pod, container) => {
-      const ac = new AbortController();
-      const lines: string[] = [];
-      try {
-        for await (const l of await substrate.logs(pod, { container, tailLines: 30 }, ac.signal)) lines.push(l);
-      } finally {
-        ac.abort();
-      }
-      return lines.join('');
-    },
-  });
+  const started: (StartedWorkload | void)[] = [];
+  for (const w of all) {
+    started.push(await w.setup({
+      client, manager, log, podLogs: substrate,
+      recorder: (component) => new EventRecorder(client, component),
+      settings: { ...config, pipelineRoot },
+      endpoints: { server: () => serverUrl, pods: () => podGateway },
+    }));
+  }
   const gc = new GarbageCollector(client, store, registry, log);
   let ready = false;
-  const app = new App({ client, registry, logs: substrate, exec: substrate, version, ready: () => ready, pipelineRoot, gateway, metrics });
+  const app = new App({ client, registry, logs: substrate, exec: substrate, version, ready: () => ready, pipelineRoot, gateway, metrics, dryRender: dryRenderer(all) });
   const server = createServer(app.handle);
   server.keepAliveTimeout = 5000;
   await new Promise<void>((resolve, reject) => {
@@ -168,7 +147,6 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     async stop(o = {}) {
       ready = false;
       clearInterval(sweeper);
-      serving.stop();
       gateway.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -179,6 +157,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
       if (o.containers === 'stop') await substrate.shutdown();
       await manager.stop();
       await gc.stop();
+      for (const w of started) await w?.stop?.();
       await recorder.flush();
       const left = substrate.runningContainers();
       await substrate.stop();

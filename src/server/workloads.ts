@@ -1,0 +1,35 @@
+// Every workload the platform runs, in one list: adding a workload is adding it here.
+import { coreKinds } from '../api/core.js';
+import type { KObject, StoredObject } from '../api/meta.js';
+import { KindRegistry } from '../api/registry.js';
+import { jobsWorkload } from '../workloads/jobs/index.js';
+import { pipelinesWorkload } from '../workloads/pipelines/index.js';
+import type { ServingDataPlane } from '../workloads/serving/data-plane.js';
+import { servingWorkload } from '../workloads/serving/index.js';
+import { trainingWorkload } from '../workloads/training/index.js';
+import type { Workload } from '../workloads/workload.js';
+
+/** What the server hands the workloads that need more than the control plane. */
+export interface WorkloadDeps {
+  dataPlane: ServingDataPlane;
+}
+
+export function workloads(deps: WorkloadDeps): Workload[] {
+  return [jobsWorkload, pipelinesWorkload, trainingWorkload, servingWorkload(deps.dataPlane)];
+}
+
+/** The kinds the server serves: the core ones and every workload's. */
+export function registryOf(list: Workload[]): KindRegistry {
+  return new KindRegistry().register(...coreKinds, ...list.flatMap((w) => w.kinds));
+}
+
+/** `?dryRun=All&render=true`: what storing `obj` would create, by the workload that owns its kind. */
+export function dryRenderer(list: Workload[]): (obj: StoredObject) => KObject[] {
+  return (obj) => {
+    for (const w of list) {
+      const items = w.dryRender?.(obj);
+      if (items) return items;
+    }
+    return [];
+  };
+}

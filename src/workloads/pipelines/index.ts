@@ -1,0 +1,16 @@
+// Kubeflow Pipelines v2 as a workload of the platform: Runs and RecurringRuns, and the KFP objects
+// (Pipeline, PipelineVersion, Experiment) the KFP API stores.
+import { kfpKinds } from '../../api/kfp-objects.js';
+import { pipelineKinds } from '../../api/pipelines.js';
+import type { Workload } from '../workload.js';
+import { addRecurringRunController } from './recurring-run-controller.js';
+import { addRunController } from './run-controller.js';
+
+export const pipelinesWorkload: Workload = {
+  name: 'pipelines',
+  kinds: [...pipelineKinds, ...kfpKinds],
+  async setup({ client, manager, recorder, settings }) {
+    addRunController(manager, { client, recorder: recorder('pipeline-runner'), pipelineRoot: settings.pipelineRoot });
+    addRecurringRunController(manager, { client, recorder: recorder('recurring-run-controller') });
+  },
+};

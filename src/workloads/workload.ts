@@ -1,0 +1,58 @@
+// What a workload adds to the platform, declared in one place: the kinds it serves, the controllers
+// it runs, and what `?dryRun=All&render=true` shows for its objects. src/server/workloads.ts lists
+// every workload; wiring a new one touches that list, not the server's start-up or its routes.
+import type { KObject, StoredObject } from '../api/meta.js';
+import type { KindDef } from '../api/registry.js';
+import type { Manager } from '../control/controller.js';
+import type { EventRecorder } from '../control/events.js';
+import type { Client } from '../store/client.js';
+import type { PodLogSource } from '../substrate/substrate.js';
+
+/** The platform's settings a workload may read (the server's config satisfies it). */
+export interface PlatformSettings {
+  dataDir: string;
+  nodeName: string;
+  /** where pipeline artifacts and task outputs live by default */
+  pipelineRoot: string;
+  jobPodBackoffMs: number;
+  jobPodBackoffMaxMs: number;
+}
+
+/** Addresses known once the server listens: read them when needed, not at setup. */
+export interface Endpoints {
+  /** the API server's own URL */
+  server(): string;
+  /** `host:port` at which Pods reach the API server (and the inference gateway on it) */
+  pods(): string;
+}
+
+export interface WorkloadContext {
+  client: Client;
+  manager: Manager;
+  /** an event recorder reporting as `component` (Kubernetes' `source.component`) */
+  recorder(component: string): EventRecorder;
+  settings: PlatformSettings;
+  endpoints: Endpoints;
+  /** Pods' logs, from the substrate that runs them */
+  podLogs: PodLogSource;
+  log(msg: string): void;
+}
+
+/** What a workload leaves running once set up. */
+export interface StartedWorkload {
+  /** after the controllers have stopped: releases what setup() made beyond them */
+  stop?(): Promise<void> | void;
+}
+
+export interface Workload {
+  name: string;
+  /** the kinds it serves; their schemas, defaults and validation live in src/api/ */
+  kinds: KindDef[];
+  /** adds its controllers to the manager and makes what they need; runs before the manager starts */
+  setup(ctx: WorkloadContext): Promise<StartedWorkload | void>;
+  /**
+   * For a server-side dry run with `render=true`: what storing `obj` would create, without creating
+   * it; undefined when `obj` is not one of this workload's kinds or creates nothing it can show.
+   */
+  dryRender?(obj: StoredObject): KObject[] | undefined;
+}
