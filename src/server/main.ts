@@ -5,6 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defaultRegistry, Kinds } from '../api/index.js';
+import { LocalArtifactStore } from '../artifacts/local.js';
 import { isConflict } from '../api/errors.js';
 import { Manager } from '../control/controller.js';
 import { EventRecorder, sweepEvents } from '../control/events.js';
@@ -91,6 +92,8 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   addJobController(manager, { client, recorder: new EventRecorder(client, 'job-controller'), podBackoffBaseMs: config.jobPodBackoffMs, podBackoffMaxMs: config.jobPodBackoffMaxMs });
   const basePython = join(repoRoot, '.venv', 'bin', 'python');
   const pipelineRoot = join(config.dataDir, 'pipeline-root');
+  // one artifact store for everything that reads or moves task outputs and models
+  const artifacts = new LocalArtifactStore(pipelineRoot);
   const zygoteOpts = { python: basePython, script: join(repoRoot, 'python', 'skiff_zygote.py'), client: join(repoRoot, 'build', 'skiff-pyfork') };
   const zygote = config.pythonZygote && PythonZygote.available(zygoteOpts) ? new PythonZygote({ ...zygoteOpts, dir: join(config.dataDir, 'python-zygote') }) : undefined;
   // warmed at start-up, so the first task does not wait for it
@@ -98,6 +101,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   addRunController(manager, {
     client, recorder: new EventRecorder(client, 'pipeline-runner'),
     pipelineRoot,
+    artifacts,
     ...(existsSync(basePython) ? { python: basePython, environments: new PythonEnvironments({ root: join(config.dataDir, 'python-envs'), basePython, log }) } : {}),
     ...(zygote ? { zygote } : {}),
   });
@@ -112,7 +116,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   await installStockRuntimes(client, log);
   addServingControllers(manager, {
     client, recorder: new EventRecorder(client, 'inferenceservice-controller'), gateway,
-    models: new ModelStore(join(config.dataDir, 'serving', 'models'), (ns, claim) => join(config.dataDir, 'volumes', ns, claim)),
+    models: new ModelStore(join(config.dataDir, 'serving', 'models'), (ns, claim) => join(config.dataDir, 'volumes', ns, claim), artifacts),
     podGateway: () => podGateway,
     serverUrl: () => serverUrl,
     podLog: async (pod, container) => {
@@ -128,7 +132,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   });
   const gc = new GarbageCollector(client, store, registry, log);
   let ready = false;
-  const app = new App({ client, registry, logs: substrate, exec: substrate, version, ready: () => ready, pipelineRoot, gateway, metrics });
+  const app = new App({ client, registry, logs: substrate, exec: substrate, version, ready: () => ready, pipelineRoot, artifacts, gateway, metrics });
   const server = createServer(app.handle);
   server.keepAliveTimeout = 5000;
   await new Promise<void>((resolve, reject) => {

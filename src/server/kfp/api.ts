@@ -2,10 +2,10 @@
 // versions, Experiments, Runs and RecurringRuns under /apis/v2beta1/, plus Skiff's lineage and
 // artifact read-back endpoints. Requests and answers use KFP's JSON: snake_case, enums as names.
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { readFile, realpath, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isAbsolute, relative, sep } from 'node:path';
+import { isAbsolute } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { Kinds } from '../../api/index.js';
 import type { ExperimentObj, PipelineObj, PipelineVersionObj, RecurringRunObj, RecurringRunSpec } from '../../api/kfp-objects.js';
 import { KfpAnnotations, KfpLabels } from '../../api/kfp-objects.js';
@@ -13,6 +13,7 @@ import { isConflict, isNotFound } from '../../api/errors.js';
 import type { KObject, StoredObject } from '../../api/meta.js';
 import { now, ownerRefTo } from '../../api/meta.js';
 import type { Run } from '../../api/pipelines.js';
+import type { ArtifactStore } from '../../artifacts/store.js';
 import type { KindDef } from '../../api/registry.js';
 import { isDns1123Subdomain } from '../../api/validation.js';
 import type { Client } from '../../store/client.js';
@@ -31,6 +32,8 @@ export interface KfpApiDeps {
   version: string;
   /** the run controller's default pipeline root: artifacts are read back only from under a run's root */
   pipelineRoot?: string;
+  /** where artifacts are read back from */
+  artifacts?: ArtifactStore;
 }
 
 const DEFAULT_NS = 'default';
@@ -283,7 +286,7 @@ export class KfpApi {
       else {
         const r = await fetch(url, { signal: AbortSignal.timeout(15_000) });
         if (!r.ok) throw new Error(`HTTP ${r.status}`);
-        text = packageText(Buffer.from(await r.arrayBuffer()), url).text;
+        text = (await packageText(Buffer.from(await r.arrayBuffer()), url)).text;
       }
     } catch (e) {
       throw badRequest(`pipeline_version.package_url.pipeline_url: cannot read ${url}: ${(e as Error).message}`);
@@ -354,7 +357,7 @@ export class KfpApi {
     if (!file) throw badRequest('uploadfile: required: a multipart field "uploadfile" with the pipeline package');
     let pkg;
     try {
-      pkg = packageText(file.data, file.filename ?? '');
+      pkg = await packageText(file.data, file.filename ?? '');
     } catch (e) {
       throw badRequest(`uploadfile: ${(e as Error).message}`);
     }
@@ -643,28 +646,16 @@ export class KfpApi {
     if (METRICS_TYPES.has(schema)) return sendJson(res, a.metadata ?? {});
     const rootUri = r.spec.pipelineRoot ?? this.deps.pipelineRoot;
     if (!rootUri) throw precondition('no pipeline root is known; artifacts cannot be read back');
-    const local = (u: string): string => (u.startsWith('file://') ? u.slice('file://'.length) : u);
-    const file = local(a.uri);
-    if (!isAbsolute(file)) throw new KfpError(403, `artifact ${name}: ${a.uri} is not a local file under the pipeline root; Skiff reads back only local artifacts`);
-    let real: string;
-    let root: string;
-    try {
-      root = await realpath(local(rootUri));
-      real = await realpath(file);
-    } catch {
-      throw notFound('artifact content', a.uri);
-    }
-    const rel = relative(root, real);
-    if (rel === '' || rel.startsWith('..') || isAbsolute(rel) || rel.split(sep)[0] === '..') throw new KfpError(403, `artifact ${name}: ${a.uri} is outside the pipeline root ${rootUri}`);
-    const st = await stat(real);
-    if (st.isDirectory()) throw badRequest(`artifact ${name}: ${a.uri} is a directory; read-back serves files`);
+    const store = this.deps.artifacts;
+    if (!store) throw precondition('no artifact store is configured; artifacts cannot be read back');
+    if (!store.handles(a.uri) || !store.handles(rootUri)) throw new KfpError(403, `artifact ${name}: ${a.uri} is not in the artifact store; Skiff reads back only artifacts under the pipeline root`);
+    const st = await store.stat(a.uri);
+    if (!st) throw notFound('artifact content', a.uri);
+    if (a.uri === rootUri || !(await store.contains(rootUri, a.uri))) throw new KfpError(403, `artifact ${name}: ${a.uri} is outside the pipeline root ${rootUri}`);
+    if (st.directory) throw badRequest(`artifact ${name}: ${a.uri} is a directory; read-back serves files`);
+    const body = await store.openRead(a.uri);
     res.writeHead(200, { 'content-type': CONTENT_TYPES[schema] ?? 'application/octet-stream', 'content-length': st.size });
-    await new Promise<void>((resolve, reject) => {
-      const s = createReadStream(real);
-      s.on('error', reject);
-      s.on('end', () => resolve());
-      s.pipe(res);
-    });
+    await pipeline(body, res);
   }
 
   // ---- recurring runs ----

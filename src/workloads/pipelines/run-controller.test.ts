@@ -15,6 +15,7 @@ import type { Outcome } from '../jobs/fake-agent.js';
 import { TestEnv } from '../jobs/fake-agent.js';
 import type { PipelineSpec, RetryPolicy } from '../../api/kfp/ir.js';
 import { parsePipelineFile } from '../../api/kfp/ir.js';
+import { LocalArtifactStore } from '../../artifacts/local.js';
 import { RunAnnotations, addRunController } from './run-controller.js';
 import { conformanceDir } from '../../conformance-path.js';
 
@@ -84,7 +85,7 @@ async function harness(): Promise<Harness> {
     env, root, runs, hold,
     start() {
       const mgr = new Manager(env.client);
-      addRunController(mgr, { client: env.client, recorder: env.recorder, pipelineRoot: root, python });
+      addRunController(mgr, { client: env.client, recorder: env.recorder, pipelineRoot: root, artifacts: new LocalArtifactStore(root), python });
       mgr.start();
       managers.push(mgr);
       return mgr;
