@@ -282,7 +282,7 @@ export class KfpApi {
     if (!url) throw badRequest('pipeline_version.pipeline_spec: required (or package_url.pipeline_url)');
     let text: string;
     try {
-      if (url.startsWith('file://') || isAbsolute(url)) text = await readFile(url.replace(/^file:\/\//, ''), 'utf8');
+      if (url.startsWith('file://') || isAbsolute(url)) text = (await packageText(await readFile(url.replace(/^file:\/\//, '')), url)).text;
       else {
         const r = await fetch(url, { signal: AbortSignal.timeout(15_000) });
         if (!r.ok) throw new Error(`HTTP ${r.status}`);
