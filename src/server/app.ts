@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, StatusReason } from '../api/errors.js';
 import type { KObject, StoredObject } from '../api/meta.js';
 import type { KindDef, KindRegistry } from '../api/registry.js';
+import type { ArtifactStore } from '../artifacts/store.js';
 import { apiVersionOf } from '../api/registry.js';
 import type { Client, PatchType } from '../store/client.js';
 import type { Readable } from 'node:stream';
@@ -40,6 +41,8 @@ export interface AppDeps {
   bookmarkMs?: number;
   /** the run controller's default pipeline root, for the KFP API's artifact read-back */
   pipelineRoot?: string;
+  /** where the KFP API reads artifacts back from */
+  artifacts?: ArtifactStore;
   /** inference requests (by path `/serving/...` or by an InferenceService's host) go here */
   gateway?: Gateway;
   /** Prometheus metrics on `GET /metrics` */
@@ -87,7 +90,7 @@ export class App {
 
   constructor(private readonly deps: AppDeps) {
     this.openapiDoc = openApi(deps.registry, deps.version);
-    this.kfp = new KfpApi({ client: deps.client, version: deps.version, pipelineRoot: deps.pipelineRoot });
+    this.kfp = new KfpApi({ client: deps.client, version: deps.version, pipelineRoot: deps.pipelineRoot, ...(deps.artifacts ? { artifacts: deps.artifacts } : {}) });
   }
 
   /** node:http request listener */

@@ -5,6 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Kinds } from '../api/index.js';
+import { LocalArtifactStore } from '../artifacts/local.js';
 import { isConflict } from '../api/errors.js';
 import { Manager } from '../control/controller.js';
 import { EventRecorder, sweepEvents } from '../control/events.js';
@@ -80,6 +81,8 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   addScheduler(manager, { client, recorder: new EventRecorder(client, 'default-scheduler'), nodeName: config.nodeName, placement: new ResourceFit() });
   addNamespaceController(manager, client, registry);
   const pipelineRoot = join(config.dataDir, 'pipeline-root');
+  // one artifact store for everything that reads or moves task outputs and models
+  const artifacts = new LocalArtifactStore(pipelineRoot);
   let podGateway = '127.0.0.1:0';
   let serverUrl = 'http://127.0.0.1:0';
   const started: (StartedWorkload | void)[] = [];
@@ -87,13 +90,13 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     started.push(await w.setup({
       client, manager, log, podLogs: substrate,
       recorder: (component) => new EventRecorder(client, component),
-      settings: { ...config, pipelineRoot },
+      settings: { ...config, pipelineRoot }, artifacts,
       endpoints: { server: () => serverUrl, pods: () => podGateway },
     }));
   }
   const gc = new GarbageCollector(client, store, registry, log);
   let ready = false;
-  const app = new App({ client, registry, logs: substrate, exec: substrate, version, ready: () => ready, pipelineRoot, gateway, metrics, dryRender: dryRenderer(all) });
+  const app = new App({ client, registry, logs: substrate, exec: substrate, version, ready: () => ready, pipelineRoot, artifacts, gateway, metrics, dryRender: dryRenderer(all) });
   const server = createServer(app.handle);
   server.keepAliveTimeout = 5000;
   await new Promise<void>((resolve, reject) => {

@@ -3,6 +3,7 @@
 // every workload; wiring a new one touches that list, not the server's start-up or its routes.
 import type { KObject, StoredObject } from '../api/meta.js';
 import type { KindDef } from '../api/registry.js';
+import type { ArtifactStore } from '../artifacts/store.js';
 import type { Manager } from '../control/controller.js';
 import type { EventRecorder } from '../control/events.js';
 import type { Client } from '../store/client.js';
@@ -32,6 +33,8 @@ export interface WorkloadContext {
   /** an event recorder reporting as `component` (Kubernetes' `source.component`) */
   recorder(component: string): EventRecorder;
   settings: PlatformSettings;
+  /** pipeline artifacts, task outputs and models: the only way to their bytes */
+  artifacts: ArtifactStore;
   endpoints: Endpoints;
   /** Pods' logs, from the substrate that runs them */
   podLogs: PodLogSource;

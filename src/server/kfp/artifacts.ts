@@ -1,10 +1,7 @@
 // Skiff's lineage and artifact read-back: a run's artifacts, one artifact by id, and an artifact's
 // content. Metrics answer with their metadata; files are served only from under the run's pipeline
 // root (after resolving links), never from elsewhere on the host.
-import { createReadStream } from 'node:fs';
-import { realpath, stat } from 'node:fs/promises';
-import type { ServerResponse } from 'node:http';
-import { isAbsolute, relative, sep } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { Kinds } from '../../api/index.js';
 import type { Run } from '../../api/pipelines.js';
 import { badRequest, KfpError, notFound, precondition, sendJson } from './errors.js';
@@ -53,33 +50,17 @@ async function readArtifact({ ctx: k, res, url, params }: KfpCall): Promise<unde
   }
   const rootUri = r.spec.pipelineRoot ?? k.deps.pipelineRoot;
   if (!rootUri) throw precondition('no pipeline root is known; artifacts cannot be read back');
-  const local = (u: string): string => (u.startsWith('file://') ? u.slice('file://'.length) : u);
-  const file = local(a.uri);
-  if (!isAbsolute(file)) throw new KfpError(403, `artifact ${name}: ${a.uri} is not a local file under the pipeline root; Skiff reads back only local artifacts`);
-  let real: string;
-  let root: string;
-  try {
-    root = await realpath(local(rootUri));
-    real = await realpath(file);
-  } catch {
-    throw notFound('artifact content', a.uri);
-  }
-  const rel = relative(root, real);
-  if (rel === '' || rel.startsWith('..') || isAbsolute(rel) || rel.split(sep)[0] === '..') throw new KfpError(403, `artifact ${name}: ${a.uri} is outside the pipeline root ${rootUri}`);
-  const st = await stat(real);
-  if (st.isDirectory()) throw badRequest(`artifact ${name}: ${a.uri} is a directory; read-back serves files`);
-  await streamFile(res, real, CONTENT_TYPES[schema] ?? 'application/octet-stream', st.size);
+  const store = k.deps.artifacts;
+  if (!store) throw precondition('no artifact store is configured; artifacts cannot be read back');
+  if (!store.handles(a.uri) || !store.handles(rootUri)) throw new KfpError(403, `artifact ${name}: ${a.uri} is not in the artifact store; Skiff reads back only artifacts under the pipeline root`);
+  const st = await store.stat(a.uri);
+  if (!st) throw notFound('artifact content', a.uri);
+  if (a.uri === rootUri || !(await store.contains(rootUri, a.uri))) throw new KfpError(403, `artifact ${name}: ${a.uri} is outside the pipeline root ${rootUri}`);
+  if (st.directory) throw badRequest(`artifact ${name}: ${a.uri} is a directory; read-back serves files`);
+  const body = await store.openRead(a.uri);
+  res.writeHead(200, { 'content-type': CONTENT_TYPES[schema] ?? 'application/octet-stream', 'content-length': st.size });
+  await pipeline(body, res);
   return undefined;
-}
-
-function streamFile(res: ServerResponse, file: string, contentType: string, size: number): Promise<void> {
-  res.writeHead(200, { 'content-type': contentType, 'content-length': size });
-  return new Promise<void>((resolve, reject) => {
-    const s = createReadStream(file);
-    s.on('error', reject);
-    s.on('end', () => resolve());
-    s.pipe(res);
-  });
 }
 
 export const artifactRoutes: Route<KfpContext>[] = [

@@ -1,29 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { deflateRawSync, gzipSync } from 'node:zlib';
+import { makeTar, makeZip } from '../../artifacts/testing.js';
 import { packageText, parseMultipart } from './multipart.js';
-
-function tar(name: string, body: string): Buffer {
-  const header = Buffer.alloc(512);
-  header.write(name, 0);
-  header.write('0000644\0', 100);
-  header.write(Buffer.byteLength(body).toString(8).padStart(11, '0') + '\0', 124);
-  header.write('0', 156);
-  const data = Buffer.alloc(Math.ceil(Buffer.byteLength(body) / 512) * 512);
-  data.write(body);
-  return Buffer.concat([header, data, Buffer.alloc(1024)]);
-}
-
-function zip(name: string, body: string): Buffer {
-  const data = deflateRawSync(Buffer.from(body));
-  const h = Buffer.alloc(30);
-  h.writeUInt32LE(0x04034b50, 0);
-  h.writeUInt16LE(8, 8);
-  h.writeUInt32LE(data.length, 18);
-  h.writeUInt32LE(Buffer.byteLength(body), 22);
-  h.writeUInt16LE(Buffer.byteLength(name), 26);
-  return Buffer.concat([h, Buffer.from(name), data]);
-}
 
 describe('pipeline uploads', () => {
   it('splits a multipart body into named parts', () => {
@@ -38,10 +16,11 @@ describe('pipeline uploads', () => {
     assert.throws(() => parseMultipart(Buffer.from('--XyZ\r\nContent-Disposition: form-data; name="a"\r\n\r\nno end'), 'multipart/form-data; boundary=XyZ'), /not terminated/);
   });
 
-  it('finds the pipeline file in a .tar.gz or .zip package, or takes the file itself', () => {
-    assert.deepEqual(packageText(gzipSync(tar('pkg/pipeline.yaml', 'a: 1\n')), 'p.tgz'), { name: 'pkg/pipeline.yaml', text: 'a: 1\n' });
-    assert.deepEqual(packageText(zip('pipeline.json', '{"a": 1}'), 'p.zip'), { name: 'pipeline.json', text: '{"a": 1}' });
-    assert.deepEqual(packageText(Buffer.from('a: 1'), 'p.yaml'), { name: 'p.yaml', text: 'a: 1' });
-    assert.throws(() => packageText(gzipSync(tar('readme.txt', 'hi')), 'p.tgz'), /no \.yaml, \.yml or \.json/);
+  it('finds the pipeline file in a .tar.gz or .zip package, or takes the file itself', async () => {
+    assert.deepEqual(await packageText(makeTar([{ name: 'pkg/' }, { name: 'pkg/.hidden.yaml', body: 'no' }, { name: 'pkg/pipeline.yaml', body: 'a: 1\n' }], true), 'p.tgz'), { name: 'pkg/pipeline.yaml', text: 'a: 1\n' });
+    assert.deepEqual(await packageText(makeZip([{ name: 'readme.md', body: 'x' }, { name: 'pipeline.json', body: '{"a": 1}' }]), 'p.zip'), { name: 'pipeline.json', text: '{"a": 1}' });
+    assert.deepEqual(await packageText(Buffer.from('a: 1'), 'p.yaml'), { name: 'p.yaml', text: 'a: 1' });
+    await assert.rejects(packageText(makeTar([{ name: 'readme.txt', body: 'hi' }], true), 'p.tgz'), /p\.tgz: the archive holds no \.yaml, \.yml or \.json/);
+    await assert.rejects(packageText(makeZip([{ name: '../pipeline.yaml', body: 'a: 1' }]), 'p.zip'), /p\.zip: .*pipeline\.yaml/);
   });
 });

@@ -50,11 +50,11 @@ export async function specFromVersionBody(body: Record<string, any>): Promise<Pa
   if (!url) throw badRequest('pipeline_version.pipeline_spec: required (or package_url.pipeline_url)');
   let text: string;
   try {
-    if (url.startsWith('file://') || isAbsolute(url)) text = await readFile(url.replace(/^file:\/\//, ''), 'utf8');
+    if (url.startsWith('file://') || isAbsolute(url)) text = (await packageText(await readFile(url.replace(/^file:\/\//, '')), url)).text;
     else {
       const r = await fetch(url, { signal: AbortSignal.timeout(15_000) });
       if (!r.ok) throw new Error(`HTTP ${r.status}`);
-      text = packageText(Buffer.from(await r.arrayBuffer()), url).text;
+      text = (await packageText(Buffer.from(await r.arrayBuffer()), url)).text;
     }
   } catch (e) {
     throw badRequest(`pipeline_version.package_url.pipeline_url: cannot read ${url}: ${(e as Error).message}`);
@@ -75,7 +75,7 @@ export async function uploadedFile(req: IncomingMessage): Promise<Parsed & { fil
   if (!file) throw badRequest('uploadfile: required: a multipart field "uploadfile" with the pipeline package');
   let pkg;
   try {
-    pkg = packageText(file.data, file.filename ?? '');
+    pkg = await packageText(file.data, file.filename ?? '');
   } catch (e) {
     throw badRequest(`uploadfile: ${(e as Error).message}`);
   }

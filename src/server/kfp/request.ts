@@ -17,6 +17,7 @@ import { readBody } from '../body.js';
 import { badRequest, notFound, snake } from './errors.js';
 import type { Shape } from './list.js';
 import { listPage } from './list.js';
+import type { ArtifactStore } from '../../artifacts/store.js';
 import type { Call } from './router.js';
 
 export interface KfpApiDeps {
@@ -24,6 +25,8 @@ export interface KfpApiDeps {
   version: string;
   /** the run controller's default pipeline root: artifacts are read back only from under a run's root */
   pipelineRoot?: string;
+  /** where artifacts are read back from */
+  artifacts?: ArtifactStore;
 }
 
 export const DEFAULT_NS = 'default';

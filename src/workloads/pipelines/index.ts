@@ -9,8 +9,8 @@ import { addRunController } from './run-controller.js';
 export const pipelinesWorkload: Workload = {
   name: 'pipelines',
   kinds: [...pipelineKinds, ...kfpKinds],
-  async setup({ client, manager, recorder, settings }) {
-    addRunController(manager, { client, recorder: recorder('pipeline-runner'), pipelineRoot: settings.pipelineRoot });
+  async setup({ client, manager, recorder, settings, artifacts }) {
+    addRunController(manager, { client, recorder: recorder('pipeline-runner'), pipelineRoot: settings.pipelineRoot, artifacts });
     addRecurringRunController(manager, { client, recorder: recorder('recurring-run-controller') });
   },
 };

@@ -14,6 +14,7 @@ import { Manager } from '../../control/controller.js';
 import type { Outcome } from '../jobs/fake-agent.js';
 import { TestEnv } from '../jobs/fake-agent.js';
 import type { PipelineSpec } from '../../api/kfp/ir.js';
+import { LocalArtifactStore } from '../../artifacts/local.js';
 import { RunAnnotations, addRunController } from './run-controller.js';
 import { makeRun, shellPipeline } from './testing.js';
 
@@ -82,7 +83,7 @@ async function harness(): Promise<Harness> {
     env, root, runs, hold,
     start() {
       const mgr = new Manager(env.client);
-      addRunController(mgr, { client: env.client, recorder: env.recorder, pipelineRoot: root });
+      addRunController(mgr, { client: env.client, recorder: env.recorder, pipelineRoot: root, artifacts: new LocalArtifactStore(root) });
       mgr.start();
       managers.push(mgr);
       return mgr;
@@ -126,6 +127,7 @@ const CORPUS_RUNS = [
   'critical/parallel_for_after_dependency.yaml',
   'critical/collected_parameters.yaml',
   'pipeline_with_parallelfor_parallelism.yaml',
+  'critical/pipeline_with_artifact_custom_path.yaml',
 ];
 const PARAMS: Record<string, Record<string, unknown>> = {
   'pipeline_with_parallelfor_parallelism.yaml': { loop_parameter: ['a', 'b', 'c'] },
@@ -142,6 +144,12 @@ const CHECKS: Record<string, (run: Run) => void> = {
   'pipeline_with_loops_and_conditions.yaml': (run) => {
     const states = Object.values(run.status?.tasks ?? {}).map((t) => t.state);
     assert.ok(states.includes('SKIPPED' as typeof states[number]) && states.includes('SUCCEEDED'), 'a false condition inside a loop skips its branch');
+  },
+  'critical/pipeline_with_artifact_custom_path.yaml': (run) => {
+    // Artifact.set_path: what the component wrote at its own path was taken in at the artifact's URI
+    const out = run.status?.tasks?.['component-output-artifact']?.outputs?.artifacts['out_dataset']?.[0];
+    assert.ok(out && out.uri !== '/tmp/out_dataset', JSON.stringify(out));
+    assert.equal(readFileSync(out.uri, 'utf8'), 'Hello, World!');
   },
   'critical/collected_parameters.yaml': (run) => {
     const collected = Object.entries(run.status?.tasks ?? {}).find(([p]) => /(^|\.)for-loop-1$/.test(p))?.[1];

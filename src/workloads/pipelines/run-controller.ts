@@ -11,8 +11,6 @@
 // ALL_UPSTREAM_TASKS_COMPLETED (exit handlers, ignore_upstream_failure) still run once their
 // upstream tasks are final. A DAG with a failed task fails when nothing in it can move any more.
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { setCondition } from '../../api/conditions.js';
 import type { Pod } from '../../api/core-types.js';
 import { ApiError, StatusReason } from '../../api/errors.js';
@@ -22,6 +20,7 @@ import { clone, deepEqual, now, ownerRefTo } from '../../api/meta.js';
 import type { Run, RunArtifact, RunOutputs, RunState, RunStatus, TaskCache, TaskStatus } from '../../api/pipelines.js';
 import { RunLabels, RunStates } from '../../api/pipelines.js';
 import type { Controller, Manager, Result } from '../../control/controller.js';
+import type { ArtifactStore } from '../../artifacts/store.js';
 import type { Recorder } from '../../control/events.js';
 import type { Client } from '../../store/client.js';
 import { durationMs } from '../../util/duration.js';
@@ -29,7 +28,7 @@ import { cacheEntryName, cacheFingerprint, cachingEnabled } from './cache.js';
 import { evaluateCondition, selectParameter } from './cel.js';
 import { topologicalOrder, upstreamOf } from '../../api/kfp/dag.js';
 import type { ArtifactList, ExecutorInput, InputArtifactArg, InputParameterArg, JsonValue, ParameterType } from './executor-input.js';
-import { buildExecutorInput, localPathForUri, normalizePipelineRoot, taskRootUri } from './executor-input.js';
+import { buildExecutorInput, normalizePipelineRoot, taskRootUri } from './executor-input.js';
 import { importArtifact } from './importer.js';
 import type { ComponentSpec, PipelineContainerSpec, PipelineSpec, PipelineTaskSpec, RetryPolicy } from '../../api/kfp/ir.js';
 import { resolvePlaceholders } from './placeholders.js';
@@ -41,6 +40,8 @@ export interface RunControllerOptions {
   recorder: Recorder;
   /** local directory under which artifacts and output files are written */
   pipelineRoot: string;
+  /** where task outputs are read back from and artifacts moved to: the only way to a task's files */
+  artifacts: ArtifactStore;
 }
 
 export const RunAnnotations = {
@@ -133,13 +134,8 @@ function firstUnsupported(spec: PipelineSpec, comp: ComponentSpec, scope: string
   return undefined;
 }
 
-function readIfExists(path: string): string | undefined {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw e;
-  }
+async function readIfExists(store: ArtifactStore, uri: string): Promise<string | undefined> {
+  return (await store.readIfExists(uri))?.toString('utf8');
 }
 
 function toRunArtifact(a: { name: string; uri: string; type?: object; metadata?: object }): RunArtifact {
@@ -240,7 +236,7 @@ export class RunReconciler {
     // 1. harvest: record what finished Pods produced. The same pass goes on to start what that made
     // ready: a crash before the status write loses nothing, as the next pass harvests the same Pods
     // again and adopts the Pods this one created (their names are deterministic).
-    this.harvest(pass);
+    await this.harvest(pass);
     if (run.spec.terminate) return this.terminate(pass);
     // 2. walk the DAG: resolve sub-DAGs, plan Pods for ready tasks
     const rootResult = this.walk(pass, pass.spec.root, [], { parameters: { ...(run.spec.parameters ?? {}) }, artifacts: {} });
@@ -416,7 +412,7 @@ export class RunReconciler {
   }
 
   /** Records every finished Pod's result in its task. */
-  private harvest(pass: Pass): void {
+  private async harvest(pass: Pass): Promise<void> {
     for (const pod of pass.pods.values()) {
       const path = pod.metadata.annotations?.[RunAnnotations.taskPath];
       const phase = pod.status?.phase;
@@ -442,7 +438,7 @@ export class RunReconciler {
         }
       } else {
         try {
-          const outputs = this.readBack(pass, pod, ei ?? ({} as ExecutorInput));
+          const outputs = await this.readBack(pass, pod, ei ?? ({} as ExecutorInput));
           pass.tasks[path] = { ...rec, state: SUCCEEDED, finishedAt: pass.at, inputs, outputs };
           delete pass.tasks[path].retryAt;
           const fingerprint = pod.metadata.annotations?.[RunAnnotations.fingerprint];
@@ -461,23 +457,20 @@ export class RunReconciler {
     }
   }
 
-  private readBack(pass: Pass, pod: PodObject, ei: ExecutorInput): RunOutputs {
+  private async readBack(pass: Pass, pod: PodObject, ei: ExecutorInput): Promise<RunOutputs> {
+    const store = this.opts.artifacts;
     const comp = pass.spec.components?.[pod.metadata.annotations?.[RunAnnotations.component] ?? ''];
     const types: Record<string, ParameterType> = {};
     for (const [n, d] of Object.entries(comp?.outputDefinitions?.parameters ?? {})) types[n] = d.parameterType as ParameterType;
     const files: Record<string, string | undefined> = {};
-    for (const [n, p] of Object.entries(ei.outputs.parameters)) files[n] = readIfExists(p.outputFile);
-    const r = readBackOutputs({ executorOutputText: readIfExists(ei.outputs.outputFile), outputParameterFiles: files, outputParameters: types, outputArtifacts: ei.outputs.artifacts });
+    for (const [n, p] of Object.entries(ei.outputs.parameters)) files[n] = await readIfExists(store, p.outputFile);
+    const r = readBackOutputs({ executorOutputText: await readIfExists(store, ei.outputs.outputFile), outputParameterFiles: files, outputParameters: types, outputArtifacts: ei.outputs.artifacts });
     const artifacts: Record<string, RunArtifact[]> = {};
     for (const [n, list] of Object.entries(r.artifacts)) {
       for (const a of list) {
-        // Artifact.set_path: the launcher uploads from where the component wrote it
-        if (a.customPath && a.uri && existsSync(a.customPath)) {
-          const to = localPathForUri(a.uri);
-          if (to !== a.customPath) {
-            mkdirSync(dirname(to), { recursive: true });
-            cpSync(a.customPath, to, { recursive: true });
-          }
+        // Artifact.set_path: the launcher uploads from where the component wrote it to the artifact's URI
+        if (a.customPath && a.uri && store.handles(a.uri) && (await store.exists(a.customPath)) && !(await store.contains(a.uri, a.customPath))) {
+          await store.copy(a.customPath, a.uri);
         }
       }
       artifacts[n] = list.map(toRunArtifact);
@@ -864,8 +857,9 @@ export class RunReconciler {
       annotations[RunAnnotations.fingerprint] = fingerprint;
     }
     // the launcher's prepareOutputFolders
-    mkdirSync(`${taskRoot}/output_parameters`, { recursive: true });
-    for (const list of Object.values(executorInput.outputs.artifacts) as ArtifactList[]) for (const a of list.artifacts) mkdirSync(dirname(a.uri), { recursive: true });
+    const outputUris = [executorInput.outputs.outputFile, ...Object.values(outputParameterFiles)];
+    for (const list of Object.values(executorInput.outputs.artifacts) as ArtifactList[]) for (const a of list.artifacts) outputUris.push(a.uri);
+    this.opts.artifacts.prepareOutputs(outputUris);
     pass.toCreate.push(pod);
     pass.tasks[path] = { ...rec, state: RUNNING, podName, attempt: rec.attempt };
     if (pass.tasks[path].attempt === undefined) delete pass.tasks[path].attempt;

@@ -14,11 +14,11 @@ export function servingWorkload(dataPlane: ServingDataPlane): Workload {
   return {
     name: 'serving',
     kinds: [...servingKinds, RevisionKind],
-    async setup({ client, manager, recorder, settings, endpoints, podLogs, log }) {
+    async setup({ client, manager, recorder, settings, artifacts, endpoints, podLogs, log }) {
       await installStockRuntimes(client, log);
       return addServingControllers(manager, {
         client, recorder: recorder('inferenceservice-controller'), dataPlane,
-        models: new ModelStore(join(settings.dataDir, 'serving', 'models'), (ns, claim) => join(settings.dataDir, 'volumes', ns, claim)),
+        models: new ModelStore(join(settings.dataDir, 'serving', 'models'), (ns, claim) => join(settings.dataDir, 'volumes', ns, claim), artifacts),
         podGateway: endpoints.pods,
         serverUrl: endpoints.server,
         podLog: async (pod, container) => {

@@ -2,7 +2,8 @@
 // this module turns a `storageUri` into the host path bound there:
 //
 // - `pvc://<claim>[/<path>]`: the claim's directory (no copy; read-only, with the path as subPath);
-// - `file:///abs/path` or `/abs/path` (a pipeline run's artifact URI is such a path): used in place;
+// - `file:///abs/path` or `/abs/path` (a pipeline run's artifact URI is such a path): an artifact,
+//   found through the artifact store, which gives the path a replica mounts;
 // - `http(s)://...`: downloaded once into the model cache under the data dir, shared by every replica
 //   and revision naming the same URI; `.tar`, `.tar.gz`/`.tgz` and `.zip` files are unpacked.
 //
@@ -10,10 +11,11 @@
 // with a reason the InferenceService's status shows.
 import { createWriteStream, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { spawn } from 'node:child_process';
 import { basename, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
+import { archiveFormatOf, unpackArchive } from '../../artifacts/archive.js';
+import { ArtifactNotFoundError, type ArtifactStore } from '../../artifacts/store.js';
 
 export interface ModelSource {
   kind: 'pvc' | 'host';
@@ -62,16 +64,20 @@ export function parseStorageUri(uri: string): { scheme: 'pvc' | 'file' | 'http';
 export class ModelStore {
   private readonly inflight = new Map<string, Promise<string>>();
 
-  constructor(private readonly cacheDir: string, readonly claimDir: (namespace: string, claim: string) => string) {}
+  constructor(private readonly cacheDir: string, readonly claimDir: (namespace: string, claim: string) => string, private readonly artifacts: ArtifactStore) {}
 
   /** The source a replica mounts at /mnt/models; downloads http(s) models first (once). */
   async resolve(uri: string): Promise<ModelSource> {
     const p = parseStorageUri(uri);
     if (p.scheme === 'pvc') return { kind: 'pvc', claim: p.claim as string, subPath: p.subPath ?? '' };
     if (p.scheme === 'file') {
-      const path = p.path as string;
-      if (!existsSync(path)) throw new StorageError(`storageUri ${uri}: ${path} does not exist`);
-      return { kind: 'host', path };
+      if (!this.artifacts.handles(uri)) throw new StorageError(`storageUri ${uri}: the artifact store does not hold this URI`);
+      try {
+        return { kind: 'host', path: await this.artifacts.localPath(uri) };
+      } catch (e) {
+        if (e instanceof ArtifactNotFoundError) throw new StorageError(`storageUri ${uri}: ${p.path as string} does not exist`);
+        throw e;
+      }
     }
     return { kind: 'host', path: await this.download(p.url as string) };
   }
@@ -124,22 +130,8 @@ export class ModelStore {
 
 /** Unpacks an archive in place of itself (as KServe's storage initializer does); other files stay. */
 async function unpack(file: string, into: string, contentType: string): Promise<void> {
-  const lower = file.toLowerCase();
-  let args: string[] | undefined;
-  let cmd = 'tar';
-  if (lower.endsWith('.tar.gz') || lower.endsWith('.tgz') || (contentType.includes('gzip') && lower.endsWith('.gz'))) args = ['-xzf', file, '-C', into];
-  else if (lower.endsWith('.tar')) args = ['-xf', file, '-C', into];
-  else if (lower.endsWith('.zip')) {
-    cmd = 'python3';
-    args = ['-m', 'zipfile', '-e', file, into];
-  }
-  if (!args) return;
-  await new Promise<void>((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(err.trim() || `${cmd} exited with ${code}`))));
-  });
+  const format = archiveFormatOf(file, contentType);
+  if (!format) return;
+  await unpackArchive(file, into, format);
   rmSync(file, { force: true });
 }

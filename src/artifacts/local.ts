@@ -1,0 +1,152 @@
+// The default artifact store: a directory on this machine (the data dir's pipeline-root). Objects
+// are files and prefixes are directories; a URI is `file:///absolute/path` or the absolute path
+// itself (KFP's local pipeline roots), wherever on the disk it points, since a Run may name its
+// own pipeline root and a component may write an artifact anywhere with `Artifact.set_path`.
+import { createReadStream, createWriteStream, mkdirSync } from 'node:fs';
+import { cp, mkdir, readdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, isAbsolute, join, relative, sep } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { ArtifactNotFoundError, ArtifactStoreError, type ArtifactStore, type ObjectInfo } from './store.js';
+
+const notFound = (e: unknown): boolean => ['ENOENT', 'ENOTDIR'].includes((e as NodeJS.ErrnoException).code ?? '');
+
+let tmpSeq = 0;
+
+export class LocalArtifactStore implements ArtifactStore {
+  readonly root: string;
+
+  /** `root`: the directory of the default pipeline root (made if missing) */
+  constructor(root: string) {
+    if (!isAbsolute(root)) throw new ArtifactStoreError(`local artifact store: root ${JSON.stringify(root)} must be an absolute path`);
+    mkdirSync(root, { recursive: true });
+    this.root = root;
+  }
+
+  handles(uri: string): boolean {
+    return uri.startsWith('file:///') || uri.startsWith('/');
+  }
+
+  /** The file a URI names; an ArtifactStoreError for URIs this store does not hold. */
+  pathOf(uri: string): string {
+    if (uri.startsWith('file://')) {
+      const p = uri.slice('file://'.length);
+      if (!p.startsWith('/')) throw new ArtifactStoreError(`artifact URI ${JSON.stringify(uri)}: expected file:///absolute/path`);
+      return p;
+    }
+    if (uri.startsWith('/')) return uri;
+    throw new ArtifactStoreError(`artifact URI ${JSON.stringify(uri)}: the local artifact store holds file:// URIs and absolute paths only`);
+  }
+
+  async stat(uri: string): Promise<ObjectInfo | undefined> {
+    try {
+      const s = await stat(this.pathOf(uri));
+      return { uri, size: s.isDirectory() ? 0 : s.size, directory: s.isDirectory(), modified: s.mtime };
+    } catch (e) {
+      if (notFound(e)) return undefined;
+      throw e;
+    }
+  }
+
+  async exists(uri: string): Promise<boolean> {
+    return (await this.stat(uri)) !== undefined;
+  }
+
+  async read(uri: string): Promise<Buffer> {
+    const b = await this.readIfExists(uri);
+    if (b === undefined) throw new ArtifactNotFoundError(uri);
+    return b;
+  }
+
+  async readIfExists(uri: string): Promise<Buffer | undefined> {
+    try {
+      return await readFile(this.pathOf(uri));
+    } catch (e) {
+      if (notFound(e)) return undefined;
+      if ((e as NodeJS.ErrnoException).code === 'EISDIR') throw new ArtifactStoreError(`artifact ${uri} is a directory, not an object`);
+      throw e;
+    }
+  }
+
+  async openRead(uri: string): Promise<Readable> {
+    const path = this.pathOf(uri);
+    const s = await this.stat(uri);
+    if (!s) throw new ArtifactNotFoundError(uri);
+    if (s.directory) throw new ArtifactStoreError(`artifact ${uri} is a directory, not an object`);
+    return createReadStream(path);
+  }
+
+  async write(uri: string, data: Buffer | string): Promise<void> {
+    const path = this.pathOf(uri);
+    await mkdir(dirname(path), { recursive: true });
+    const tmp = this.tmpFor(path);
+    await writeFile(tmp, data);
+    await rename(tmp, path);
+  }
+
+  async writeFrom(uri: string, source: Readable): Promise<void> {
+    const path = this.pathOf(uri);
+    await mkdir(dirname(path), { recursive: true });
+    // readers never see half an object: the stream lands beside it and is renamed over it
+    const tmp = this.tmpFor(path);
+    try {
+      await pipeline(source, createWriteStream(tmp));
+      await rename(tmp, path);
+    } catch (e) {
+      await rm(tmp, { force: true });
+      throw e;
+    }
+  }
+
+  async list(uri: string): Promise<ObjectInfo[]> {
+    const base = this.pathOf(uri).replace(/\/+$/, '') || '/';
+    const top = await this.stat(uri);
+    if (!top) return [];
+    if (!top.directory) return [top];
+    const out: ObjectInfo[] = [];
+    const prefix = uri.replace(/\/+$/, '');
+    for (const rel of (await readdir(base, { recursive: true })).sort()) {
+      const s = await stat(join(base, rel)).catch((e: unknown) => (notFound(e) ? undefined : Promise.reject(e)));
+      if (s && !s.isDirectory()) out.push({ uri: `${prefix}/${rel.split(sep).join('/')}`, size: s.size, directory: false, modified: s.mtime });
+    }
+    return out;
+  }
+
+  async copy(from: string, to: string): Promise<void> {
+    const src = this.pathOf(from);
+    const dst = this.pathOf(to);
+    if (!(await this.exists(from))) throw new ArtifactNotFoundError(from);
+    await mkdir(dirname(dst), { recursive: true });
+    await cp(src, dst, { recursive: true, force: true });
+  }
+
+  async remove(uri: string): Promise<void> {
+    await rm(this.pathOf(uri), { recursive: true, force: true });
+  }
+
+  async contains(prefix: string, uri: string): Promise<boolean> {
+    const real = async (p: string): Promise<string | undefined> => realpath(p).catch((e: unknown) => (notFound(e) ? undefined : Promise.reject(e)));
+    const root = await real(this.pathOf(prefix));
+    const target = await real(this.pathOf(uri));
+    if (root === undefined || target === undefined) return false;
+    const rel = relative(root, target);
+    return rel === '' || (!isAbsolute(rel) && rel.split(sep)[0] !== '..');
+  }
+
+  prepareOutputs(uris: string[]): string[] {
+    return uris.map((uri) => {
+      const path = this.pathOf(uri);
+      mkdirSync(dirname(path), { recursive: true });
+      return path;
+    });
+  }
+
+  async localPath(uri: string): Promise<string> {
+    if (!(await this.exists(uri))) throw new ArtifactNotFoundError(uri);
+    return this.pathOf(uri);
+  }
+
+  private tmpFor(path: string): string {
+    return `${path}.skiff-tmp-${process.pid}-${++tmpSeq}`;
+  }
+}
