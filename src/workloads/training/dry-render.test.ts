@@ -10,12 +10,13 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { Kinds, defaultRegistry } from '../../api/index.js';
-import type { KObject } from '../../api/meta.js';
+import type { KObject, StoredObject } from '../../api/meta.js';
 import { main } from '../../cli/main.js';
 import { conformanceDir } from '../../conformance-path.js';
 import { App } from '../../server/app.js';
 import { Client } from '../../store/client.js';
 import { SqliteStore } from '../../store/sqlite/store.js';
+import { trainingWorkload } from './index.js';
 
 describe('apply --dry-run=server renders a training job', () => {
   const dir = mkdtempSync(join(tmpdir(), 'skiff-dry-'));
@@ -29,6 +30,7 @@ describe('apply --dry-run=server renders a training job', () => {
     const app = new App({
       client, registry, version: 'test', ready: () => true,
       logs: { logs: async () => { throw new Error('no logs here'); } },
+      dryRender: (obj: StoredObject) => trainingWorkload.dryRender?.(obj) ?? [],
     } as unknown as ConstructorParameters<typeof App>[0]);
     server = createServer(app.handle);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
