@@ -81,9 +81,12 @@ mkdir -p build/bin
 if ! command -v python >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1; then ln -sf "$(command -v python3)" build/bin/python; fi
 
 # TypeScript
-if [ ! -f dist/.built ] || [ -n "$(find src test bench tsconfig.json package.json -newer dist/.built -type f 2>/dev/null | head -n 1)" ]; then
+# a fresh build when a source changed, or when one was added, moved or removed (no stale output is left)
+sources=$(find src test bench -name '*.ts' | sort | md5sum | cut -d' ' -f1)
+if [ ! -f dist/.built ] || [ "$(cat dist/.built)" != "$sources" ] || [ -n "$(find src test bench tsconfig.json package.json -newer dist/.built -type f 2>/dev/null | head -n 1)" ]; then
   say "compiling TypeScript"
+  rm -rf dist
   npx tsc -p tsconfig.json
-  touch dist/.built
+  echo "$sources" > dist/.built
 fi
 say "ready"
