@@ -1,10 +1,11 @@
 // JSON merge patch (RFC 7386) and JSON patch (RFC 6902) over plain JSON values.
 import { ApiError, StatusReason } from '../api/errors.js';
 import { clone, deepEqual } from '../api/meta.js';
+import { isPlainObject } from '../util/objects.js';
 
 export function mergePatch(target: unknown, patch: unknown): unknown {
   if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return clone(patch);
-  const out: Record<string, unknown> = target !== null && typeof target === 'object' && !Array.isArray(target) ? { ...(target as Record<string, unknown>) } : {};
+  const out: Record<string, unknown> = isPlainObject(target) ? { ...target } : {};
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k];
     else out[k] = mergePatch(out[k], v);

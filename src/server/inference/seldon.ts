@@ -3,6 +3,7 @@
 // or `jsonData` / `strData` / `binData` (base64). The message comes as the JSON body, as the form
 // field `json=`, or as the query parameter `?json=`. Numeric answers mirror the request's kind
 // (tensor in → tensor out, ndarray in → ndarray out); other answers are ndarray; `meta.puid` is echoed.
+import { isPlainObject as isObject } from '../../util/objects.js';
 import type { Datatype, Tensor } from './tensor.js';
 import { ProtocolError, elementCount, nestedShape, nestedToTensor, shapeText } from './tensor.js';
 import { mediaType, parseJsonBody } from './v2.js';
@@ -15,10 +16,6 @@ export interface SeldonRequest {
   /** the tensor's shape (tensor) or the nesting of the rows (ndarray, when rectangular) */
   shape?: number[];
   meta?: Record<string, unknown>;
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function messageText(body: Buffer, contentType?: string, query?: URLSearchParams): string {

@@ -5,6 +5,7 @@
 // Skiff is lenient where KServe is strict about content types: `application/json; charset=utf-8`,
 // no content type, or a JSON body sent as octet-stream without the length header are all read as
 // JSON. A body that is not JSON needs `Inference-Header-Content-Length`.
+import { isPlainObject as isObject } from '../../util/objects.js';
 import type { Datatype, Tensor } from './tensor.js';
 import {
   ProtocolError, checkShape, dataFromBytes, dataFromJson, dataToBytes, dataToJsonText, isDatatype, shapeText,
@@ -71,10 +72,6 @@ export function parseJsonBody(text: string, status = 400): unknown {
   } catch (e) {
     throw new ProtocolError(status, `invalid JSON body: ${(e as Error).message}`);
   }
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function optionalParams(v: unknown, what: string, status: number): Record<string, unknown> | undefined {

@@ -6,6 +6,7 @@
  * the SDK/kfp.local/Vertex define them (Concat, `.metadata`, `{{$.outputs.output_file}}`,
  * bare `{{$.inputs.artifacts['x']}}`). See the comments on each rule.
  */
+import { isPlainObject } from '../../util/objects.js';
 import {
   artifactLocalPath,
   parameterValueToText,
@@ -216,7 +217,7 @@ function expand(r: Resolver, el: unknown, where: string): string[] {
     }
     return expandStruct(r, parsed, where);
   }
-  if (typeof el === 'object' && el !== null && !Array.isArray(el)) return expandStruct(r, el, where);
+  if (isPlainObject(el)) return expandStruct(r, el, where);
   throw new PlaceholderError(`${where}: expected a string or a structured placeholder, got ${JSON.stringify(el)}`);
 }
 
