@@ -12,7 +12,8 @@ import { KfpAnnotations, KfpLabels } from '../../api/kfp-objects.js';
 import { isConflict, isNotFound } from '../../api/errors.js';
 import type { KObject, StoredObject } from '../../api/meta.js';
 import { now, ownerRefTo } from '../../api/meta.js';
-import type { Run } from '../../api/pipelines.js';
+import type { Run, RunTask, TaskStatus } from '../../api/pipelines.js';
+import { RunLabels } from '../../api/pipelines.js';
 import type { KindDef } from '../../api/registry.js';
 import { isDns1123Subdomain } from '../../api/validation.js';
 import type { Client } from '../../store/client.js';
@@ -237,7 +238,16 @@ export class KfpApi {
     const page = await this.client.list<T>(def, { fieldSelector: `metadata.name=${id}` });
     const found = page.items[0];
     if (!found) throw notFound(what, id);
-    return found;
+    return def === Kinds.Run ? ((await this.withTasks(found as unknown as Run & StoredObject)) as unknown as T & StoredObject) : found;
+  }
+
+  /** A running Run's task records are RunTask objects (an ended one carries them in status.tasks): join them in. */
+  private async withTasks(run: Run & StoredObject): Promise<Run & StoredObject> {
+    if (!run.status || run.status.tasks) return run;
+    const records = await this.client.listAll<RunTask>(Kinds.RunTask, { namespace: run.metadata.namespace, labelSelector: `${RunLabels.run}=${run.metadata.name}` });
+    const tasks: Record<string, TaskStatus> = {};
+    for (const o of records) if (o.metadata.ownerReferences?.some((r) => r.uid === run.metadata.uid)) tasks[o.spec.path] = o.status;
+    return { ...run, status: { ...run.status, tasks } };
   }
 
   private async all<T extends KObject>(def: KindDef, namespace?: string, labelSelector?: string): Promise<(T & StoredObject)[]> {
@@ -622,7 +632,7 @@ export class KfpApi {
   }
 
   private async getArtifact(artifactId: string, runId?: string): Promise<Shape> {
-    const runs = runId ? [await this.get<Run>(Kinds.Run, runId, 'run')] : await this.all<Run>(Kinds.Run);
+    const runs = runId ? [await this.get<Run>(Kinds.Run, runId, 'run')] : await Promise.all((await this.all<Run>(Kinds.Run)).map((r) => this.withTasks(r)));
     for (const r of runs) {
       const a = runArtifacts(r).find((x) => x.artifact_id === artifactId);
       if (a) return { run_id: r.metadata.name, ...a };

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Pod } from '../../api/core-types.js';
 import { ApiError } from '../../api/errors.js';
 import { Kinds } from '../../api/index.js';
-import type { Run } from '../../api/pipelines.js';
+import type { Run, RunTask, TaskStatus } from '../../api/pipelines.js';
 import { Manager } from '../../control/controller.js';
 import type { Outcome } from '../jobs/fake-agent.js';
 import { TestEnv } from '../jobs/fake-agent.js';
@@ -118,6 +118,12 @@ async function harness(): Promise<Harness> {
 }
 
 const state = (run: Run, path: string): string | undefined => run.status?.tasks?.[path]?.state;
+
+/** a running run's task records: its RunTask objects, by task path */
+async function liveTasks(env: TestEnv, name: string): Promise<Record<string, TaskStatus>> {
+  const records = await env.client.listAll<RunTask>(Kinds.RunTask, { namespace: 'default', labelSelector: `pipelines.kubeflow.org/run=${name}` });
+  return Object.fromEntries(records.map((o) => [o.spec.path, o.status]));
+}
 
 interface ShellTask { script: string; deps?: string[]; retry?: RetryPolicy; cache?: boolean; output?: boolean }
 
@@ -347,7 +353,7 @@ describe('Run controller', () => {
     try {
       const spec = shellPipeline('terminate', { first: { script: 'true' }, sleeper: { script: 'true', deps: ['first'] }, never: { script: 'true', deps: ['sleeper'] } });
       await h.createSpec(spec, 'terminate');
-      await h.env.waitFor('sleeper running', async () => state((await h.env.client.get<Run>(Kinds.Run, { namespace: 'default', name: 'terminate' })), 'sleeper') === 'RUNNING', 60_000);
+      await h.env.waitFor('sleeper running', async () => (await liveTasks(h.env, 'terminate'))['sleeper']?.state === 'RUNNING', 60_000);
       await h.env.client.patch(Kinds.Run, { namespace: 'default', name: 'terminate' }, { spec: { terminate: true } }, 'merge');
       const run = await h.waitDone('terminate');
       assert.equal(run.status?.state, 'CANCELED');
@@ -444,8 +450,7 @@ describe('Run controller', () => {
       const m1 = h2.start();
       await h2.create('essential/pipeline_with_outputs.yaml', 'restart', { msg: 'again' });
       await h2.env.waitFor('first tasks recorded', async () => {
-        const r = await h2.env.client.find<Run>(Kinds.Run, { namespace: 'default', name: 'restart' });
-        const t = r?.status?.tasks ?? {};
+        const t = await liveTasks(h2.env, 'restart');
         return t['print-op1']?.state === 'SUCCEEDED' && t['inner-pipeline.print-op1']?.state === 'SUCCEEDED' && t['inner-pipeline.print-op2']?.state === 'RUNNING';
       }, 60_000);
       await m1.stop();
