@@ -76,7 +76,16 @@ class TaskFailure extends Error {}
 
 export function addRunController(mgr: Manager, opts: RunControllerOptions): Controller {
   const r = new RunReconciler({ cache: mgr.cache, ...opts });
-  return mgr.add({ name: 'run', for: Kinds.Run, owns: [Kinds.Pod], reconcile: (key) => r.reconcile(key) });
+  return mgr.add({
+    name: 'run', for: Kinds.Run, reconcile: (key) => r.reconcile(key),
+    watches: [{
+      kind: Kinds.Pod,
+      // A pass acts on a Pod only once it has finished or gone: its start and progress (scheduled,
+      // running, an IP) change nothing the Run records, and skipping them saves a pass per event.
+      predicate: (e) => e.type === 'DELETED' || Boolean(e.object.metadata.deletionTimestamp) || e.object.status?.phase === 'Succeeded' || e.object.status?.phase === 'Failed',
+      map: (pod) => pod.metadata.ownerReferences?.filter((o) => o.controller && o.kind === 'Run').map((o) => ({ namespace: pod.metadata.namespace, name: o.name })) ?? [],
+    }],
+  });
 }
 
 const emptyOutputs = (): RunOutputs => ({ parameters: {}, artifacts: {} });
@@ -120,8 +129,13 @@ export function runTaskName(run: RunObject, taskPath: string): string {
 /** Whether a task's record is unchanged: fields a pass did not touch are the very same values. */
 function sameRecord(a: TaskStatus | undefined, b: TaskStatus): boolean {
   if (!a) return false;
-  const keys = new Set([...Object.keys(a), ...Object.keys(b)]) as Set<keyof TaskStatus>;
-  for (const k of keys) if (a[k] !== b[k] && !deepEqual(a[k], b[k])) return false;
+  let n = 0;
+  for (const k in b) {
+    n++;
+    const f = k as keyof TaskStatus;
+    if (a[f] !== b[f] && !deepEqual(a[f], b[f])) return false;
+  }
+  for (const k in a) if (--n < 0 || !(k in b)) return false;
   return true;
 }
 
