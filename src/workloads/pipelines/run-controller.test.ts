@@ -348,6 +348,36 @@ describe('Run controller', () => {
     }
   });
 
+  it('keeps each task\'s record as a RunTask of its own: a step writes the record that changed, not every record', async () => {
+    const writes = new Map<string, number>();
+    const runStatuses: (Run['status'] | undefined)[] = [];
+    const sub = h.env.client.store.subscribe((c) => {
+      if (c.resource === 'pipelines.kubeflow.org/runtasks' && c.object.spec?.run === 'records') writes.set(c.object.spec.path, (writes.get(c.object.spec.path) ?? 0) + 1);
+      if (c.resource === 'pipelines.kubeflow.org/runs' && c.object.metadata.name === 'records') runStatuses.push((c.object as Run).status);
+    });
+    try {
+      const steps = ['s1', 's2', 's3', 's4', 's5'];
+      const spec = shellPipeline('records', Object.fromEntries(steps.map((t, i) => [t, { script: 'true', ...(i ? { deps: [steps[i - 1] as string] } : {}) }])));
+      const created = await h.createSpec(spec, 'records');
+      const run = await h.waitDone('records');
+      assert.equal(run.status?.state, 'SUCCEEDED', JSON.stringify(run.status));
+      // created when the task starts, updated once when it ends: never rewritten for another task's step
+      assert.deepEqual(Object.fromEntries(writes), Object.fromEntries(steps.map((t) => [t, 2])));
+      const records = await liveTasks(h.env, 'records');
+      assert.deepEqual(Object.keys(records).sort(), steps);
+      const owned = await h.env.client.listAll<RunTask>(Kinds.RunTask, { namespace: 'default', labelSelector: 'pipelines.kubeflow.org/run=records' });
+      assert.ok(owned.every((o) => o.metadata.ownerReferences?.some((r) => r.controller && r.uid === created.metadata.uid)), 'the Run controls its records');
+      // while it ran the Run carried counts, not records; the ended run carries them all
+      const running = runStatuses.filter((st) => st?.state === 'RUNNING');
+      assert.ok(running.length > 0 && running.every((st) => st?.tasks === undefined), 'no task records in a running Run');
+      assert.ok(running.some((st) => (st?.taskCounts?.SUCCEEDED ?? 0) >= 1), JSON.stringify(running.map((st) => st?.taskCounts)));
+      assert.deepEqual(Object.keys(run.status?.tasks ?? {}).sort(), steps);
+      assert.equal(run.status?.taskCounts, undefined);
+    } finally {
+      sub.stop();
+    }
+  });
+
   it('terminates a run: its running Pods are deleted, unfinished tasks and the run end CANCELED', async () => {
     h.hold.add('sleeper');
     try {
