@@ -10,11 +10,13 @@
 //   7. distributed training: a PyTorchJob's start and DDP speed against torchrun (bench/training.ts)
 //   8. model serving: sklearn against KServe's Python model server, first response from zero, ONNX
 //      against onnxruntime-node directly (bench/serving.ts)
-// Usage: npm run bench [-- --objects 100000 --runs 30 --bare-runs 30 --serving-seconds 8 --only 4,5,6]
+//   --busy: a CPU burner on every core for the whole run, to see what holds on a loaded machine
+// Usage: npm run bench [-- --objects 100000 --runs 30 --bare-runs 30 --serving-seconds 8 --only 4,5,6 --busy]
 //        section 8's model-server HTTP comparison alone: --only 8 --serving-http-only [--serving-http-rounds 5]
+import type { ChildProcess } from 'node:child_process';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultRegistry, Kinds } from '../src/api/index.js';
 import { Client } from '../src/store/client.js';
@@ -37,8 +39,16 @@ const onlyAt = args.indexOf('--only');
 const only = onlyAt >= 0 ? new Set((args[onlyAt + 1] ?? '').split(',')) : undefined;
 const wanted = (section: number): boolean => !only || only.has(String(section));
 
+const busy = args.includes('--busy');
+
+/** every result carries the 1-minute load average it was measured under */
 function row(label: string, value: string, note = ''): void {
-  console.log(`  ${label.padEnd(44)} ${value.padStart(14)}  ${note}`);
+  console.log(`  ${label.padEnd(44)} ${value.padStart(14)}  ${note}${note ? '; ' : ''}load ${loadavg()[0]?.toFixed(2)}`);
+}
+
+/** one busy loop per core, at normal priority, as other work on a shared machine would be */
+function startBurners(): ChildProcess[] {
+  return cpus().map(() => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
 }
 
 async function startup(): Promise<void> {
@@ -210,7 +220,8 @@ async function pipelineChain(): Promise<void> {
   row('skiff per task beyond the lean import', fmtMs(perTask - median(lean)), 'orchestration + process start per task, CLI start-up included');
 }
 
-console.log(`Skiff platform-core benchmarks (node ${process.version}, ${process.platform}/${process.arch})`);
+console.log(`Skiff platform-core benchmarks (node ${process.version}, ${process.platform}/${process.arch}, ${cpus().length} cores${busy ? `, busy: ${cpus().length} CPU burners running` : ''})`);
+const burners = busy ? startBurners() : [];
 const t0 = nowMs();
 if (wanted(1)) await startup();
 if (wanted(2)) await applyToStart();
@@ -222,4 +233,5 @@ if (existsSync(join(repoRoot, '.venv', 'bin', 'python'))) {
 }
 if (wanted(7)) await trainingBench(row);
 if (wanted(8)) await servingBench(row, { seconds: arg('serving-seconds', 8), httpRounds: arg('serving-http-rounds', 5), httpOnly: args.includes('--serving-http-only') });
+for (const b of burners) b.kill('SIGKILL');
 console.log(`\nall benchmarks: ${((nowMs() - t0) / 1000).toFixed(0)} s`);

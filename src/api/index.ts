@@ -33,6 +33,7 @@ export const Kinds = {
   Job: find(batchKinds, 'Job'),
   Run: find(pipelineKinds, 'Run'),
   TaskCache: find(pipelineKinds, 'TaskCache'),
+  RunTask: find(pipelineKinds, 'RunTask'),
   Pipeline: find(kfpKinds, 'Pipeline'),
   PipelineVersion: find(kfpKinds, 'PipelineVersion'),
   Experiment: find(kfpKinds, 'Experiment'),

@@ -79,8 +79,14 @@ export interface RunStatus {
   state?: RunState;
   startedAt?: string;
   finishedAt?: string;
-  /** keyed by task path: `train`, `inner-pipeline.print-op2` */
+  /**
+   * keyed by task path: `train`, `inner-pipeline.print-op2`. Written once, when the run ends; while
+   * it runs, each task's record is its own RunTask object (so one task's change rewrites one record)
+   * and taskCounts sums them up.
+   */
   tasks?: Record<string, TaskStatus>;
+  /** while the run runs: how many of its task records are in each state */
+  taskCounts?: Partial<Record<RunState, number>>;
   outputs?: RunOutputs;
   /** the task that failed the run */
   failedTask?: string;
@@ -196,4 +202,31 @@ const taskCache: KindDef = {
   validate: validateTaskCache,
 };
 
-export const pipelineKinds: KindDef[] = [run, taskCache];
+/**
+ * One task's record in a running Run, owned by the Run (its controller) and labelled with the
+ * run's name: `spec` says which task, `status` is the task's TaskStatus. Kept apart from the Run
+ * as Tekton keeps TaskRuns apart from a PipelineRun's minimal status, so that a 1,000-task run
+ * writes the one record that changed instead of every record on every step.
+ */
+export interface RunTask extends KObject {
+  spec: { run: string; path: string };
+  status: TaskStatus;
+}
+
+function validateRunTask(obj: KObject): FieldError[] {
+  const v = new Validator();
+  v.dnsSubdomain('metadata.name', obj.metadata.name);
+  if (!v.object('spec', obj.spec, true)) return v.errors;
+  v.string('spec.run', obj.spec.run, true);
+  v.string('spec.path', obj.spec.path, true);
+  if (v.object('status', obj.status, true)) v.string('status.state', obj.status.state, true);
+  return v.errors;
+}
+
+const runTask: KindDef = {
+  group: 'pipelines.kubeflow.org', version: 'v2beta1', kind: 'RunTask', plural: 'runtasks', singular: 'runtask',
+  namespaced: true, hasStatus: false,
+  validate: validateRunTask,
+};
+
+export const pipelineKinds: KindDef[] = [run, taskCache, runTask];

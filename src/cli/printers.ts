@@ -288,12 +288,13 @@ const PRINTERS: Record<string, KindPrinter> = {
 const PIPELINE_RUN: KindPrinter = {
   headers: ['STATE', 'TASKS', 'DURATION', 'AGE'],
   row(obj, now) {
-    const st = (obj.status ?? {}) as { state?: string; startedAt?: string; finishedAt?: string; tasks?: Record<string, { state?: string }> };
-    const tasks = Object.values(st.tasks ?? {});
-    const done = tasks.filter((t) => t.state === 'SUCCEEDED' || t.state === 'SKIPPED').length;
+    const st = (obj.status ?? {}) as { state?: string; startedAt?: string; finishedAt?: string; tasks?: Record<string, { state?: string }>; taskCounts?: Record<string, number> };
+    // a running run counts its task records in taskCounts; an ended one carries them all
+    const states = st.tasks ? Object.values(st.tasks).map((t) => t.state) : Object.entries(st.taskCounts ?? {}).flatMap(([state, n]) => Array<string>(n).fill(state));
+    const done = states.filter((s) => s === 'SUCCEEDED' || s === 'SKIPPED').length;
     const end = st.finishedAt ? Date.parse(st.finishedAt) : now;
     const duration = st.startedAt ? humanDuration(Math.max(0, end - Date.parse(st.startedAt))) : '';
-    return [st.state ?? 'PENDING', `${done}/${tasks.length}`, duration, age(obj.metadata?.creationTimestamp, now)];
+    return [st.state ?? 'PENDING', `${done}/${states.length}`, duration, age(obj.metadata?.creationTimestamp, now)];
   },
 };
 

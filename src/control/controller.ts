@@ -6,6 +6,7 @@ import type { ObjectKey, StoredObject } from '../api/meta.js';
 import { keyString, parseKeyString } from '../api/meta.js';
 import type { Client } from '../store/client.js';
 import type { WatchEvent } from '../store/store.js';
+import { InformerCache } from './informer.js';
 import { WorkQueue } from './queue.js';
 
 export interface Result {
@@ -46,7 +47,12 @@ export class Controller {
   private readonly running: Promise<void>[] = [];
   private active = 0;
 
-  constructor(private readonly client: Client, readonly opts: ControllerOptions) {}
+  /** the informers this controller's watches come from: the Manager's, shared with its other controllers */
+  readonly cache: InformerCache;
+
+  constructor(client: Client, readonly opts: ControllerOptions, cache?: InformerCache) {
+    this.cache = cache ?? new InformerCache(client);
+  }
 
   enqueue(key: ObjectKey): void {
     this.queue.add(keyString(key));
@@ -54,12 +60,12 @@ export class Controller {
 
   start(): void {
     const { opts } = this;
-    // Watching from "now" delivers every existing object first: that is the full resync at start-up.
-    this.stops.push(this.client.watch(opts.for, {}, (e) => {
+    // A new handler is first given every cached object: that is the full resync at start-up.
+    this.stops.push(this.cache.informer(opts.for).addHandler((e) => {
       if (!opts.predicate || opts.predicate(e)) this.enqueue({ namespace: e.object.metadata.namespace, name: e.object.metadata.name });
     }));
     for (const kind of opts.owns ?? []) {
-      this.stops.push(this.client.watch(kind, {}, (e) => {
+      this.stops.push(this.cache.informer(kind).addHandler((e) => {
         for (const ref of e.object.metadata.ownerReferences ?? []) {
           if (ref.controller && ref.kind === opts.for.kind) {
             this.enqueue({ namespace: opts.for.namespaced ? e.object.metadata.namespace : undefined, name: ref.name });
@@ -68,7 +74,7 @@ export class Controller {
       }));
     }
     for (const w of opts.watches ?? []) {
-      this.stops.push(this.client.watch(w.kind, {}, (e) => {
+      this.stops.push(this.cache.informer(w.kind).addHandler((e) => {
         if (w.predicate && !w.predicate(e)) return;
         for (const key of w.map(e.object)) this.enqueue(key);
       }));
@@ -116,11 +122,15 @@ export class Controller {
 /** Starts and stops a set of controllers together. */
 export class Manager {
   private readonly controllers: Controller[] = [];
+  /** one list+watch per kind for all of this Manager's controllers; reconcilers read through it */
+  readonly cache: InformerCache;
 
-  constructor(private readonly client: Client, private readonly log: (msg: string) => void = () => undefined, private readonly verbose = false) {}
+  constructor(private readonly client: Client, private readonly log: (msg: string) => void = () => undefined, private readonly verbose = false) {
+    this.cache = new InformerCache(client);
+  }
 
   add(opts: ControllerOptions): Controller {
-    const c = new Controller(this.client, { log: this.log, verbose: this.verbose, ...opts });
+    const c = new Controller(this.client, { log: this.log, verbose: this.verbose, ...opts }, this.cache);
     this.controllers.push(c);
     return c;
   }
@@ -131,5 +141,6 @@ export class Manager {
 
   async stop(): Promise<void> {
     await Promise.all(this.controllers.map((c) => c.stop()));
+    this.cache.stop();
   }
 }

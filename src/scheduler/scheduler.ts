@@ -29,17 +29,20 @@ export function addScheduler(mgr: Manager, opts: SchedulerOptions): Controller {
 
   const wakeWaiting = (): ObjectKey[] => [...waiting.keys()].map(parseKeyString);
 
+  // Pods and the Node are read from the Manager's informers: placing one Pod must not list every Pod
+  // from the store. A stale read costs a conflict on the bind, and the key is tried again.
   async function reconcile(key: ObjectKey): Promise<void> {
-    const pod = await client.find<Pod>(Kinds.Pod, key);
+    const cached = mgr.cache.get(Kinds.Pod, key) as (Pod & StoredObject) | undefined;
+    const pod = cached && structuredClone(cached);
     if (!pod || pod.spec.nodeName || pod.metadata.deletionTimestamp || terminal(pod)) {
       waiting.delete(keyString(key));
       return;
     }
     if (pod.spec.schedulerName && pod.spec.schedulerName !== 'default-scheduler') return;
     const mine = pod.metadata.creationTimestamp;
-    const node = await client.find(Kinds.Node, { name: nodeName });
+    const node = mgr.cache.get(Kinds.Node, { name: nodeName });
     if (!node) throw new Error(`node ${nodeName} is not registered yet`);
-    const placed = (await client.listAll<Pod>(Kinds.Pod)).filter((p) => p.spec.nodeName === nodeName && !terminal(p));
+    const placed = (mgr.cache.list(Kinds.Pod) as (Pod & StoredObject)[]).filter((p) => p.spec.nodeName === nodeName && !terminal(p));
     const result = placement.place(pod, nodeView(node), placed);
     if (!result.fits) {
       waiting.set(keyString(key), mine);

@@ -7,11 +7,18 @@ import { NAMESPACE_FLAG, type Command, type Context } from './common.js';
 
 const runsPath = (ns: string): string => `/apis/pipelines.kubeflow.org/v2beta1/namespaces/${ns}/runs`;
 
+interface TaskStatus {
+  state?: string;
+  podName?: string;
+  message?: string;
+  cachedFrom?: string;
+}
+
 interface RunStatus {
   state?: string;
   message?: string;
   failedTask?: string;
-  tasks?: Record<string, { state?: string; podName?: string; message?: string; cachedFrom?: string }>;
+  tasks?: Record<string, TaskStatus>;
   outputs?: { parameters?: Record<string, unknown>; artifacts?: Record<string, { uri?: string }[]> };
 }
 
@@ -106,18 +113,39 @@ a task run before with the same inputs and command reuses its outputs; --no-cach
 
 async function watchRun(ctx: Context, name: string): Promise<number> {
   const seen = new Map<string, string>();
+  const show = async (task: string, t: TaskStatus): Promise<void> => {
+    const line = `${t.state ?? 'PENDING'}${t.message ? `: ${t.message}` : ''}`;
+    if (seen.get(task) === line) return;
+    seen.set(task, line);
+    await ctx.out(`  ${task.padEnd(32)} ${line}${t.cachedFrom ? ` (cached from ${t.cachedFrom})` : ''}\n`);
+  };
+  // while the run runs, each task's record is a RunTask of its own: follow those for live progress
+  const tasksDone = new AbortController();
+  const stopTasks = (): void => tasksDone.abort();
+  ctx.signal?.addEventListener('abort', stopTasks);
+  const following = (async () => {
+    const path = `/apis/pipelines.kubeflow.org/v2beta1/namespaces/${ctx.namespace}/runtasks`;
+    for await (const ev of ctx.client.watch(path, { labelSelector: `pipelines.kubeflow.org/run=${name}` }, tasksDone.signal)) {
+      const o = ev.object as KObject & { spec?: { path?: string }; status?: TaskStatus };
+      if ((ev.type === 'ADDED' || ev.type === 'MODIFIED') && o.spec?.path && o.status) await show(o.spec.path, o.status);
+    }
+  })().catch(() => undefined);
+  try {
+    return await followRun(ctx, name, show);
+  } finally {
+    stopTasks();
+    ctx.signal?.removeEventListener('abort', stopTasks);
+    await following;
+  }
+}
+
+async function followRun(ctx: Context, name: string, show: (task: string, t: TaskStatus) => Promise<void>): Promise<number> {
   let status: RunStatus = {};
   for (;;) {
     for await (const ev of ctx.client.watch(runsPath(ctx.namespace), { fieldSelector: `metadata.name=${name}` }, ctx.signal)) {
       if (ev.type === 'ERROR') break;
       status = ((ev.object as KObject).status ?? {}) as RunStatus;
-      for (const [task, t] of Object.entries(status.tasks ?? {}).sort()) {
-        const line = `${t.state ?? 'PENDING'}${t.message ? `: ${t.message}` : ''}`;
-        if (seen.get(task) !== line) {
-          seen.set(task, line);
-          await ctx.out(`  ${task.padEnd(32)} ${line}${t.cachedFrom ? ` (cached from ${t.cachedFrom})` : ''}\n`);
-        }
-      }
+      for (const [task, t] of Object.entries(status.tasks ?? {}).sort()) await show(task, t);
       if (status.state === 'SUCCEEDED' || status.state === 'FAILED' || status.state === 'CANCELED') {
         await ctx.out(`run ${name} ${status.state}${status.message ? `: ${status.message}` : ''}\n`);
         for (const [k, v] of Object.entries(status.outputs?.parameters ?? {})) await ctx.out(`  output ${k} = ${JSON.stringify(v)}\n`);

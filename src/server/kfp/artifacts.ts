@@ -23,7 +23,7 @@ async function listArtifacts({ ctx: k, params }: KfpCall): Promise<Shape> {
 async function getArtifact({ ctx: k, url, params }: KfpCall): Promise<Shape> {
   const artifactId = params.artifact_id as string;
   const runId = q(url, 'run_id');
-  const runs = runId ? [await k.get<Run>(Kinds.Run, runId, 'run')] : await k.all<Run>(Kinds.Run);
+  const runs = runId ? [await k.get<Run>(Kinds.Run, runId, 'run')] : await Promise.all((await k.all<Run>(Kinds.Run)).map((r) => k.withTasks(r)));
   for (const r of runs) {
     const a = runArtifacts(r).find((x) => x.artifact_id === artifactId);
     if (a) return { run_id: r.metadata.name, ...a };

@@ -8,6 +8,8 @@ import type { RecurringRunObj } from '../../api/kfp-objects.js';
 import { KfpAnnotations } from '../../api/kfp-objects.js';
 import type { KObject, StoredObject } from '../../api/meta.js';
 import { now } from '../../api/meta.js';
+import type { Run, RunTask, TaskStatus } from '../../api/pipelines.js';
+import { RunLabels } from '../../api/pipelines.js';
 import type { KindDef } from '../../api/registry.js';
 import { isDns1123Subdomain } from '../../api/validation.js';
 import type { PipelineSpec, PlatformSpec } from '../../api/kfp/ir.js';
@@ -53,7 +55,16 @@ export class KfpContext {
     const page = await this.client.list<T>(def, { fieldSelector: `metadata.name=${id}` });
     const found = page.items[0];
     if (!found) throw notFound(what, id);
-    return found;
+    return def === Kinds.Run ? ((await this.withTasks(found as unknown as Run & StoredObject)) as unknown as T & StoredObject) : found;
+  }
+
+  /** A running Run's task records are RunTask objects (an ended one carries them in status.tasks): join them in. */
+  async withTasks(run: Run & StoredObject): Promise<Run & StoredObject> {
+    if (!run.status || run.status.tasks) return run;
+    const records = await this.client.listAll<RunTask>(Kinds.RunTask, { namespace: run.metadata.namespace, labelSelector: `${RunLabels.run}=${run.metadata.name}` });
+    const tasks: Record<string, TaskStatus> = {};
+    for (const o of records) if (o.metadata.ownerReferences?.some((r) => r.uid === run.metadata.uid)) tasks[o.spec.path] = o.status;
+    return { ...run, status: { ...run.status, tasks } };
   }
 
   async all<T extends KObject>(def: KindDef, namespace?: string, labelSelector?: string): Promise<(T & StoredObject)[]> {

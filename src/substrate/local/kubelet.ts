@@ -452,9 +452,11 @@ export class Kubelet {
 
   private async refreshHosts(): Promise<void> {
     const { client } = this.opts;
-    const pods = (await client.listAll<Pod>(Kinds.Pod)).filter((p) => p.spec.nodeName === this.opts.nodeName && p.status?.podIP && !terminalPhase(p));
+    // from the Manager's informers once registered: a refresh follows every Pod start and end
+    const cache = this.controller?.cache;
+    const pods = (cache ? (cache.list(Kinds.Pod) as (Pod & StoredObject)[]) : await client.listAll<Pod>(Kinds.Pod)).filter((p) => p.spec.nodeName === this.opts.nodeName && p.status?.podIP && !terminalPhase(p));
     const services: ServiceView[] = [];
-    for (const s of await client.listAll(Kinds.Service)) {
+    for (const s of cache ? cache.list(Kinds.Service) : await client.listAll(Kinds.Service)) {
       const sel = s.spec?.selector as Record<string, string> | undefined;
       if (!sel || !Object.keys(sel).length) continue;
       const ips = pods.filter((p) => p.metadata.namespace === s.metadata.namespace && Object.entries(sel).every(([k, v]) => p.metadata.labels?.[k] === v)).map((p) => p.status?.podIP ?? '');

@@ -10,6 +10,7 @@ import type { ObjectKey } from '../../api/meta.js';
 import { controllerOf } from '../../api/meta.js';
 import type { Controller, Manager, Result } from '../../control/controller.js';
 import type { Recorder } from '../../control/events.js';
+import { InformerCache } from '../../control/informer.js';
 import type { Client } from '../../store/client.js';
 import { JobActions } from './actions.js';
 import { manageRung } from './manage.js';
@@ -29,6 +30,8 @@ export interface JobControllerOptions {
   podBackoffMaxMs?: number;
   /** clock, for tests */
   now?: () => Date;
+  /** the Manager's informers, which the Job's Pods are read from; made here when absent */
+  cache?: InformerCache;
 }
 
 /** What one pass knows: read once at the start, never updated mid-pass. */
@@ -45,7 +48,7 @@ export interface Pass {
 type Rung = (p: Pass) => Promise<boolean>;
 
 export function addJobController(mgr: Manager, opts: JobControllerOptions): Controller {
-  const r = new JobReconciler(opts);
+  const r = new JobReconciler({ cache: mgr.cache, ...opts });
   return mgr.add({
     name: 'job',
     for: Kinds.Job,
@@ -69,9 +72,11 @@ export class JobReconciler {
   private readonly recorder: Recorder;
   private readonly now: () => Date;
   private readonly backoff: { baseMs: number; maxMs: number };
+  private readonly cache: InformerCache;
 
   constructor(opts: JobControllerOptions) {
     this.client = opts.client;
+    this.cache = opts.cache ?? new InformerCache(opts.client);
     this.recorder = opts.recorder;
     this.actions = new JobActions(opts.client, opts.recorder);
     this.now = opts.now ?? (() => new Date());
@@ -80,7 +85,7 @@ export class JobReconciler {
 
   async reconcile(key: ObjectKey): Promise<Result> {
     const job = await this.client.find<Job>(Kinds.Job, key);
-    const pods = await this.client.listAll<PodObject>(Kinds.Pod, { namespace: key.namespace });
+    const pods = this.cache.list(Kinds.Pod, { namespace: key.namespace }) as PodObject[];
     // 1. pods of a Job that is gone (or was replaced under the same name) or orphaned: let them go
     const strays = pods.filter((p) => hasTrackingFinalizer(p) && isStray(p, key.name, job?.metadata.uid));
     if (strays.length) {

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Pod } from '../../api/core-types.js';
 import { ApiError } from '../../api/errors.js';
 import { Kinds } from '../../api/index.js';
-import type { Run } from '../../api/pipelines.js';
+import type { Run, RunTask, TaskStatus } from '../../api/pipelines.js';
 import { Manager } from '../../control/controller.js';
 import type { Outcome } from '../jobs/fake-agent.js';
 import { TestEnv } from '../jobs/fake-agent.js';
@@ -111,6 +111,12 @@ async function harness(): Promise<Harness> {
 }
 
 const state = (run: Run, path: string): string | undefined => run.status?.tasks?.[path]?.state;
+
+/** a running run's task records: its RunTask objects, by task path */
+async function liveTasks(env: TestEnv, name: string): Promise<Record<string, TaskStatus>> {
+  const records = await env.client.listAll<RunTask>(Kinds.RunTask, { namespace: 'default', labelSelector: `pipelines.kubeflow.org/run=${name}` });
+  return Object.fromEntries(records.map((o) => [o.spec.path, o.status]));
+}
 
 /** corpus pipelines that now run end to end with the fake agent */
 const CORPUS_RUNS = [
@@ -320,12 +326,42 @@ describe('Run controller', () => {
     }
   });
 
+  it('keeps each task\'s record as a RunTask of its own: a step writes the record that changed, not every record', async () => {
+    const writes = new Map<string, number>();
+    const runStatuses: (Run['status'] | undefined)[] = [];
+    const sub = h.env.client.store.subscribe((c) => {
+      if (c.resource === 'pipelines.kubeflow.org/runtasks' && c.object.spec?.run === 'records') writes.set(c.object.spec.path, (writes.get(c.object.spec.path) ?? 0) + 1);
+      if (c.resource === 'pipelines.kubeflow.org/runs' && c.object.metadata.name === 'records') runStatuses.push((c.object as Run).status);
+    });
+    try {
+      const steps = ['s1', 's2', 's3', 's4', 's5'];
+      const spec = shellPipeline('records', Object.fromEntries(steps.map((t, i) => [t, { script: 'true', ...(i ? { deps: [steps[i - 1] as string] } : {}) }])));
+      const created = await h.createSpec(spec, 'records');
+      const run = await h.waitDone('records');
+      assert.equal(run.status?.state, 'SUCCEEDED', JSON.stringify(run.status));
+      // created when the task starts, updated once when it ends: never rewritten for another task's step
+      assert.deepEqual(Object.fromEntries(writes), Object.fromEntries(steps.map((t) => [t, 2])));
+      const records = await liveTasks(h.env, 'records');
+      assert.deepEqual(Object.keys(records).sort(), steps);
+      const owned = await h.env.client.listAll<RunTask>(Kinds.RunTask, { namespace: 'default', labelSelector: 'pipelines.kubeflow.org/run=records' });
+      assert.ok(owned.every((o) => o.metadata.ownerReferences?.some((r) => r.controller && r.uid === created.metadata.uid)), 'the Run controls its records');
+      // while it ran the Run carried counts, not records; the ended run carries them all
+      const running = runStatuses.filter((st) => st?.state === 'RUNNING');
+      assert.ok(running.length > 0 && running.every((st) => st?.tasks === undefined), 'no task records in a running Run');
+      assert.ok(running.some((st) => (st?.taskCounts?.SUCCEEDED ?? 0) >= 1), JSON.stringify(running.map((st) => st?.taskCounts)));
+      assert.deepEqual(Object.keys(run.status?.tasks ?? {}).sort(), steps);
+      assert.equal(run.status?.taskCounts, undefined);
+    } finally {
+      sub.stop();
+    }
+  });
+
   it('terminates a run: its running Pods are deleted, unfinished tasks and the run end CANCELED', async () => {
     h.hold.add('sleeper');
     try {
       const spec = shellPipeline('terminate', { first: { script: 'true' }, sleeper: { script: 'true', deps: ['first'] }, never: { script: 'true', deps: ['sleeper'] } });
       await h.createSpec(spec, 'terminate');
-      await h.env.waitFor('sleeper running', async () => state((await h.env.client.get<Run>(Kinds.Run, { namespace: 'default', name: 'terminate' })), 'sleeper') === 'RUNNING', 60_000);
+      await h.env.waitFor('sleeper running', async () => (await liveTasks(h.env, 'terminate'))['sleeper']?.state === 'RUNNING', 60_000);
       await h.env.client.patch(Kinds.Run, { namespace: 'default', name: 'terminate' }, { spec: { terminate: true } }, 'merge');
       const run = await h.waitDone('terminate');
       assert.equal(run.status?.state, 'CANCELED');
@@ -422,8 +458,7 @@ describe('Run controller', () => {
       const m1 = h2.start();
       await h2.create('essential/pipeline_with_outputs.yaml', 'restart', { msg: 'again' });
       await h2.env.waitFor('first tasks recorded', async () => {
-        const r = await h2.env.client.find<Run>(Kinds.Run, { namespace: 'default', name: 'restart' });
-        const t = r?.status?.tasks ?? {};
+        const t = await liveTasks(h2.env, 'restart');
         return t['print-op1']?.state === 'SUCCEEDED' && t['inner-pipeline.print-op1']?.state === 'SUCCEEDED' && t['inner-pipeline.print-op2']?.state === 'RUNNING';
       }, 60_000);
       await m1.stop();

@@ -17,11 +17,12 @@ import { ApiError, StatusReason } from '../../api/errors.js';
 import { Kinds } from '../../api/index.js';
 import type { KObject, ObjectKey, StoredObject } from '../../api/meta.js';
 import { clone, deepEqual, now, ownerRefTo } from '../../api/meta.js';
-import type { Run, RunArtifact, RunOutputs, RunState, RunStatus, TaskCache, TaskStatus } from '../../api/pipelines.js';
+import type { Run, RunArtifact, RunOutputs, RunState, RunStatus, RunTask, TaskCache, TaskStatus } from '../../api/pipelines.js';
 import { RunLabels, RunStates } from '../../api/pipelines.js';
 import type { Controller, Manager, Result } from '../../control/controller.js';
 import type { ArtifactStore } from '../../artifacts/store.js';
 import type { Recorder } from '../../control/events.js';
+import { InformerCache } from '../../control/informer.js';
 import type { Client } from '../../store/client.js';
 import { durationMs } from '../../util/duration.js';
 import { cacheEntryName, cacheFingerprint, cachingEnabled } from './cache.js';
@@ -42,6 +43,8 @@ export interface RunControllerOptions {
   pipelineRoot: string;
   /** where task outputs are read back from and artifacts moved to: the only way to a task's files */
   artifacts: ArtifactStore;
+  /** the Manager's informers: Runs, their Pods and their task records are read from memory */
+  cache?: InformerCache;
 }
 
 export const RunAnnotations = {
@@ -64,8 +67,17 @@ type PodObject = Pod & StoredObject;
 class TaskFailure extends Error {}
 
 export function addRunController(mgr: Manager, opts: RunControllerOptions): Controller {
-  const r = new RunReconciler(opts);
-  return mgr.add({ name: 'run', for: Kinds.Run, owns: [Kinds.Pod], reconcile: (key) => r.reconcile(key) });
+  const r = new RunReconciler({ cache: mgr.cache, ...opts });
+  return mgr.add({
+    name: 'run', for: Kinds.Run, reconcile: (key) => r.reconcile(key),
+    watches: [{
+      kind: Kinds.Pod,
+      // A pass acts on a Pod only once it has finished or gone: its start and progress (scheduled,
+      // running, an IP) change nothing the Run records, and skipping them saves a pass per event.
+      predicate: (e) => e.type === 'DELETED' || Boolean(e.object.metadata.deletionTimestamp) || e.object.status?.phase === 'Succeeded' || e.object.status?.phase === 'Failed',
+      map: (pod) => pod.metadata.ownerReferences?.filter((o) => o.controller && o.kind === 'Run').map((o) => ({ namespace: pod.metadata.namespace, name: o.name })) ?? [],
+    }],
+  });
 }
 
 const emptyOutputs = (): RunOutputs => ({ parameters: {}, artifacts: {} });
@@ -98,6 +110,25 @@ export function podNameFor(run: RunObject, taskPath: string, generation = 0, att
   const leaf = (taskPath.split('.').pop() ?? 'task').toLowerCase().replace(/[^a-z0-9-]/g, '-');
   const head = `${run.metadata.name}-${leaf}`.slice(0, 63 - 9).replace(/-+$/, '');
   return `${head}-${hash}`;
+}
+
+/** `<run>-<hash>`: a task's RunTask, stable for a run uid and task path, so a create after a crash finds it. */
+export function runTaskName(run: RunObject, taskPath: string): string {
+  const hash = createHash('sha256').update(`${run.metadata.uid}|${taskPath}`).digest('hex').slice(0, 10);
+  return `${run.metadata.name.slice(0, 200)}-${hash}`;
+}
+
+/** Whether a task's record is unchanged: fields a pass did not touch are the very same values. */
+function sameRecord(a: TaskStatus | undefined, b: TaskStatus): boolean {
+  if (!a) return false;
+  let n = 0;
+  for (const k in b) {
+    n++;
+    const f = k as keyof TaskStatus;
+    if (a[f] !== b[f] && !deepEqual(a[f], b[f])) return false;
+  }
+  for (const k in a) if (--n < 0 || !(k in b)) return false;
+  return true;
 }
 
 /** kfp-kubernetes' CreatePVC/DeletePVC compile to executors with these placeholder images. */
@@ -183,6 +214,8 @@ interface Pass {
   spec: PipelineSpec;
   status: RunStatus;
   tasks: Record<string, TaskStatus>;
+  /** the stored RunTask behind each task path, as this pass read it: what a save compares with */
+  records: Map<string, RunTask & StoredObject>;
   pods: Map<string, PodObject>;
   root: string;
   at: string;
@@ -197,23 +230,35 @@ interface Pass {
 }
 
 export class RunReconciler {
-  constructor(private readonly opts: RunControllerOptions) {}
+  private readonly cache: InformerCache;
+
+  constructor(private readonly opts: RunControllerOptions) {
+    this.cache = opts.cache ?? new InformerCache(opts.client);
+  }
 
   async reconcile(key: ObjectKey): Promise<Result> {
-    const { client } = this.opts;
-    const run = await client.find<Run>(Kinds.Run, key);
+    const run = this.cache.get(Kinds.Run, key) as RunObject | undefined;
     if (!run || run.metadata.deletionTimestamp) return {};
     const generation = run.spec.retryGeneration ?? 0;
     if (isRunDone(run.status?.state)) {
       if (generation > (run.status?.retryGeneration ?? 0)) await this.retry(run as RunObject, generation);
       return {};
     }
-    const owned = (await client.listAll<Pod>(Kinds.Pod, { namespace: key.namespace, labelSelector: `${RunLabels.run}=${run.metadata.name}` }))
-      .filter((p) => p.metadata.ownerReferences?.some((r) => r.uid === run.metadata.uid));
+    const owned = this.cache.owned(Kinds.Pod, run.metadata.uid) as PodObject[];
     const status = clone(run.status ?? {});
+    // a run's records are its RunTasks; status.tasks is read too for what an older Skiff left there
+    const tasks = status.tasks ?? {};
+    delete status.tasks;
+    const records = new Map<string, RunTask & StoredObject>();
+    for (const o of this.cache.owned(Kinds.RunTask, run.metadata.uid) as (RunTask & StoredObject)[]) {
+      if (o.metadata.deletionTimestamp) continue;
+      records.set(o.spec.path, o);
+      // the pass changes records' own fields only, never what they point at: a shallow copy will do
+      tasks[o.spec.path] = { ...o.status };
+    }
     const pass: Pass = {
-      run, spec: run.spec.pipelineSpec, status, tasks: (status.tasks ??= {}),
-      pods: new Map(owned.map((p) => [p.metadata.name, p as PodObject])),
+      run, spec: run.spec.pipelineSpec, status, tasks, records,
+      pods: new Map(owned.map((p) => [p.metadata.name, p])),
       root: '', at: now(), generation: status.retryGeneration ?? 0, toCreate: [], deferred: [], cacheWrites: [], notes: new Map(),
     };
     // 0. start: refuse what cannot run, before any Pod exists
@@ -254,7 +299,7 @@ export class RunReconciler {
       }
       return this.finish(pass, SUCCEEDED, 'Succeeded', 'all tasks succeeded');
     }
-    if (!deepEqual(status, run.status)) await this.write(pass);
+    await this.write(pass);
     await this.writeCache(pass);
     return pass.wakeAt !== undefined ? { requeueAfter: Math.max(0, pass.wakeAt - Date.now()) } : {};
   }
@@ -347,8 +392,49 @@ export class RunReconciler {
     }
   }
 
+  /** Saves the task records that changed, then the Run's status if it changed: the records first, so a crash between leaves the Run behind them, never ahead. */
   private async write(pass: Pass): Promise<void> {
-    pass.run = await this.opts.client.updateStatus<Run>({ ...pass.run, status: pass.status });
+    await this.saveTasks(pass);
+    const status: RunStatus = { ...pass.status };
+    if (isRunDone(status.state)) {
+      // the ended run carries every record, for readers of the finished run
+      status.tasks = pass.tasks;
+      delete status.taskCounts;
+    } else {
+      const counts: Partial<Record<RunState, number>> = {};
+      for (const rec of Object.values(pass.tasks)) counts[rec.state] = (counts[rec.state] ?? 0) + 1;
+      status.taskCounts = counts;
+    }
+    if (deepEqual(status, pass.run.status)) return;
+    pass.run = await this.opts.client.updateStatus<Run>({ ...pass.run, status });
+  }
+
+  /** Creates, updates or deletes the RunTask of each record that differs from the stored one. */
+  private async saveTasks(pass: Pass): Promise<void> {
+    const { client } = this.opts;
+    const { run } = pass;
+    for (const [path, rec] of Object.entries(pass.tasks)) {
+      const stored = pass.records.get(path);
+      if (stored && sameRecord(stored.status, rec)) continue;
+      const obj: RunTask = stored
+        ? { ...stored, status: rec }
+        : {
+          apiVersion: 'pipelines.kubeflow.org/v2beta1', kind: 'RunTask',
+          metadata: { name: runTaskName(run, path), namespace: run.metadata.namespace, labels: { [RunLabels.run]: run.metadata.name }, ownerReferences: [ownerRefTo(run)] },
+          spec: { run: run.metadata.name, path }, status: rec,
+        };
+      // a stale cache shows here as a conflict or AlreadyExists: the error requeues the run
+      pass.records.set(path, stored ? await client.update<RunTask>(obj) : await client.create<RunTask>(obj));
+    }
+    for (const [path, stored] of pass.records) {
+      if (path in pass.tasks) continue;
+      try {
+        await client.delete(Kinds.RunTask, { namespace: stored.metadata.namespace, name: stored.metadata.name }, { uid: stored.metadata.uid });
+      } catch (e) {
+        if (!(e instanceof ApiError && e.reason === StatusReason.NotFound)) throw e;
+      }
+      pass.records.delete(path);
+    }
   }
 
   private async finish(pass: Pass, state: 'SUCCEEDED' | 'FAILED' | 'CANCELED', reason: string, message: string, task?: string): Promise<Result> {
@@ -396,6 +482,14 @@ export class RunReconciler {
     if ((status.state === FAILED || status.state === CANCELED) && !run.spec.terminate) {
       const tasks = status.tasks ?? {};
       for (const [path, rec] of Object.entries(tasks)) if (!isSettled(rec.state)) delete tasks[path];
+      for (const o of this.cache.owned(Kinds.RunTask, run.metadata.uid) as (RunTask & StoredObject)[]) {
+        if (isSettled(o.status?.state)) continue;
+        try {
+          await this.opts.client.delete(Kinds.RunTask, { namespace: o.metadata.namespace, name: o.metadata.name }, { uid: o.metadata.uid });
+        } catch (e) {
+          if (!(e instanceof ApiError && e.reason === StatusReason.NotFound)) throw e;
+        }
+      }
       status.state = RUNNING;
       delete status.finishedAt;
       delete status.message;

@@ -21,6 +21,7 @@ import type { KindDef } from '../../api/registry.js';
 import { apiVersionOf } from '../../api/registry.js';
 import type { Controller, Manager, Result } from '../../control/controller.js';
 import type { Recorder } from '../../control/events.js';
+import { InformerCache } from '../../control/informer.js';
 import type { Client } from '../../store/client.js';
 import { TrainingConditions, conditionOf, hasTrue, isFinished, reasonFor, updateCondition } from './conditions.js';
 import type { TrainingConditionType } from './conditions.js';
@@ -48,6 +49,8 @@ export interface TrainingControllerOptions {
   gangRetryMs?: number;
   /** clock, for tests */
   now?: () => Date;
+  /** the Manager's informers, which the jobs' Pods are read from; made here when absent */
+  cache?: InformerCache;
 }
 
 type PodObject = Pod & StoredObject;
@@ -74,7 +77,7 @@ export function addTrainingController(mgr: Manager, opts: TrainingControllerOpti
 }
 
 function addOne(mgr: Manager, def: KindDef, opts: TrainingControllerOptions & { admission: GangAdmission }): Controller {
-  const r = new TrainingReconciler(def, opts);
+  const r = new TrainingReconciler(def, { cache: mgr.cache, ...opts });
   const c = mgr.add({
     name: `${def.kind.toLowerCase()}-controller`,
     for: def,
@@ -121,9 +124,11 @@ export class TrainingReconciler {
   private readonly gangRetryMs: number;
   /** jobs whose gang waits for room, with the last reason told */
   private readonly waiting = new Map<string, string>();
+  private readonly cache: InformerCache;
 
   constructor(private readonly def: KindDef, private readonly opts: TrainingControllerOptions & { admission: GangAdmission }) {
     this.client = opts.client;
+    this.cache = opts.cache ?? new InformerCache(opts.client);
     this.recorder = opts.recorder;
     this.now = opts.now ?? (() => new Date());
     this.admission = opts.admission;
@@ -145,7 +150,7 @@ export class TrainingReconciler {
     }
     const kind = this.opts.kinds(job.apiVersion, job.kind);
     if (!kind || !managedHere(job)) return {};
-    const all = await this.client.listAll<Pod>(Kinds.Pod, { namespace: key.namespace });
+    const all = this.cache.list(Kinds.Pod, { namespace: key.namespace }) as (Pod & StoredObject)[];
     const now = this.now();
     const pass: Pass = {
       job, kind, now, at: timestamp(now), status: structuredClone(job.status ?? {}),
