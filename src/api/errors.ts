@@ -93,3 +93,7 @@ export function isNotFound(e: unknown): boolean {
 export function isConflict(e: unknown): boolean {
   return e instanceof ApiError && (e.reason === StatusReason.Conflict || e.reason === StatusReason.AlreadyExists);
 }
+
+export function isAlreadyExists(e: unknown): boolean {
+  return e instanceof ApiError && e.reason === StatusReason.AlreadyExists;
+}

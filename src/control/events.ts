@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import type { StoredObject } from '../api/meta.js';
 import { now } from '../api/meta.js';
 import { Kinds } from '../api/index.js';
-import { isConflict, isNotFound } from '../api/errors.js';
+import { isAlreadyExists, isConflict, isNotFound } from '../api/errors.js';
 import type { Client } from '../store/client.js';
 
 export type EventType = 'Normal' | 'Warning';
@@ -33,9 +33,11 @@ export class EventRecorder implements Recorder {
     const digest = createHash('sha1').update(`${obj.metadata.uid}|${type}|${reason}|${message}`).digest('hex').slice(0, 12);
     const name = `${obj.metadata.name}.${digest}`.slice(0, 253);
     const at = now();
+    // most events are new: create first, and count a repeat only when the name is taken
+    let repeat = false;
     for (let attempt = 0; attempt < 3; attempt++) {
-      const existing = await this.client.find(Kinds.Event, { namespace, name });
       try {
+        const existing = repeat ? await this.client.find(Kinds.Event, { namespace, name }) : undefined;
         if (existing) {
           existing.count = Number(existing.count ?? 1) + 1;
           existing.lastTimestamp = at;
@@ -65,6 +67,10 @@ export class EventRecorder implements Recorder {
         }
         return;
       } catch (e) {
+        if (isAlreadyExists(e)) {
+          repeat = true;
+          continue;
+        }
         if (isConflict(e)) continue;
         if (isNotFound(e)) return; // the namespace is gone
         throw e;

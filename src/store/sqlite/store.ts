@@ -72,6 +72,7 @@ export class SqliteStore implements Store {
     this.historySize = opts.historySize ?? 50_000;
     this.stmts = {
       get: this.db.prepare<[string, string, string], Row>('SELECT data FROM objects WHERE res = ? AND ns = ? AND name = ?'),
+      exists: this.db.prepare<[string, string, string], { one: number }>('SELECT 1 AS one FROM objects WHERE res = ? AND ns = ? AND name = ?'),
       insert: this.db.prepare('INSERT INTO objects (res, ns, name, uid, rv, data) VALUES (?, ?, ?, ?, ?, ?)'),
       update: this.db.prepare('UPDATE objects SET rv = ?, data = ? WHERE res = ? AND ns = ? AND name = ?'),
       remove: this.db.prepare('DELETE FROM objects WHERE res = ? AND ns = ? AND name = ?'),
@@ -103,6 +104,10 @@ export class SqliteStore implements Store {
     return row ? (JSON.parse(row.data) as StoredObject) : undefined;
   }
 
+  private exists(res: ResourceRef, ns: string, name: string): boolean {
+    return this.stmts.exists.get(resourceKey(res), ns, name) !== undefined;
+  }
+
   private nsOf(res: ResourceRef, key: ObjectKey | KObject['metadata']): string {
     if (!res.namespaced) return '';
     if (!key.namespace) throw new ApiError(StatusReason.BadRequest, `${qualified(res)}: a namespace is required`);
@@ -110,8 +115,7 @@ export class SqliteStore implements Store {
   }
 
   /** Records a change: bumps the version, logs it and tells listeners once the transaction commits. */
-  private record(res: ResourceRef, type: WatchEvent['type'], obj: StoredObject, pending: StoreChange[]): void {
-    const data = JSON.stringify(obj);
+  private record(res: ResourceRef, type: WatchEvent['type'], obj: StoredObject, pending: StoreChange[], data = JSON.stringify(obj)): void {
     this.stmts.change.run(this.rv, resourceKey(res), obj.metadata.namespace ?? '', type, data);
     this.stmts.saveRv.run(this.rv);
     pending.push({ resource: resourceKey(res), type, object: obj });
@@ -157,9 +161,9 @@ export class SqliteStore implements Store {
         }
         let tries = 0;
         do meta.name = meta.generateName + randomSuffix();
-        while (this.read(res, ns, meta.name) && ++tries < 8);
+        while (this.exists(res, ns, meta.name) && ++tries < 8);
       }
-      if (this.read(res, ns, meta.name)) {
+      if (this.exists(res, ns, meta.name)) {
         throw new ApiError(StatusReason.AlreadyExists, `${qualified(res)} "${meta.name}" already exists`, { name: meta.name, group: res.group, kind: res.plural });
       }
       meta.uid ||= randomUUID();
@@ -167,9 +171,10 @@ export class SqliteStore implements Store {
       meta.generation = 1;
       delete meta.deletionTimestamp;
       meta.resourceVersion = String(++this.rv);
-      this.stmts.insert.run(resourceKey(res), ns, meta.name, meta.uid, this.rv, JSON.stringify(obj));
+      const data = JSON.stringify(obj);
+      this.stmts.insert.run(resourceKey(res), ns, meta.name, meta.uid, this.rv, data);
       this.indexOwners(res, obj);
-      this.record(res, 'ADDED', obj, pending);
+      this.record(res, 'ADDED', obj, pending, data);
       return obj;
     });
   }
@@ -275,9 +280,10 @@ export class SqliteStore implements Store {
         this.record(res, 'DELETED', obj, pending);
         return obj;
       }
-      this.stmts.update.run(this.rv, JSON.stringify(obj), resourceKey(res), ns, name);
+      const data = JSON.stringify(obj);
+      this.stmts.update.run(this.rv, data, resourceKey(res), ns, name);
       if (!deepEqual(obj.metadata.ownerReferences, old.metadata.ownerReferences)) this.indexOwners(res, obj);
-      this.record(res, 'MODIFIED', obj, pending);
+      this.record(res, 'MODIFIED', obj, pending, data);
       return obj;
     });
   }
@@ -306,8 +312,9 @@ export class SqliteStore implements Store {
         if (opts.gracePeriodSeconds !== undefined) obj.metadata.deletionGracePeriodSeconds = opts.gracePeriodSeconds;
         obj.metadata.generation = (obj.metadata.generation ?? 1) + 1;
         obj.metadata.resourceVersion = String(++this.rv);
-        this.stmts.update.run(this.rv, JSON.stringify(obj), resourceKey(res), ns, key.name);
-        this.record(res, 'MODIFIED', obj, pending);
+        const data = JSON.stringify(obj);
+        this.stmts.update.run(this.rv, data, resourceKey(res), ns, key.name);
+        this.record(res, 'MODIFIED', obj, pending, data);
         return obj;
       }
       obj.metadata.deletionTimestamp ??= now();
