@@ -131,6 +131,23 @@ describe('sqlite store', () => {
     assert.throws(() => client.watch(Kinds.ConfigMap, { resourceVersion: first.metadata.resourceVersion }, () => undefined), (e) => reason(e) === '410 Expired');
   });
 
+  it('never reuses a version after reopening, even when the newest changes were deletions past a trim', async () => {
+    const { mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const file = join(mkdtempSync(join(tmpdir(), 'skiff-store-')), 'db');
+    const s1 = new SqliteStore({ file, historySize: 2 });
+    for (let i = 0; i < 1005; i++) await s1.create(Kinds.Namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `n${i}` } });
+    for (let i = 0; i < 3; i++) await s1.delete(Kinds.Namespace, { name: `n${1004 - i}` });
+    const rv = s1.resourceVersion();
+    await s1.close();
+    const s2 = new SqliteStore({ file, historySize: 2 });
+    assert.equal(s2.resourceVersion(), rv);
+    const next = await s2.create(Kinds.Namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'after' } });
+    assert.equal(Number(next.metadata.resourceVersion), Number(rv) + 1);
+    await s2.close();
+  });
+
   it('survives reopening the file: objects, versions and history persist', async () => {
     const { mkdtempSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');

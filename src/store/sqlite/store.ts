@@ -90,8 +90,10 @@ export class SqliteStore implements Store {
       oldestChange: this.db.prepare<[], { rv: number | null }>('SELECT min(rv) AS rv FROM changes'),
       trim: this.db.prepare('DELETE FROM changes WHERE rv <= ?'),
       saveRv: this.db.prepare("INSERT INTO counters (name, value) VALUES ('rv', ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value"),
-      loadRv: this.db.prepare<[], { value: number }>("SELECT value FROM counters WHERE name = 'rv'"),
+      loadRv: this.db.prepare<[], { value: number | null }>("SELECT max(coalesce((SELECT value FROM counters WHERE name = 'rv'), 0), coalesce((SELECT max(rv) FROM changes), 0), coalesce((SELECT max(rv) FROM objects), 0)) AS value"),
     };
+    // the newest change always stays in the change log (trimming keeps the last historySize), so the
+    // counter is written only when the log is trimmed, not on every write
     this.rv = this.stmts.loadRv.get()?.value ?? 0;
   }
 
@@ -117,7 +119,6 @@ export class SqliteStore implements Store {
   /** Records a change: bumps the version, logs it and tells listeners once the transaction commits. */
   private record(res: ResourceRef, type: WatchEvent['type'], obj: StoredObject, pending: StoreChange[], data = JSON.stringify(obj)): void {
     this.stmts.change.run(this.rv, resourceKey(res), obj.metadata.namespace ?? '', type, data);
-    this.stmts.saveRv.run(this.rv);
     pending.push({ resource: resourceKey(res), type, object: obj });
   }
 
@@ -131,6 +132,7 @@ export class SqliteStore implements Store {
     for (const change of pending) for (const l of this.listeners) l(change);
     if (++this.writesSinceTrim >= 1000) {
       this.writesSinceTrim = 0;
+      this.stmts.saveRv.run(this.rv);
       this.stmts.trim.run(this.rv - this.historySize);
     }
   }
