@@ -7,6 +7,7 @@ import {
   type APIVersions,
   type Discovery,
 } from './discovery.js';
+import { httpFetch, type HttpFetch, type HttpResponse } from './http.js';
 import type { KList, KObject, WatchEvent } from './types.js';
 
 export const DEFAULT_SERVER = 'http://127.0.0.1:8080';
@@ -70,7 +71,10 @@ export function queryString(query: Query | undefined): string {
   return s ? `?${s}` : '';
 }
 
-export async function errorFromResponse(res: Response): Promise<ApiError> {
+/** the parts of an HTTP answer an error is made from (a fetch Response has them too) */
+export type AnswerLike = Pick<HttpResponse, 'status' | 'statusText' | 'text'>;
+
+export async function errorFromResponse(res: AnswerLike): Promise<ApiError> {
   let text = '';
   try {
     text = await res.text();
@@ -104,7 +108,7 @@ export class Client {
 
   constructor(
     readonly server: string,
-    private readonly fetchImpl: typeof fetch = globalThis.fetch,
+    private readonly fetchImpl: HttpFetch = httpFetch,
   ) {}
 
   url(path: string, query?: Query): string {
@@ -112,14 +116,14 @@ export class Client {
   }
 
   /** Raw request; throws ConnectionError when the server cannot be reached, ApiError on non-2xx. */
-  async raw(method: string, path: string, opts: RequestOptions = {}): Promise<Response> {
+  async raw(method: string, path: string, opts: RequestOptions = {}): Promise<HttpResponse> {
     const headers: Record<string, string> = { Accept: 'application/json' };
     let body: string | undefined;
     if (opts.body !== undefined) {
       headers['Content-Type'] = 'application/json';
       body = JSON.stringify(opts.body);
     }
-    let res: Response;
+    let res: HttpResponse;
     try {
       res = await this.fetchImpl(this.url(path, opts.query), { method, headers, body, signal: opts.signal });
     } catch (err) {
@@ -164,7 +168,7 @@ export class Client {
    * `signal` aborts (then it just ends).
    */
   async *watch(path: string, query: Query, signal?: AbortSignal): AsyncGenerator<WatchEvent> {
-    let res: Response;
+    let res: HttpResponse;
     try {
       res = await this.raw('GET', path, { query: { ...query, watch: true }, signal });
     } catch (err) {
@@ -190,7 +194,7 @@ export class Client {
       return { type: e.type, object: (e.object ?? {}) as KObject };
     };
     try {
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      for await (const chunk of res.body) {
         buffered += decoder.decode(chunk, { stream: true });
         let nl: number;
         while ((nl = buffered.indexOf('\n')) >= 0) {

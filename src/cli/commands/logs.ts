@@ -3,6 +3,7 @@ import { parseDuration } from '../duration.js';
 import { findResource, objectRef, resolveResource, resourcePath, type ResourceInfo } from '../discovery.js';
 import type { KObject, Pod } from '../types.js';
 import { NAMESPACE_FLAG, positiveIntFlag, sleep, type Command, type Context } from './common.js';
+import type { HttpResponse } from '../http.js';
 
 const DEFAULT_CONTAINER_ANNOTATION = 'kubectl.kubernetes.io/default-container';
 
@@ -180,7 +181,7 @@ worker-0 of a worker-only job, the MPI launcher; --replica TYPE-INDEX picks anot
     };
 
     const deadline = Date.now() + waitMs;
-    let res: Response;
+    let res: HttpResponse;
     for (;;) {
       try {
         res = await ctx.client.raw('GET', path, { query, signal: ctx.signal });
@@ -198,7 +199,7 @@ worker-0 of a worker-only job, the MPI launcher; --replica TYPE-INDEX picks anot
     if (!res.body) return 0;
     const decoder = new TextDecoder();
     try {
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      for await (const chunk of res.body) {
         const text = decoder.decode(chunk, { stream: true });
         if (text) await ctx.out(text);
       }
