@@ -9,6 +9,7 @@ import type { Readable } from 'node:stream';
 import type { DeleteOptions } from '../store/store.js';
 import type { PodExecSource, PodLogOptions, PodLogSource } from '../substrate/substrate.js';
 import { parseBody, readBody, send, sendError } from './body.js';
+import { after, type Timer } from '../util/timers.js';
 import { apiGroupList, apiResourceList, apiVersions, openApi } from './discovery.js';
 import { KfpApi } from './kfp/api.js';
 import type { MetricsRegistry } from './metrics.js';
@@ -335,13 +336,13 @@ export class App {
     res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store', 'transfer-encoding': 'chunked' });
     res.flushHeaders();
     let closed = false;
-    const timers: NodeJS.Timeout[] = [];
+    const timers: Timer[] = [];
     let handle: { stop(): void } | undefined;
     const close = (): void => {
       if (closed) return;
       closed = true;
       handle?.stop();
-      for (const tm of timers) clearTimeout(tm);
+      for (const tm of timers) tm.clear();
       res.end();
     };
     req.on('close', close);
@@ -362,15 +363,15 @@ export class App {
       close();
       return;
     }
-    if (timeout !== undefined) timers.push(setTimeout(close, timeout * 1000));
+    if (timeout !== undefined) timers.push(after(timeout * 1000, close));
     if (qBool(url, 'allowWatchBookmarks') && url.searchParams.has('allowWatchBookmarks')) {
       const every = this.deps.bookmarkMs ?? 15_000;
       const tick = (): void => {
         if (closed) return;
         res.write(JSON.stringify({ type: 'BOOKMARK', object: { apiVersion: apiVersionOf(t.def), kind: t.def.kind, metadata: { resourceVersion: this.deps.client.store.resourceVersion() } } }) + '\n');
-        timers.push(setTimeout(tick, every).unref());
+        timers.push(after(every, tick).unref());
       };
-      timers.push(setTimeout(tick, every).unref());
+      timers.push(after(every, tick).unref());
     }
   }
 

@@ -32,6 +32,7 @@ import { App } from './app.js';
 import { MetricsRegistry } from './metrics.js';
 import type { SkiffOptions } from './config.js';
 import { compileConfig } from './config.js';
+import { every } from '../util/timers.js';
 
 export type { SkiffOptions } from './config.js';
 
@@ -170,8 +171,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
       log(`event sweep: ${(e as Error).message}`);
     }
   };
-  const sweeper = setInterval(() => void sweep(), Math.min(config.eventTtlMs, 10 * 60_000));
-  sweeper.unref();
+  const sweeper = every(Math.min(config.eventTtlMs, 10 * 60_000), () => void sweep()).unref();
   ready = true;
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
@@ -181,7 +181,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     client,
     async stop(o = {}) {
       ready = false;
-      clearInterval(sweeper);
+      sweeper.clear();
       gateway.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -13,6 +13,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
 import type { RevisionSpec } from '../../api/serving-revision.js';
 import { LoadTracker } from './autoscaler.js';
+import { after, type Timer } from '../../util/timers.js';
 
 export interface UpstreamResponse {
   status: number;
@@ -61,7 +62,7 @@ export class Replica implements Target {
     const started = Date.now();
     const attempt = (): void => {
       if (this.stopped) return;
-      const next = (): void => void setTimeout(attempt, Date.now() - started < 5000 ? 20 : 250);
+      const next = (): void => void after(Date.now() - started < 5000 ? 20 : 250, attempt);
       const ok = (): void => {
         this.probing = false;
         this.ready = true;
@@ -147,7 +148,7 @@ export class RevisionDispatcher {
   readonly replicas = new Map<string, Replica>();
   inProcess: InProcessModel | undefined;
   private readonly queue: WorkItem[] = [];
-  private batchTimer: NodeJS.Timeout | undefined;
+  private batchTimer: Timer | undefined;
   private readonly inProcessTarget: Target & { inflight: number; batches: number };
 
   constructor(public spec: RevisionSpec, readonly key: string, private readonly onDemand: () => void, private readonly onReadyChange: () => void) {
@@ -237,15 +238,14 @@ export class RevisionDispatcher {
     }
     this.queue.push(item);
     const wait = item.deadline - Date.now();
-    const timer = setTimeout(() => {
+    const timer = after(Math.max(0, wait), () => {
       const i = this.queue.indexOf(item);
       if (i >= 0) {
         this.queue.splice(i, 1);
         item.fail(504, `no replica answered within ${Math.round((item.deadline - item.enqueuedAt) / 1000)} s`);
       }
-    }, Math.max(0, wait));
-    timer.unref();
-    const settle = (): void => clearTimeout(timer);
+    }).unref();
+    const settle = (): void => timer.clear();
     const run = item.run;
     item.run = async (t, b) => {
       settle();
@@ -290,10 +290,10 @@ export class RevisionDispatcher {
         const age = Date.now() - head.enqueuedAt;
         if (weight < batcher.maxBatchSize && age < batcher.maxLatencyMs) {
           if (!this.batchTimer) {
-            this.batchTimer = setTimeout(() => {
+            this.batchTimer = after(batcher.maxLatencyMs - age, () => {
               this.batchTimer = undefined;
               this.pump();
-            }, batcher.maxLatencyMs - age);
+            });
           }
           return;
         }
@@ -343,6 +343,6 @@ export class RevisionDispatcher {
     for (const it of this.queue.splice(0)) it.fail(503, message);
     for (const r of this.replicas.values()) r.stop();
     this.replicas.clear();
-    if (this.batchTimer) clearTimeout(this.batchTimer);
+    this.batchTimer?.clear();
   }
 }

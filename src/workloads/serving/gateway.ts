@@ -28,6 +28,7 @@ import type { Tensor } from './tensor.js';
 import { parseV1Request } from './v1.js';
 import { encodeInferRequest, encodeInferResponse, parseInferRequest, parseInferResponse } from './v2.js';
 import type { InferRequest } from './v2.js';
+import { every, type Timer } from '../../util/timers.js';
 
 export type ComponentName = 'predictor' | 'transformer' | 'explainer';
 
@@ -77,7 +78,7 @@ export class Gateway {
   private readonly queueTime: Histogram;
   private readonly batchSize: Histogram;
   private readonly maxBody: number;
-  private readonly tick: NodeJS.Timeout;
+  private readonly tick: Timer;
   private readonly wanted = new Map<string, number>();
   private readonly routed = new Set<string>();
   private readonly meters = new WeakMap<RevisionDispatcher, Meters>();
@@ -94,8 +95,7 @@ export class Gateway {
     this.queueTime = opts.metrics.histogram('skiff_serving_queue_duration_seconds', 'Time requests waited at the gateway for a replica or a batch', labels);
     this.batchSize = opts.metrics.histogram('skiff_serving_batch_size', 'Instances per request sent to a replica', labels, [1, 2, 4, 8, 16, 32, 64, 128, 256]);
     // the autoscaler looks at every revision once a second
-    this.tick = setInterval(() => this.autoscale(), 1000);
-    this.tick.unref();
+    this.tick = every(1000, () => this.autoscale()).unref();
   }
 
   /** called when a revision's wanted replica count or readiness may have changed */
@@ -104,7 +104,7 @@ export class Gateway {
   }
 
   stop(): void {
-    clearInterval(this.tick);
+    this.tick.clear();
     for (const d of this.revisions.values()) {
       d.close('the server is stopping');
       void (d.inProcess as InProcessOnnxServer | undefined)?.close();
