@@ -16,6 +16,9 @@ import type { MetricsRegistry } from './metrics.js';
 import type { Gateway } from '../workloads/serving/gateway.js';
 import { trainingKindFor } from '../workloads/training/render.js';
 
+/** the patch media types Skiff applies, in the order kube-apiserver lists them */
+const PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json'];
+
 /** The framing of an exec response (content type EXEC_CONTENT_TYPE): frames of one channel byte, a
  *  big-endian uint32 length and that many bytes. Channel 1 is stdout, 2 stderr; the last frame is
  *  channel 3, a JSON `{exitCode, signal?}`, or channel 4, a JSON Status for a failure after the start. */
@@ -273,8 +276,12 @@ export class App {
       }
       case 'PATCH': {
         const ct = (req.headers['content-type'] ?? '').toLowerCase();
-        const type: PatchType = ct.includes('json-patch') ? 'json' : ct.includes('strategic') ? 'strategic' : 'merge';
-        if (ct.includes('apply-patch')) throw new ApiError(StatusReason.UnsupportedMediaType, 'server-side apply is not supported; use merge-patch (application/merge-patch+json) or JSON patch (application/json-patch+json)');
+        // strategic merge merges lists by key, which a JSON merge patch would replace: refused, as
+        // kube-apiserver refuses it for custom resources, until Skiff merges by key; so is server-side apply
+        if (ct.includes('strategic-merge-patch') || ct.includes('apply-patch')) {
+          throw new ApiError(StatusReason.UnsupportedMediaType, `the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.join(', ')}`);
+        }
+        const type: PatchType = ct.includes('json-patch') ? 'json' : 'merge';
         const patch = await this.body(req);
         return send(res, 200, await client.patch(t.def, key, patch, type, { subresource, dryRun }), accept);
       }
