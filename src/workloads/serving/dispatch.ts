@@ -13,7 +13,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
 import type { RevisionSpec } from '../../api/serving-revision.js';
 import { LoadTracker } from './autoscaler.js';
-import { after, type Timer } from '../../util/timers.js';
+import { MAX_TIMEOUT_MS, after, type Timer } from '../../util/timers.js';
 
 export interface UpstreamResponse {
   status: number;
@@ -115,7 +115,8 @@ export class Replica implements Target {
         res.on('end', () => resolve({ status: res.statusCode ?? 502, headers: flatHeaders(res.headers), body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks) }));
         res.on('error', reject);
       });
-      req.setTimeout(timeoutMs, () => req.destroy(new TimeoutError(`no answer within ${Math.round(timeoutMs / 1000)} s`)));
+      // a socket's idle timeout has setTimeout's limit; past 24.8 days idle it is the same as forever
+      req.setTimeout(Math.min(timeoutMs, MAX_TIMEOUT_MS), () => req.destroy(new TimeoutError(`no answer within ${Math.round(timeoutMs / 1000)} s`)));
       req.on('error', (e: NodeJS.ErrnoException) => {
         if (e.code === 'ECONNREFUSED' || e.code === 'ECONNRESET') this.lost();
         reject(e);
