@@ -84,6 +84,25 @@ describe('API server', () => {
     assert.deepEqual(patched.body.data, { w: 'x', z: 'y' });
   });
 
+  it('refuses a strategic merge patch with 415 and Kubernetes\' Status, leaving the object as it was', async () => {
+    const podsPath = '/api/v1/namespaces/default/pods';
+    await s.create(podsPath, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'smp' }, spec: { nodeName: 'nowhere', containers: [{ name: 'a', image: 'python', command: ['true'] }, { name: 'b', image: 'python', command: ['true'] }] } });
+    // a strategic merge would merge this into container "a"; a JSON merge patch would drop container "b"
+    const patch = { spec: { containers: [{ name: 'a', image: 'python:3' }] } };
+    for (const ct of ['application/strategic-merge-patch+json', 'application/strategic-merge-patch+json; charset=utf-8', 'application/apply-patch+yaml']) {
+      const r = await s.req('PATCH', `${podsPath}/smp`, patch, { 'content-type': ct });
+      assert.equal(r.status, 415, ct);
+      assert.deepEqual(
+        { kind: r.body.kind, apiVersion: r.body.apiVersion, status: r.body.status, reason: r.body.reason, code: r.body.code, message: r.body.message },
+        { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'UnsupportedMediaType', code: 415, message: 'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json' },
+        ct,
+      );
+    }
+    const pod = await s.get(`${podsPath}/smp`);
+    assert.deepEqual(pod.spec.containers.map((c: any) => [c.name, c.image]), [['a', 'python'], ['b', 'python']]);
+    await s.req('DELETE', `${podsPath}/smp?gracePeriodSeconds=0`);
+  });
+
   it('streams watch events and resumes from a resourceVersion', async () => {
     const first = await s.create(cmPath, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w1', labels: { watch: 'me' } } });
     await s.create(cmPath, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w2', labels: { watch: 'me' } } });

@@ -21,6 +21,11 @@ export class TestServer {
 
   constructor(readonly dataDir: string, private readonly configFile: string) {}
 
+  /** the server process's pid, to read its CPU time from /proc */
+  get pid(): number | undefined {
+    return this.proc?.pid;
+  }
+
   static async start(opts: ServerOptions = {}): Promise<TestServer> {
     const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'skiff-e2e-'));
     const configFile = join(dataDir, 'test-config.yaml');

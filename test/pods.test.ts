@@ -164,7 +164,7 @@ describe('pods on the local substrate', () => {
     assert.ok(del.body.metadata.deletionTimestamp);
     await s.until('pod gone', async () => (await s.req('GET', `${pods}/stubborn`)).status === 404);
     assert.ok(Date.now() - t0 >= 900, 'waited for the grace period');
-    await s.until('no stray processes', async () => processesWith(marker).length === 0, 5000);
+    await s.until('no stray processes', async () => processesWith(marker).length === 0);
   });
 
   it('waits Pending with a reason when requests do not fit, and starts when room frees', async () => {

@@ -344,11 +344,10 @@ void test('wait: the opposite terminal condition fails at once', async () => {
   server.onWatch = () => {
     setTimeout(() => server.put(piJob([{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' }])), 20);
   };
-  const started = Date.now();
   const r = await run(['wait', 'job/pi', '--for', 'condition=Complete', '--timeout=30s']);
   assert.equal(r.code, 1);
+  // the failure itself, not the timeout's message: it did not wait the 30 s out
   assert.equal(r.stderr, 'error: job.batch/pi failed: BackoffLimitExceeded: Job has reached the specified backoff limit\n');
-  assert.ok(Date.now() - started < 5000);
 });
 
 void test('wait: already met, timeout, condition=false, delete', async () => {

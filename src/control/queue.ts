@@ -2,6 +2,8 @@
 // on twice at once (added while in flight, it runs once more after), delayed adds keep the earliest
 // due time, and failures back off per key.
 
+import { after, type Timer } from '../util/timers.js';
+
 export interface RateLimit {
   baseMs: number;
   maxMs: number;
@@ -12,7 +14,7 @@ export class WorkQueue {
   private readonly queued = new Set<string>();
   private readonly inFlight = new Set<string>();
   private readonly dirty = new Set<string>();
-  private readonly timers = new Map<string, { due: number; timer: NodeJS.Timeout }>();
+  private readonly timers = new Map<string, { due: number; timer: Timer }>();
   private readonly failures = new Map<string, number>();
   private waiters: (() => void)[] = [];
   private closed = false;
@@ -23,7 +25,7 @@ export class WorkQueue {
     if (this.closed) return;
     const t = this.timers.get(key);
     if (t) {
-      clearTimeout(t.timer);
+      t.timer.clear();
       this.timers.delete(key);
     }
     if (this.inFlight.has(key)) {
@@ -43,12 +45,12 @@ export class WorkQueue {
     const due = Date.now() + delayMs;
     const existing = this.timers.get(key);
     if (existing && existing.due <= due) return;
-    if (existing) clearTimeout(existing.timer);
-    const timer = setTimeout(() => {
+    if (existing) existing.timer.clear();
+    // delays of any length: a 40-day Job deadline must not fire after 1 ms
+    const timer = after(delayMs, () => {
       this.timers.delete(key);
       this.add(key);
-    }, delayMs);
-    timer.unref();
+    }).unref();
     this.timers.set(key, { due, timer });
   }
 
@@ -95,7 +97,7 @@ export class WorkQueue {
 
   shutdown(): void {
     this.closed = true;
-    for (const t of this.timers.values()) clearTimeout(t.timer);
+    for (const t of this.timers.values()) t.timer.clear();
     this.timers.clear();
     for (const w of this.waiters) w();
     this.waiters = [];

@@ -10,10 +10,14 @@ import type { Readable } from 'node:stream';
 import type { DeleteOptions } from '../store/store.js';
 import type { PodExecSource, PodLogOptions, PodLogSource } from '../substrate/substrate.js';
 import { parseBody, readBody, send, sendError } from './body.js';
+import { after, type Timer } from '../util/timers.js';
 import { apiGroupList, apiResourceList, apiVersions, openApi } from './discovery.js';
 import { KfpApi } from './kfp/api.js';
 import type { MetricsRegistry } from './metrics.js';
 import type { Gateway } from './inference/gateway.js';
+
+/** the patch media types Skiff applies, in the order kube-apiserver lists them */
+const PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json'];
 
 /** The framing of an exec response (content type EXEC_CONTENT_TYPE): frames of one channel byte, a
  *  big-endian uint32 length and that many bytes. Channel 1 is stdout, 2 stderr; the last frame is
@@ -264,8 +268,12 @@ export class App {
       }
       case 'PATCH': {
         const ct = (req.headers['content-type'] ?? '').toLowerCase();
-        const type: PatchType = ct.includes('json-patch') ? 'json' : ct.includes('strategic') ? 'strategic' : 'merge';
-        if (ct.includes('apply-patch')) throw new ApiError(StatusReason.UnsupportedMediaType, 'server-side apply is not supported; use merge-patch (application/merge-patch+json) or JSON patch (application/json-patch+json)');
+        // strategic merge merges lists by key, which a JSON merge patch would replace: refused, as
+        // kube-apiserver refuses it for custom resources, until Skiff merges by key; so is server-side apply
+        if (ct.includes('strategic-merge-patch') || ct.includes('apply-patch')) {
+          throw new ApiError(StatusReason.UnsupportedMediaType, `the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.join(', ')}`);
+        }
+        const type: PatchType = ct.includes('json-patch') ? 'json' : 'merge';
         const patch = await this.body(req);
         return send(res, 200, await client.patch(t.def, key, patch, type, { subresource, dryRun }), accept);
       }
@@ -327,13 +335,13 @@ export class App {
     res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store', 'transfer-encoding': 'chunked' });
     res.flushHeaders();
     let closed = false;
-    const timers: NodeJS.Timeout[] = [];
+    const timers: Timer[] = [];
     let handle: { stop(): void } | undefined;
     const close = (): void => {
       if (closed) return;
       closed = true;
       handle?.stop();
-      for (const tm of timers) clearTimeout(tm);
+      for (const tm of timers) tm.clear();
       res.end();
     };
     req.on('close', close);
@@ -354,15 +362,15 @@ export class App {
       close();
       return;
     }
-    if (timeout !== undefined) timers.push(setTimeout(close, timeout * 1000));
+    if (timeout !== undefined) timers.push(after(timeout * 1000, close));
     if (qBool(url, 'allowWatchBookmarks') && url.searchParams.has('allowWatchBookmarks')) {
       const every = this.deps.bookmarkMs ?? 15_000;
       const tick = (): void => {
         if (closed) return;
         res.write(JSON.stringify({ type: 'BOOKMARK', object: { apiVersion: apiVersionOf(t.def), kind: t.def.kind, metadata: { resourceVersion: this.deps.client.store.resourceVersion() } } }) + '\n');
-        timers.push(setTimeout(tick, every).unref());
+        timers.push(after(every, tick).unref());
       };
-      timers.push(setTimeout(tick, every).unref());
+      timers.push(after(every, tick).unref());
     }
   }
 

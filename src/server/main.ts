@@ -24,6 +24,7 @@ import type { StartedWorkload } from '../workloads/workload.js';
 import { dryRenderer, registryOf, workloads } from './workloads.js';
 import type { SkiffOptions } from './config.js';
 import { compileConfig } from './config.js';
+import { every } from '../util/timers.js';
 
 export type { SkiffOptions } from './config.js';
 
@@ -138,8 +139,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
       log(`event sweep: ${(e as Error).message}`);
     }
   };
-  const sweeper = setInterval(() => void sweep(), Math.min(config.eventTtlMs, 10 * 60_000));
-  sweeper.unref();
+  const sweeper = every(Math.min(config.eventTtlMs, 10 * 60_000), () => void sweep()).unref();
   ready = true;
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
@@ -149,7 +149,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     client,
     async stop(o = {}) {
       ready = false;
-      clearInterval(sweeper);
+      sweeper.clear();
       gateway.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

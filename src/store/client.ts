@@ -11,7 +11,7 @@ import { Validator } from '../api/validation.js';
 import { applyJsonPatch, mergePatch } from './patch.js';
 import type { DeleteOptions, ListOptions, ListResult, Store, WatchEvent, WatchOptions } from './store.js';
 
-export type PatchType = 'merge' | 'json' | 'strategic';
+export type PatchType = 'merge' | 'json';
 
 const maxAnnotationBytes = 256 * 1024;
 

@@ -11,6 +11,7 @@ import {
 } from '../discovery.js';
 import type { CliIO } from '../io.js';
 import type { KObject } from '../types.js';
+import { after } from '../../util/timers.js';
 
 export interface Context {
   io: CliIO;
@@ -141,12 +142,12 @@ export function requireNoExtraArgs(args: ParsedArgs, max: number, what: string):
 export function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve(false);
-    const t = setTimeout(() => {
+    const t = after(ms, () => {
       signal?.removeEventListener('abort', onAbort);
       resolve(true);
-    }, ms);
+    });
     const onAbort = (): void => {
-      clearTimeout(t);
+      t.clear();
       resolve(false);
     };
     signal?.addEventListener('abort', onAbort, { once: true });
@@ -166,11 +167,11 @@ export function combineSignals(signals: (AbortSignal | undefined)[], timeoutMs?:
     cleanups.push(() => s.removeEventListener('abort', on));
   }
   if (timeoutMs !== undefined) {
-    const t = setTimeout(() => {
+    const t = after(timeoutMs, () => {
       timedOut = true;
       ac.abort(new DOMException('timed out', 'TimeoutError'));
-    }, Math.max(0, timeoutMs));
-    cleanups.push(() => clearTimeout(t));
+    });
+    cleanups.push(() => t.clear());
   }
   return {
     signal: ac.signal,

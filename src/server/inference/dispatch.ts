@@ -14,6 +14,7 @@ import { connect } from 'node:net';
 import type { RevisionSpec } from '../../api/serving-revision.js';
 import { LoadTracker } from './load.js';
 import type { LoadReading } from '../../workloads/serving/data-plane.js';
+import { MAX_TIMEOUT_MS, after, type Timer } from '../../util/timers.js';
 
 export interface UpstreamResponse {
   status: number;
@@ -62,7 +63,7 @@ export class Replica implements Target {
     const started = Date.now();
     const attempt = (): void => {
       if (this.stopped) return;
-      const next = (): void => void setTimeout(attempt, Date.now() - started < 5000 ? 20 : 250);
+      const next = (): void => void after(Date.now() - started < 5000 ? 20 : 250, attempt);
       const ok = (): void => {
         this.probing = false;
         this.ready = true;
@@ -115,7 +116,8 @@ export class Replica implements Target {
         res.on('end', () => resolve({ status: res.statusCode ?? 502, headers: flatHeaders(res.headers), body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks) }));
         res.on('error', reject);
       });
-      req.setTimeout(timeoutMs, () => req.destroy(new TimeoutError(`no answer within ${Math.round(timeoutMs / 1000)} s`)));
+      // a socket's idle timeout has setTimeout's limit; past 24.8 days idle it is the same as forever
+      req.setTimeout(Math.min(timeoutMs, MAX_TIMEOUT_MS), () => req.destroy(new TimeoutError(`no answer within ${Math.round(timeoutMs / 1000)} s`)));
       req.on('error', (e: NodeJS.ErrnoException) => {
         if (e.code === 'ECONNREFUSED' || e.code === 'ECONNRESET') this.lost();
         reject(e);
@@ -148,7 +150,7 @@ export class RevisionDispatcher {
   readonly replicas = new Map<string, Replica>();
   inProcess: InProcessModel | undefined;
   private readonly queue: WorkItem[] = [];
-  private batchTimer: NodeJS.Timeout | undefined;
+  private batchTimer: Timer | undefined;
   private readonly inProcessTarget: Target & { inflight: number; batches: number };
 
   /** the load the autoscaler reads: the tracker's, with the queue's length */
@@ -248,15 +250,14 @@ export class RevisionDispatcher {
     }
     this.queue.push(item);
     const wait = item.deadline - Date.now();
-    const timer = setTimeout(() => {
+    const timer = after(Math.max(0, wait), () => {
       const i = this.queue.indexOf(item);
       if (i >= 0) {
         this.queue.splice(i, 1);
         item.fail(504, `no replica answered within ${Math.round((item.deadline - item.enqueuedAt) / 1000)} s`);
       }
-    }, Math.max(0, wait));
-    timer.unref();
-    const settle = (): void => clearTimeout(timer);
+    }).unref();
+    const settle = (): void => timer.clear();
     const run = item.run;
     item.run = async (t, b) => {
       settle();
@@ -301,10 +302,10 @@ export class RevisionDispatcher {
         const age = Date.now() - head.enqueuedAt;
         if (weight < batcher.maxBatchSize && age < batcher.maxLatencyMs) {
           if (!this.batchTimer) {
-            this.batchTimer = setTimeout(() => {
+            this.batchTimer = after(batcher.maxLatencyMs - age, () => {
               this.batchTimer = undefined;
               this.pump();
-            }, batcher.maxLatencyMs - age);
+            });
           }
           return;
         }
@@ -354,6 +355,6 @@ export class RevisionDispatcher {
     for (const it of this.queue.splice(0)) it.fail(503, message);
     for (const r of this.replicas.values()) r.stop();
     this.replicas.clear();
-    if (this.batchTimer) clearTimeout(this.batchTimer);
+    this.batchTimer?.clear();
   }
 }

@@ -13,6 +13,7 @@ import { Worker } from 'node:worker_threads';
 import type { Datatype, Tensor, TensorData } from './tensor.js';
 import { ProtocolError, dataMatches, elementCount, shapeText } from './tensor.js';
 import type { FromWorker, ToWorker, WireMeta, WireTensor, WorkerInit } from './onnx-worker.js';
+import { after } from '../../util/timers.js';
 
 /** a model input or output: -1 marks a dynamic dim */
 export interface TensorSpec {
@@ -305,9 +306,9 @@ export class OnnxModel {
           w.on('message', (m: FromWorker) => { if (m.op === 'closed') resolve(); });
         });
         w.postMessage({ op: 'close' } satisfies ToWorker);
-        const timer = setTimeout(() => void w.terminate(), 5000);
+        const timer = after(5000, () => void w.terminate());
         await closed;
-        clearTimeout(timer);
+        timer.clear();
         await w.terminate();
       }
       this.fail(new Error(`model ${this.file} is closed`));

@@ -26,6 +26,7 @@ import { adopt, bwrapAvailable, execTarget, launch } from './process.js';
 import type { ContainerRuntime, PodRuntime } from './runtime.js';
 import { loadContainer, logFile, readPodRecord, runDir, writePodRecord } from './runtime.js';
 import { decidePhase, podStatus } from './status.js';
+import { after, type Timer } from '../../util/timers.js';
 import { containerBinds, prepareVolumes } from './volumes.js';
 
 export interface KubeletOptions {
@@ -58,7 +59,7 @@ export class Kubelet {
   private readonly podsDir: string;
   private controller?: Controller;
   private readonly sandboxed: boolean;
-  private hostsTimer?: NodeJS.Timeout;
+  private hostsTimer?: Timer;
   /** the API server's address, given to every container as SKIFF_SERVER (what the skiff CLI reads) */
   apiServer?: string;
 
@@ -431,23 +432,23 @@ export class Kubelet {
     const procs = [...this.pods.values()].flatMap((rt) => [...rt.containers.values()]).flatMap((c) => (c.proc && !c.current?.exit ? [c.proc] : []));
     for (const p of procs) p.signal('SIGTERM');
     const all = Promise.all(procs.map((p) => p.exited().catch(() => undefined)));
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), graceMs)));
+    let timer: Timer | undefined;
+    const late = new Promise<'late'>((resolve) => (timer = after(graceMs, () => resolve('late'))));
     if ((await Promise.race([all, late])) === 'late') {
       for (const p of procs) p.signal('SIGKILL');
       await all;
     }
-    clearTimeout(timer);
+    timer?.clear();
   }
 
   // ---- names: every running pod's hosts file lists the pods and services it can reach
 
   private scheduleHosts(): void {
     if (this.hostsTimer) return;
-    this.hostsTimer = setTimeout(() => {
+    this.hostsTimer = after(20, () => {
       this.hostsTimer = undefined;
       this.refreshHosts().catch((e) => this.opts.log?.(`kubelet: hosts: ${(e as Error).message}`));
-    }, 20);
+    });
   }
 
   private async refreshHosts(): Promise<void> {

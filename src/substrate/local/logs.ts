@@ -6,6 +6,7 @@
 // prefixed with the timestamp of its first entry.
 import * as fs from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
+import { after } from '../../util/timers.js';
 
 export interface LogOptions { tailLines?: number; timestamps?: boolean; sinceSeconds?: number; limitBytes?: number }
 
@@ -76,8 +77,8 @@ export async function* followLog(file: string, opts: LogOptions, isDone: () => b
       }
       if (done) return;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => { wake = undefined; resolve(); }, FOLLOW_POLL_MS);
-        wake = () => { clearTimeout(timer); wake = undefined; resolve(); };
+        const timer = after(FOLLOW_POLL_MS, () => { wake = undefined; resolve(); });
+        wake = () => { timer.clear(); wake = undefined; resolve(); };
         if (signal.aborted) wake();
       });
     }

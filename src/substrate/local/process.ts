@@ -9,6 +9,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { after, every, type Timer } from '../../util/timers.js';
 
 export interface BindMount { source: string; target: string; readOnly?: boolean }
 export interface Sandbox {
@@ -344,13 +345,13 @@ function pidWaiter(stateDir: string): { wait(shim: ChildProcess): Promise<number
   } catch { /* the poll still works */ }
   const cancel = () => watcher?.close();
   const wait = (shim: ChildProcess) => new Promise<number | null>((resolve, reject) => {
-    let timer: NodeJS.Timeout | undefined;
+    let timer: Timer | undefined;
     let gone = false;
     const started = Date.now();
     const finish = (pid: number | null, err?: Error) => {
       wake = () => {};
       cancel();
-      clearTimeout(timer);
+      timer?.clear();
       shim.off('exit', onGone).off('error', onGone);
       if (err) reject(err); else resolve(pid);
     };
@@ -366,7 +367,7 @@ function pidWaiter(stateDir: string): { wait(shim: ChildProcess): Promise<number
     wake = () => { check(); };
     if (check()) return;
     const poll = (delay: number) => {
-      timer = setTimeout(() => { if (!check()) poll(Math.min(delay * 2, 50)); }, delay);
+      timer = after(delay, () => { if (!check()) poll(Math.min(delay * 2, 50)); });
     };
     poll(1);
   });
@@ -387,11 +388,11 @@ function watchExit(stateDir: string, meta: Meta): Promise<ExitInfo> {
       }
       if (!info) return;
       settled = true;
-      clearInterval(timer);
+      timer.clear();
       watcher?.close();
       resolve(info);
     };
-    const timer = setInterval(check, 200).unref();
+    const timer = every(200, check).unref();
     try {
       watcher = fs.watch(stateDir, { persistent: false }, check);
       watcher.on('error', () => watcher?.close());

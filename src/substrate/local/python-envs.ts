@@ -13,6 +13,7 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, promises as fsp } from 'node:fs';
 import * as path from 'node:path';
+import { after } from '../../util/timers.js';
 
 // ---------------------------------------------------------------------------------------
 // Parsing the SDK's pip bootstrap
@@ -230,9 +231,9 @@ export const defaultRun: RunFn = (cmd, args, opts) => new Promise((resolve, reje
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
   child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
-  const timer = opts.timeoutMs ? setTimeout(() => { child.kill('SIGKILL'); }, opts.timeoutMs) : undefined;
-  child.on('error', (e) => { if (timer) clearTimeout(timer); reject(e); });
-  child.on('close', (code) => { if (timer) clearTimeout(timer); resolve({ code, stdout, stderr }); });
+  const timer = opts.timeoutMs ? after(opts.timeoutMs, () => { child.kill('SIGKILL'); }) : undefined;
+  child.on('error', (e) => { timer?.clear(); reject(e); });
+  child.on('close', (code) => { timer?.clear(); resolve({ code, stdout, stderr }); });
 });
 
 // Prints a JSON list of the requirements (argv[1]: JSON list) not satisfied by what this

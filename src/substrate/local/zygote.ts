@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
+import { sleep } from '../../util/timers.js';
 
 export interface ZygoteOptions {
   python: string;
@@ -88,7 +89,7 @@ export class PythonZygote {
         this.lastCheck = Date.now();
         return (this.up = true);
       }
-      await new Promise((r) => setTimeout(r, 25));
+      await sleep(25);
     }
     return (this.up = false);
   }

@@ -17,6 +17,7 @@ import { SqliteStore } from '../../store/sqlite/store.js';
 import type { JobControllerOptions } from './controller.js';
 import { addJobController } from './controller.js';
 import type { JobObject, PodObject } from './pods.js';
+import { sleep } from '../../util/timers.js';
 
 /** How a running pod ends: an exit code (0 = Succeeded), optionally of one container, with conditions. */
 export interface Outcome {
@@ -215,7 +216,7 @@ export class TestEnv {
         const jobs = await this.client.listAll(Kinds.Job);
         throw new Error(`timed out waiting for ${what}; jobs: ${JSON.stringify(jobs.map((j) => ({ name: j.metadata.name, status: j.status })))}`);
       }
-      await new Promise((r) => setTimeout(r, 5));
+      await sleep(5);
     }
   }
 

@@ -103,6 +103,24 @@ export function effectiveExecutorInput(ctx: PlaceholderContext): ExecutorInput {
   return ei;
 }
 
+/**
+ * An SDK f-string task input: kfp compiles `f"side-{coin.output}-{seed}"` to a `runtimeValue.constant`
+ * string of `{{$.inputs.parameters['pipelinechannel--…']}}` placeholders, and feeds each channel as
+ * an extra input of the same task, one the component does not declare. So the driver substitutes them
+ * from the task's own resolved inputs, before the component sees the value. A placeholder naming no
+ * resolved input stays as it is.
+ */
+export function resolveFString(text: string, taskInputs: Record<string, unknown>): string {
+  if (!text.includes('{{$')) return text;
+  return text.replace(PLACEHOLDER_RE, (whole) => {
+    const m = RE_IN_PARAM.exec(whole.slice(3, -2));
+    const name = m ? m[1] ?? m[2] ?? '' : undefined;
+    if (name === undefined) return whole;
+    const v = taskInputs[name];
+    return v === undefined ? whole : parameterValueToText(v as JsonValue);
+  });
+}
+
 /** IfPresent presence as the driver sees it: a non-null parameter value (defaults do not count) or ≥1 artifact. */
 function isPresent(ctx: PlaceholderContext, name: string): boolean {
   const v = ctx.executorInput.inputs.parameterValues[name];

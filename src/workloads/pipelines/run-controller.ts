@@ -32,7 +32,7 @@ import type { ArtifactList, ExecutorInput, InputArtifactArg, InputParameterArg, 
 import { buildExecutorInput, normalizePipelineRoot, taskRootUri } from './executor-input.js';
 import { importArtifact } from './importer.js';
 import type { ComponentSpec, PipelineContainerSpec, PipelineSpec, PipelineTaskSpec, RetryPolicy } from '../../api/kfp/ir.js';
-import { resolvePlaceholders } from './placeholders.js';
+import { resolveFString, resolvePlaceholders } from './placeholders.js';
 import { applyKubernetesConfig, containerResources, executorConfig } from './platform.js';
 import { readBackOutputs } from './read-back.js';
 
@@ -810,6 +810,11 @@ export class RunReconciler {
         }
       }
       if (v !== undefined && v !== null) resolved.parameters[name] = v;
+    }
+    // f-strings read the task's other inputs, so they resolve once all of those have
+    for (const [name, p] of Object.entries(task.inputs?.parameters ?? {})) {
+      const v = resolved.parameters[name];
+      if (p.runtimeValue && typeof v === 'string') resolved.parameters[name] = resolveFString(v, resolved.parameters);
     }
     for (const [name, a] of Object.entries(task.inputs?.artifacts ?? {})) {
       let list: RunArtifact[] | undefined;

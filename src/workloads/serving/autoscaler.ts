@@ -8,6 +8,7 @@
 // load (as Knative's queue-proxy does); the decisions are the controllers', here.
 import type { RevisionSpec } from '../../api/serving-revision.js';
 import type { LoadReading, Route, ServingDataPlane } from './data-plane.js';
+import { every, type Timer } from '../../util/timers.js';
 
 export interface ScalePolicy {
   minReplicas: number;
@@ -66,17 +67,16 @@ export class Autoscaler {
   private readonly wanted = new Map<string, number>();
   /** when a loaded revision was first seen taking no traffic */
   private readonly unrouted = new Map<string, number>();
-  private tick: NodeJS.Timeout | undefined;
+  private tick: Timer | undefined;
 
   constructor(private readonly plane: ServingDataPlane, private readonly changed: (revKey: string) => void) {}
 
   start(): void {
-    this.tick ??= setInterval(() => this.autoscale(), 1000);
-    this.tick.unref();
+    this.tick ??= every(1000, () => this.autoscale()).unref();
   }
 
   stop(): void {
-    clearInterval(this.tick);
+    this.tick?.clear();
     this.tick = undefined;
   }
 
