@@ -14,10 +14,11 @@ import { InformerCache } from '../../control/informer.js';
 import type { Client } from '../../store/client.js';
 import { JobActions } from './actions.js';
 import { manageRung } from './manage.js';
+import type { Pass } from './pass.js';
 import {
   JobConditionTypes, JobReasons, ensureCondition, evaluateFinish, interimCondition, isSuspended, terminalCondition, timestamp, wasSuspended,
 } from './job-status.js';
-import type { JobObject, PodObject } from './pods.js';
+import type { PodObject } from './pods.js';
 import { hasTrackingFinalizer } from './pods.js';
 import type { Finishing, JobView } from './tracking.js';
 import { buildView, ownedBy, planFlush, planTracking } from './tracking.js';
@@ -32,16 +33,6 @@ export interface JobControllerOptions {
   now?: () => Date;
   /** the Manager's informers, which the Job's Pods are read from; made here when absent */
   cache?: InformerCache;
-}
-
-/** What one pass knows: read once at the start, never updated mid-pass. */
-export interface Pass {
-  job: JobObject;
-  view: JobView;
-  now: Date;
-  at: string;
-  /** delays after which this Job wants another look */
-  wakes: number[];
 }
 
 /** a rung returns true when it made its change (the pass ends there) */

@@ -4,7 +4,7 @@ import { failuresAfterLastSuccess, remainingBackoff, remainingIndexBackoff } fro
 import type { BackoffOptions } from './backoff.js';
 import type { JobActions } from './actions.js';
 import { maxPodChangesPerSync } from './actions.js';
-import type { Pass } from './controller.js';
+import type { Pass } from './pass.js';
 import { firstPendingIndexes, mergeIndexes, withIndexes } from './indexes.js';
 import type { PodObject, PodPlan } from './pods.js';
 import { completionIndexOf, indexFailureCount, indexIgnoredFailureCount, isTerminating, sortForRemoval } from './pods.js';
