@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import type { Condition } from '../../api/conditions.js';
 import { JobLabels } from '../../api/batch.js';
 import { Kinds } from '../../api/index.js';
-import { TestEnv } from './fake-agent.js';
+import { TestEnv } from '../../testing/fake-agent.js';
 import { completionIndexOf, hasTrackingFinalizer } from './pods.js';
 import { makeJob } from './testing.js';
 

@@ -7,7 +7,7 @@ import type { KObject, ObjectKey, StoredObject } from '../../api/meta.js';
 import type { KindDef, KindRegistry } from '../../api/registry.js';
 import { Client } from '../../store/client.js';
 import type { DeleteOptions, Store } from '../../store/store.js';
-import { TestEnv } from './fake-agent.js';
+import { TestEnv } from '../../testing/fake-agent.js';
 import { makeJob } from './testing.js';
 import type { JobBuilder } from './testing.js';
 

@@ -5,17 +5,17 @@ import { JobLabels } from '../../api/batch.js';
 import type { Condition } from '../../api/conditions.js';
 import { Kinds } from '../../api/index.js';
 import { GarbageCollector } from '../../control/gc.js';
-import { TestEnv } from './fake-agent.js';
+import { FakeClock } from '../../testing/clock.js';
+import { TestEnv } from '../../testing/fake-agent.js';
 import { JobAnnotations, completionIndexOf, hasTrackingFinalizer } from './pods.js';
 import { makeJob, makePod } from './testing.js';
 
 let env: TestEnv;
-let t: number;
-const now = (): Date => new Date(t);
+let clock: FakeClock;
 
 beforeEach(async () => {
   env = await TestEnv.start();
-  t = Date.now();
+  clock = new FakeClock();
 });
 
 afterEach(async () => {
@@ -29,16 +29,16 @@ function cond(job: { status?: { conditions?: Condition[] } } | undefined, type: 
 void describe('activeDeadlineSeconds', () => {
   void it('wakes up at the deadline, deletes the pods, and fails with DeadlineExceeded', async () => {
     env.agent.script = () => undefined;
-    const { ctrl } = env.runController({ now });
+    const { ctrl } = env.runController({ now: clock.now });
     await env.createJob(makeJob('slow').parallelism(2).completions(2).activeDeadlineSeconds(30).obj());
     await env.waitFor('pods running', async () => (await env.job('slow'))?.status?.ready === 2);
     const job = await env.job('slow');
     const started = Date.parse(job?.status?.startTime ?? '');
     const r = await ctrl.opts.reconcile({ namespace: 'default', name: 'slow' });
-    const expected = 30_000 - (t - started);
+    const expected = 30_000 - (clock.ms() - started);
     assert.ok(r && r.requeueAfter !== undefined && Math.abs(r.requeueAfter - expected) <= 1, `requeueAfter ${r?.requeueAfter} ≈ ${expected}`);
 
-    t = started + 30_000;
+    clock.set(started + 30_000);
     ctrl.enqueue({ namespace: 'default', name: 'slow' });
     const failed = await env.waitForCondition('slow', 'Failed');
     assert.equal(cond(failed, 'FailureTarget')?.reason, 'DeadlineExceeded');
@@ -54,16 +54,16 @@ void describe('activeDeadlineSeconds', () => {
 
   void it('counts the deadline from the resume, not from creation', async () => {
     env.agent.script = () => undefined;
-    const { ctrl } = env.runController({ now });
+    const { ctrl } = env.runController({ now: clock.now });
     await env.createJob(makeJob('later').activeDeadlineSeconds(10).suspend().obj());
     await env.waitForCondition('later', 'Suspended');
-    t += 60_000;
+    clock.advance(60_000);
     await env.setSuspend('later', false);
     const job = await env.waitFor('running', async () => {
       const j = await env.job('later');
       return j?.status?.ready === 1 ? j : undefined;
     });
-    assert.equal(Date.parse(job.status?.startTime ?? ''), Math.floor(t / 1000) * 1000);
+    assert.equal(Date.parse(job.status?.startTime ?? ''), Math.floor(clock.ms() / 1000) * 1000);
     const r = await ctrl.opts.reconcile({ namespace: 'default', name: 'later' });
     assert.ok((r?.requeueAfter ?? 0) > 9000);
     assert.equal(cond(await env.job('later'), 'FailureTarget'), undefined);
@@ -86,13 +86,13 @@ void describe('ttlSecondsAfterFinished', () => {
   });
 
   void it('waits ttl after the finish before deleting', async () => {
-    const { ctrl } = env.runController({ now });
+    const { ctrl } = env.runController({ now: clock.now });
     await env.createJob(makeJob('kept').ttlSecondsAfterFinished(100).obj());
     const done = await env.waitForCondition('kept', 'Complete');
     const finished = Date.parse(cond(done, 'Complete')?.lastTransitionTime ?? '');
     const r = await ctrl.opts.reconcile({ namespace: 'default', name: 'kept' });
-    assert.equal(r?.requeueAfter, finished + 100_000 - t);
-    t = finished + 100_000;
+    assert.equal(r?.requeueAfter, finished + 100_000 - clock.ms());
+    clock.set(finished + 100_000);
     ctrl.enqueue({ namespace: 'default', name: 'kept' });
     await env.waitFor('job deleted', async () => (await env.job('kept')) === undefined);
   });

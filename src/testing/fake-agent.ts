@@ -1,23 +1,23 @@
 // For tests: a tiny node agent and a harness that runs the real Job controller on an in-memory
 // store. The agent binds pods, runs them (Pending → Running), and ends them as a script says; a
 // deleted pod is "killed" (Failed, exit 143) and disappears once its finalizers are gone.
-import type { Job } from '../../api/batch.js';
-import type { Condition } from '../../api/conditions.js';
-import type { Pod } from '../../api/core-types.js';
-import { isConflict, isNotFound } from '../../api/errors.js';
-import { Kinds, defaultRegistry } from '../../api/index.js';
-import type { ObjectKey, StoredObject } from '../../api/meta.js';
-import { keyString, parseKeyString } from '../../api/meta.js';
-import type { KindRegistry } from '../../api/registry.js';
-import type { Controller } from '../../control/controller.js';
-import { Manager } from '../../control/controller.js';
-import type { EventType, Recorder } from '../../control/events.js';
-import { Client } from '../../store/client.js';
-import { SqliteStore } from '../../store/sqlite/store.js';
-import type { JobControllerOptions } from './controller.js';
-import { addJobController } from './controller.js';
-import type { JobObject, PodObject } from './pods.js';
-import { sleep } from '../../util/timers.js';
+import type { Job } from '../api/batch.js';
+import type { Condition } from '../api/conditions.js';
+import type { Pod } from '../api/core-types.js';
+import { isConflict, isNotFound } from '../api/errors.js';
+import { Kinds, defaultRegistry } from '../api/index.js';
+import type { ObjectKey, StoredObject } from '../api/meta.js';
+import { keyString, parseKeyString } from '../api/meta.js';
+import type { KindRegistry } from '../api/registry.js';
+import type { Controller } from '../control/controller.js';
+import { Manager } from '../control/controller.js';
+import type { EventType, Recorder } from '../control/events.js';
+import { Client } from '../store/client.js';
+import { SqliteStore } from '../store/sqlite/store.js';
+import type { JobControllerOptions } from '../workloads/jobs/controller.js';
+import { addJobController } from '../workloads/jobs/controller.js';
+import type { JobObject, PodObject } from '../workloads/jobs/pods.js';
+import { sleep } from '../util/timers.js';
 
 /** How a running pod ends: an exit code (0 = Succeeded), optionally of one container, with conditions. */
 export interface Outcome {
