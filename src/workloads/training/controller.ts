@@ -13,7 +13,7 @@
 // runPolicy.backoffLimit bounds its restarts, and the job's status follows that Pod. With
 // `launcherCreationPolicy: WaitForWorkersReady` the launcher is created once every worker runs.
 import type { Pod } from '../../api/core-types.js';
-import { ApiError, StatusReason, isConflict, isNotFound } from '../../api/errors.js';
+import { isAlreadyExists, isConflict, isNotFound } from '../../api/errors.js';
 import { Kinds } from '../../api/index.js';
 import type { KObject, ObjectKey, OwnerReference, StoredObject } from '../../api/meta.js';
 import { controllerOf, keyString, ownerRefTo } from '../../api/meta.js';
@@ -27,8 +27,9 @@ import { TrainingConditions, conditionOf, hasTrue, isFinished, reasonFor, update
 import type { TrainingConditionType } from './conditions.js';
 import type { GangAdmissionOptions } from './gang.js';
 import { GangAdmission } from './gang.js';
-import type { RenderedReplica, ReplicaStatus, ReplicaView, TrainingJob, TrainingJobStatus, TrainingKind } from './types.js';
-import { TrainingLabels } from './types.js';
+import type { Active, Pass, PodObject, Rung, Slot } from './pass.js';
+import { exitCodeOf, isMpiV2, isTerminal, keyOf, managedHere, minAvailable, observe, podRestarts, replicaStatuses, startErrorOf, timestamp } from './pass.js';
+import type { Rendered, RenderedReplica, TrainingJob, TrainingKind } from './types.js';
 
 export type TrainingKindLookup = (apiVersion: string, kind: string) => TrainingKind | undefined;
 
@@ -52,8 +53,6 @@ export interface TrainingControllerOptions {
   /** the Manager's informers, which the jobs' Pods are read from; made here when absent */
   cache?: InformerCache;
 }
-
-type PodObject = Pod & StoredObject;
 
 /** The group of the training kinds. */
 export const trainingGroup = 'kubeflow.org';
@@ -91,29 +90,6 @@ function addOne(mgr: Manager, def: KindDef, opts: TrainingControllerOptions & { 
     reconcile: (key) => r.reconcile(key),
   });
   return c;
-}
-
-/** One replica as this pass sees it. */
-interface Slot {
-  replica: RenderedReplica;
-  name: string;
-  pod?: PodObject;
-  /** a Pod of that name that is not ours (another owner): nothing is created over it */
-  foreign?: StoredObject;
-}
-
-interface Pass {
-  job: TrainingJob & StoredObject;
-  kind: TrainingKind;
-  now: Date;
-  at: string;
-  status: TrainingJobStatus;
-  /** the job's own Pods */
-  pods: PodObject[];
-  wakes: number[];
-  /** changes made after the status is written */
-  after: (() => Promise<void>)[];
-  events: [type: 'Normal' | 'Warning', reason: string, message: string][];
 }
 
 export class TrainingReconciler {
@@ -168,170 +144,193 @@ export class TrainingReconciler {
 
   // ---- the pass of a job that has not finished -------------------------------------------------
 
+  /**
+   * A job that has not finished: the rungs below run in order, and the first that decides the pass
+   * (suspends the job, fails it, declares it succeeded...) ends it; the status is then written once
+   * and the Pod changes made (commit).
+   */
   private async active(pass: Pass, all: PodObject[]): Promise<void> {
     const { job, kind, status } = pass;
-    const name = job.metadata.name;
-    const runPolicy = job.spec.runPolicy ?? {};
     if (!conditionOf(status, TrainingConditions.Created)) {
-      this.condition(pass, TrainingConditions.Created, 'True', 'Created', `${kind.kind} ${name} is created.`);
+      this.condition(pass, TrainingConditions.Created, 'True', 'Created', `${kind.kind} ${job.metadata.name} is created.`);
     }
-    let rendered;
+    let rendered: Rendered;
     try {
       rendered = kind.render(job);
     } catch (e) {
-      const msg = `${kind.kind} ${name} cannot run: ${(e as Error).message}`;
-      this.fail(pass, msg);
+      this.fail(pass, `${kind.kind} ${job.metadata.name} cannot run: ${(e as Error).message}`);
       return;
     }
+    const a = observe(pass, all, rendered);
+    const rungs: Rung[] = [
+      (x) => this.suspended(x),
+      (x) => this.started(x),
+      (x) => this.deadline(x),
+      (x) => this.adoptAndPrune(x),
+      (x) => this.succeeded(x),
+      (x) => this.failures(x),
+      (x) => this.backoffLimit(x),
+      (x) => this.kindsOwnRule(x),
+      (x) => this.progress(x),
+    ];
+    for (const rung of rungs) if (await rung(a)) return;
+  }
 
-    // suspended: every Pod goes, whatever cleanPodPolicy says
-    if (runPolicy.suspend) {
-      this.waiting.delete(keyString(keyOf(job)));
-      for (const pod of pass.pods) if (!pod.metadata.deletionTimestamp) pass.after.push(() => this.deletePod(pass, pod));
-      if (hasTrue(status, TrainingConditions.Running)) this.condition(pass, TrainingConditions.Running, 'False', 'Suspended', `${kind.kind} ${name} is suspended.`);
-      this.condition(pass, TrainingConditions.Suspended, 'True', 'Suspended', `${kind.kind} ${name} is suspended.`);
-      status.replicaStatuses = replicaStatuses(kind, rendered.replicas, []);
-      return;
-    }
+  /** suspended: every Pod goes, whatever cleanPodPolicy says */
+  private suspended(a: Active): boolean {
+    const { job, kind, status } = a;
+    if (!job.spec.runPolicy?.suspend) return false;
+    this.waiting.delete(keyString(keyOf(job)));
+    for (const pod of a.pods) if (!pod.metadata.deletionTimestamp) a.after.push(() => this.deletePod(a, pod));
+    if (hasTrue(status, TrainingConditions.Running)) this.condition(a, TrainingConditions.Running, 'False', 'Suspended', `${kind.kind} ${job.metadata.name} is suspended.`);
+    this.condition(a, TrainingConditions.Suspended, 'True', 'Suspended', `${kind.kind} ${job.metadata.name} is suspended.`);
+    status.replicaStatuses = replicaStatuses(kind, a.rendered.replicas, []);
+    return true;
+  }
+
+  /** the start time, from the resume after a suspension */
+  private started(a: Active): boolean {
+    const { status } = a;
     if (hasTrue(status, TrainingConditions.Suspended)) {
-      this.condition(pass, TrainingConditions.Suspended, 'False', 'Resumed', `${kind.kind} ${name} is resumed.`);
-      status.startTime = pass.at;
+      this.condition(a, TrainingConditions.Suspended, 'False', 'Resumed', `${a.kind.kind} ${a.job.metadata.name} is resumed.`);
+      status.startTime = a.at;
     }
-    status.startTime ??= pass.at;
+    status.startTime ??= a.at;
+    return false;
+  }
 
-    const live = pass.pods.filter((p) => !p.metadata.deletionTimestamp);
-    // activeDeadlineSeconds: a timer, not only a check when something else happens
-    const deadline = runPolicy.activeDeadlineSeconds;
-    if (deadline !== undefined) {
-      const left = Date.parse(status.startTime) + deadline * 1000 - pass.now.getTime();
-      if (left <= 0) {
-        await this.deletePods(pass, live.filter((p) => !isTerminal(p)));
-        this.fail(pass, `Job ${name} has failed because it was active longer than specified deadline`, 'DeadlineExceeded');
-        status.replicaStatuses = replicaStatuses(kind, rendered.replicas, live.filter(isTerminal));
-        return;
-      }
-      pass.wakes.push(left);
+  /** activeDeadlineSeconds: a timer, not only a check when something else happens */
+  private async deadline(a: Active): Promise<boolean> {
+    const deadline = a.job.spec.runPolicy?.activeDeadlineSeconds;
+    if (deadline === undefined) return false;
+    const left = Date.parse(a.status.startTime ?? a.at) + deadline * 1000 - a.now.getTime();
+    if (left > 0) {
+      a.wakes.push(left);
+      return false;
     }
+    await this.deletePods(a, a.live.filter((p) => !isTerminal(p)));
+    this.fail(a, `Job ${a.job.metadata.name} has failed because it was active longer than specified deadline`, 'DeadlineExceeded');
+    a.status.replicaStatuses = replicaStatuses(a.kind, a.rendered.replicas, a.live.filter(isTerminal));
+    return true;
+  }
 
-    const byName = new Map(pass.pods.map((p) => [p.metadata.name, p]));
-    const others = new Map(all.filter((p) => controllerOf(p)?.uid !== job.metadata.uid).map((p) => [p.metadata.name, p]));
-    const slots: Slot[] = rendered.replicas.map((replica) => {
-      const podName = replica.pod.metadata.name ?? '';
-      const slot: Slot = { replica, name: podName, pod: byName.get(podName) };
-      const other = others.get(podName);
-      if (!slot.pod && other) {
-        if (!controllerOf(other) && !other.metadata.deletionTimestamp) pass.after.push(() => this.adopt(pass, other));
-        else slot.foreign = other;
-      }
-      return slot;
-    });
-    // Pods the job no longer renders (fewer replicas) go
-    const wanted = new Set(slots.map((s) => s.name));
-    for (const pod of live) if (!wanted.has(pod.metadata.name)) pass.after.push(() => this.deletePod(pass, pod));
-
-    const views = buildViews(kind, slots);
-    status.replicaStatuses = replicaStatuses(kind, rendered.replicas, live.filter((p) => wanted.has(p.metadata.name)));
-    const counted = new Set(status.countedFailures ?? []);
-    // forget counted failures whose Pod is gone
-    const present = new Set(pass.pods.map((p) => p.metadata.uid));
-    const stillCounted = [...counted].filter((u) => present.has(u));
-    if (stillCounted.length) status.countedFailures = stillCounted;
-    else delete status.countedFailures;
-
-    // success, by the kind's rule
-    if (kind.succeeded(job, views)) {
-      this.condition(pass, TrainingConditions.Succeeded, 'True', 'Succeeded', `${kind.kind} ${keyString(keyOf(job))} successfully completed.`);
-      status.completionTime ??= pass.at;
-      for (const rs of Object.values(status.replicaStatuses ?? {})) {
-        if (rs.active) {
-          rs.succeeded = (rs.succeeded ?? 0) + rs.active;
-          delete rs.active;
-        }
-      }
-      return;
+  /** orphans of ours are adopted; Pods the job no longer renders (fewer replicas) go; counted failures whose Pod is gone are forgotten */
+  private adoptAndPrune(a: Active): boolean {
+    for (const s of a.slots) {
+      const other = s.adoptable;
+      if (other) a.after.push(() => this.adopt(a, other));
     }
+    for (const pod of a.live) if (!a.wanted.has(pod.metadata.name)) a.after.push(() => this.deletePod(a, pod));
+    a.status.replicaStatuses = replicaStatuses(a.kind, a.rendered.replicas, a.live.filter((p) => a.wanted.has(p.metadata.name)));
+    const present = new Set(a.pods.map((p) => p.metadata.uid));
+    const stillCounted = [...a.counted].filter((u) => present.has(u));
+    if (stillCounted.length) a.status.countedFailures = stillCounted;
+    else delete a.status.countedFailures;
+    return false;
+  }
 
-    // failures
-    // the mpi-operator's launcher is a batch/v1 Job, whose backoffLimit defaults to 6
-    const limit = runPolicy.backoffLimit ?? (isMpiV2(job) ? 6 : undefined);
-    const reached = (n: number): boolean => limit !== undefined && n >= Math.max(1, limit);
-    let restarts = (status.restarts ?? 0) + liveRestarts(slots, counted);
-    const restarting: Map<string, number> = new Map();
-    /** failed replicas' types that the kind judges itself once this pass's restarts are known */
-    const judged: string[] = [];
-    for (const slot of slots) {
+  /** success, by the kind's rule */
+  private succeeded(a: Active): boolean {
+    const { job, kind, status } = a;
+    if (!kind.succeeded(job, a.views)) return false;
+    this.condition(a, TrainingConditions.Succeeded, 'True', 'Succeeded', `${kind.kind} ${keyString(keyOf(job))} successfully completed.`);
+    status.completionTime ??= a.at;
+    for (const rs of Object.values(status.replicaStatuses ?? {})) {
+      if (rs.active) {
+        rs.succeeded = (rs.succeeded ?? 0) + rs.active;
+        delete rs.active;
+      }
+    }
+    return true;
+  }
+
+  /** each failed Pod under its replica's restartPolicy: fail the job, or count a restart and replace the Pod */
+  private async failures(a: Active): Promise<boolean> {
+    const { job, kind, status } = a;
+    for (const slot of a.slots) {
       const pod = slot.pod;
       if (!pod || pod.metadata.deletionTimestamp) continue;
       const startError = startErrorOf(pod);
       if (startError) {
-        this.fail(pass, `${kind.kind} ${keyString(keyOf(job))} has failed because ${slot.replica.type} replica ${slot.replica.index} could not start: ${startError}`);
-        return;
+        this.fail(a, `${kind.kind} ${keyString(keyOf(job))} has failed because ${slot.replica.type} replica ${slot.replica.index} could not start: ${startError}`);
+        return true;
       }
       if (pod.status?.phase !== 'Failed') continue;
       const type = slot.replica.type;
-      if (counted.has(pod.metadata.uid)) {
+      if (a.counted.has(pod.metadata.uid)) {
         // counted already: its deletion was cut short; finish it
-        pass.after.push(() => this.deletePod(pass, pod));
-        restarting.set(type, (restarting.get(type) ?? 0) + 1);
+        a.after.push(() => this.deletePod(a, pod));
+        a.restarting.set(type, (a.restarting.get(type) ?? 0) + 1);
         continue;
       }
-      const verdict = this.onFailure(pass, slot, pod);
+      const verdict = this.onFailure(a, slot, pod);
       if (verdict === 'ignore') continue;
       if (verdict === 'fail' && kind.unretriedFailure) {
-        if (!judged.includes(type)) judged.push(type);
+        if (!a.judged.includes(type)) a.judged.push(type);
         continue;
       }
       if (verdict === 'fail') {
-        const n = views.find((v) => v.type === type)?.failed ?? 1;
-        this.fail(pass, `${kind.kind} ${keyString(keyOf(job))} has failed because ${n} ${type} replica(s) failed.`);
-        return;
+        const n = a.views.find((v) => v.type === type)?.failed ?? 1;
+        this.fail(a, `${kind.kind} ${keyString(keyOf(job))} has failed because ${n} ${type} replica(s) failed.`);
+        return true;
       }
-      if (reached(restarts + 1)) {
-        await this.deletePods(pass, live.filter((p) => !isTerminal(p)));
-        this.fail(pass, `Job ${job.metadata.name} has failed because it has reached the specified backoff limit`, 'BackoffLimitExceeded');
-        return;
-      }
+      if (a.limitReached(a.restarts + 1)) return this.failBackoff(a);
       // count first (written before the Pod is deleted), then delete, then re-create when it is gone
-      const own = podRestarts(pod);
-      restarts += 1;
-      status.restarts = (status.restarts ?? 0) + 1 + own;
+      a.restarts += 1;
+      status.restarts = (status.restarts ?? 0) + 1 + podRestarts(pod);
       status.countedFailures = [...(status.countedFailures ?? []), pod.metadata.uid];
-      counted.add(pod.metadata.uid);
-      restarting.set(type, (restarting.get(type) ?? 0) + 1);
-      pass.after.push(() => this.deletePod(pass, pod));
+      a.counted.add(pod.metadata.uid);
+      a.restarting.set(type, (a.restarting.get(type) ?? 0) + 1);
+      a.after.push(() => this.deletePod(a, pod));
     }
-    if (reached(restarts)) {
-      await this.deletePods(pass, live.filter((p) => !isTerminal(p)));
-      this.fail(pass, `Job ${job.metadata.name} has failed because it has reached the specified backoff limit`, 'BackoffLimitExceeded');
-      return;
-    }
-    // The kind's own rule (TFJob). A restart is under way while a replica is being replaced in this
-    // pass, or the job is Restarting and a replica's Pod is still gone or going; once every replaced
-    // Pod exists again a deferred failure is judged anew, so the job cannot stay Restarting for good.
-    if (judged.length && kind.unretriedFailure) {
-      const underWay = restarting.size > 0 ||
-        (hasTrue(status, TrainingConditions.Restarting) && slots.some((s) => !s.foreign && (!s.pod || Boolean(s.pod.metadata.deletionTimestamp))));
-      for (const type of judged) {
-        if (kind.unretriedFailure(job, type, underWay) !== 'fail') continue;
-        const n = views.find((v) => v.type === type)?.failed ?? 1;
-        this.fail(pass, `${kind.kind} ${keyString(keyOf(job))} has failed because ${n} ${type} replica(s) failed.`);
-        return;
-      }
-    }
-    for (const [type, n] of restarting) {
-      this.condition(pass, TrainingConditions.Restarting, 'True', 'Restarting', `${kind.kind} ${keyString(keyOf(job))} is restarting because ${n} ${type} replica(s) failed.`);
-    }
+    return false;
+  }
 
+  /** runPolicy.backoffLimit, over the restarts counted and those the live Pods had */
+  private async backoffLimit(a: Active): Promise<boolean> {
+    return a.limitReached(a.restarts) ? this.failBackoff(a) : false;
+  }
+
+  private async failBackoff(a: Active): Promise<true> {
+    await this.deletePods(a, a.live.filter((p) => !isTerminal(p)));
+    this.fail(a, `Job ${a.job.metadata.name} has failed because it has reached the specified backoff limit`, 'BackoffLimitExceeded');
+    return true;
+  }
+
+  /**
+   * The kind's own rule (TFJob). A restart is under way while a replica is being replaced in this
+   * pass, or the job is Restarting and a replica's Pod is still gone or going; once every replaced
+   * Pod exists again a deferred failure is judged anew, so the job cannot stay Restarting for good.
+   */
+  private kindsOwnRule(a: Active): boolean {
+    const { job, kind } = a;
+    if (!a.judged.length || !kind.unretriedFailure) return false;
+    const underWay = a.restarting.size > 0 ||
+      (hasTrue(a.status, TrainingConditions.Restarting) && a.slots.some((s) => !s.foreign && (!s.pod || Boolean(s.pod.metadata.deletionTimestamp))));
+    for (const type of a.judged) {
+      if (kind.unretriedFailure(job, type, underWay) !== 'fail') continue;
+      const n = a.views.find((v) => v.type === type)?.failed ?? 1;
+      this.fail(a, `${kind.kind} ${keyString(keyOf(job))} has failed because ${n} ${type} replica(s) failed.`);
+      return true;
+    }
+    return false;
+  }
+
+  /** Restarting and Running, then what is missing: objects first, then Pods (a gang only when it fits) */
+  private progress(a: Active): boolean {
+    const { job, kind } = a;
+    for (const [type, n] of a.restarting) {
+      this.condition(a, TrainingConditions.Restarting, 'True', 'Restarting', `${kind.kind} ${keyString(keyOf(job))} is restarting because ${n} ${type} replica(s) failed.`);
+    }
     // Running: enough Pods run (the gang's size; all of them by default), none is being replaced
-    const running = slots.filter((s) => s.pod && !s.pod.metadata.deletionTimestamp && s.pod.status?.phase === 'Running').length;
-    const done = slots.filter((s) => s.pod && !s.pod.metadata.deletionTimestamp && s.pod.status?.phase === 'Succeeded').length;
-    if (restarting.size === 0 && running > 0 && running + done >= minAvailable(job, slots.length)) {
-      this.condition(pass, TrainingConditions.Running, 'True', 'Running', `${kind.kind} ${keyString(keyOf(job))} is running.`);
+    const running = a.slots.filter((s) => s.pod && !s.pod.metadata.deletionTimestamp && s.pod.status?.phase === 'Running').length;
+    const done = a.slots.filter((s) => s.pod && !s.pod.metadata.deletionTimestamp && s.pod.status?.phase === 'Succeeded').length;
+    if (a.restarting.size === 0 && running > 0 && running + done >= minAvailable(job, a.slots.length)) {
+      this.condition(a, TrainingConditions.Running, 'True', 'Running', `${kind.kind} ${keyString(keyOf(job))} is running.`);
     }
-
-    // what is missing: objects first, then Pods (a gang only when it fits)
-    for (const obj of rendered.objects) pass.after.push(() => this.ensureObject(pass, obj));
-    this.createMissing(pass, slots);
+    for (const obj of a.rendered.objects) a.after.push(() => this.ensureObject(a, obj));
+    this.createMissing(a, a.slots);
+    return true;
   }
 
   /** what a failed Pod means under its replica's restartPolicy */
@@ -534,122 +533,4 @@ export class TrainingReconciler {
 /** the job as the controlling owner, beside any other (non-controlling) owners already named */
 function ownedBy(job: StoredObject, refs: OwnerReference[] | undefined): OwnerReference[] {
   return [...(refs ?? []).filter((r) => !r.controller && r.uid !== job.metadata.uid), { ...ownerRefTo(job), blockOwnerDeletion: true }];
-}
-
-function isAlreadyExists(e: unknown): boolean {
-  return e instanceof ApiError && e.reason === StatusReason.AlreadyExists;
-}
-
-function timestamp(d: Date): string {
-  return d.toISOString().replace(/\.\d+Z$/, 'Z');
-}
-
-function keyOf(obj: KObject): ObjectKey {
-  return obj.metadata.namespace ? { namespace: obj.metadata.namespace, name: obj.metadata.name ?? '' } : { name: obj.metadata.name ?? '' };
-}
-
-function isTerminal(p: Pod): boolean {
-  return p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
-}
-
-function isMpiV2(job: TrainingJob): boolean {
-  return job.kind === 'MPIJob' && job.apiVersion === 'kubeflow.org/v2beta1';
-}
-
-function managedHere(job: TrainingJob): boolean {
-  const by = job.spec.runPolicy?.managedBy;
-  if (by === undefined || by === '') return true;
-  return by === (isMpiV2(job) ? 'kubeflow.org/mpi-operator' : 'kubeflow.org/training-operator');
-}
-
-/** the gang's size: schedulingPolicy.minAvailable, else every replica */
-export function minAvailable(job: TrainingJob, total: number): number {
-  const m = job.spec.runPolicy?.schedulingPolicy?.minAvailable;
-  return m !== undefined && m > 0 ? Math.min(m, total) : total;
-}
-
-/** the exit code of the kind's default container (containers[0] when none has that name); 0xbeef when unknown */
-export function exitCodeOf(pod: Pod, defaultContainer: string): number {
-  const statuses = pod.status?.containerStatuses ?? [];
-  const s = statuses.find((c) => c.name === defaultContainer) ?? (pod.spec.containers.some((c) => c.name === defaultContainer) ? undefined : statuses.find((c) => c.name === pod.spec.containers[0]?.name));
-  return s?.state.terminated?.exitCode ?? s?.lastState.terminated?.exitCode ?? 0xbeef;
-}
-
-/** a container that could not start at all (no such command): retrying cannot help */
-function startErrorOf(pod: Pod): string | undefined {
-  for (const s of [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]) {
-    for (const t of [s.state?.terminated, s.lastState?.terminated]) {
-      if (t?.reason === 'StartError') return `container ${s.name}: ${t.message ?? 'StartError'}`;
-    }
-  }
-  return undefined;
-}
-
-function podRestarts(pod: Pod): number {
-  let n = 0;
-  for (const s of [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]) n += s.restartCount ?? 0;
-  return n;
-}
-
-/** container restarts of the Pods the kubelet restarts in place, not counted yet */
-function liveRestarts(slots: Slot[], counted: Set<string>): number {
-  let n = 0;
-  for (const s of slots) {
-    if (!s.pod || s.pod.metadata.deletionTimestamp || counted.has(s.pod.metadata.uid)) continue;
-    if (s.replica.restartPolicy === 'Never') continue;
-    n += podRestarts(s.pod);
-  }
-  return n;
-}
-
-function buildViews(kind: TrainingKind, slots: Slot[]): ReplicaView[] {
-  const views = new Map<string, ReplicaView>();
-  for (const s of slots) {
-    const { type, restartPolicy } = s.replica;
-    let v = views.get(type);
-    if (!v) {
-      v = { type, replicas: 0, restartPolicy, active: 0, succeeded: 0, failed: 0, pods: [] };
-      views.set(type, v);
-    }
-    v.replicas++;
-    const pod = s.pod && !s.pod.metadata.deletionTimestamp ? s.pod : undefined;
-    const phase = pod?.status?.phase;
-    if (phase === 'Running') v.active++;
-    else if (phase === 'Succeeded') v.succeeded++;
-    else if (phase === 'Failed') v.failed++;
-    if (pod) {
-      const entry: ReplicaView['pods'][number] = { index: s.replica.index };
-      if (phase) entry.phase = phase;
-      if (isTerminal(pod)) entry.exitCode = exitCodeOf(pod, kind.defaultContainer);
-      const reason = pod.status?.reason ?? pod.status?.containerStatuses?.find((c: { state: { terminated?: unknown } }) => c.state.terminated)?.state.terminated?.reason;
-      if (reason) entry.reason = reason;
-      v.pods.push(entry);
-    }
-  }
-  return [...views.values()];
-}
-
-function replicaStatuses(kind: TrainingKind, replicas: RenderedReplica[], pods: Pod[]): Record<string, ReplicaStatus> {
-  const out: Record<string, ReplicaStatus> = {};
-  const typeOfPod = new Map(replicas.map((r) => [r.pod.metadata.name ?? '', r.type]));
-  for (const r of replicas) {
-    if (out[r.type]) continue;
-    const labels = r.pod.metadata.labels ?? {};
-    // by replica type; by role where the kind labels no type (MPIJob v2beta1)
-    const keys = labels[TrainingLabels.replicaType] !== undefined ? [TrainingLabels.replicaType] : [TrainingLabels.jobRole];
-    const sel = [TrainingLabels.jobName, TrainingLabels.operatorName, ...keys]
-      .filter((k) => labels[k] !== undefined)
-      .map((k) => `${k}=${labels[k]}`);
-    out[r.type] = { selector: sel.length ? sel.join(',') : `${TrainingLabels.operatorName}=${kind.controllerName}` };
-  }
-  for (const p of pods) {
-    const type = typeOfPod.get(p.metadata.name ?? '');
-    const rs = type ? out[type] : undefined;
-    if (!rs || p.metadata.deletionTimestamp) continue;
-    const phase = p.status?.phase;
-    if (phase === 'Running') rs.active = (rs.active ?? 0) + 1;
-    else if (phase === 'Succeeded') rs.succeeded = (rs.succeeded ?? 0) + 1;
-    else if (phase === 'Failed') rs.failed = (rs.failed ?? 0) + 1;
-  }
-  return out;
 }
