@@ -17,6 +17,9 @@ import { GangAdmission } from './gang.js';
 import type { RenderedReplica, ReplicaRestartPolicy, ReplicaSpec, TrainingJob, TrainingJobStatus, TrainingKind } from './types.js';
 import { TrainingLabels } from './types.js';
 import { trainingKindFor } from './render.js';
+import type { ReplicaOptions } from './testing.js';
+import { makePyTorchJob, makeTFJob } from './testing.js';
+import type { RunPolicy } from '../../api/training-types.js';
 
 const PyTorchJobDef: KindDef = {
   group: 'kubeflow.org', version: 'v1', kind: 'PyTorchJob', plural: 'pytorchjobs', singular: 'pytorchjob', namespaced: true, hasStatus: true,
@@ -87,21 +90,12 @@ interface JobOpts {
 }
 
 function makeJob(name: string, o: JobOpts = {}): TrainingJob {
-  const kind = o.kind ?? 'PyTorchJob';
-  const container = kind === 'PyTorchJob' ? 'pytorch' : 'tensorflow';
-  const template = {
-    spec: {
-      containers: [{ name: container, image: 'python', command: ['python', '-c', 'pass'], ...(o.cpu ? { resources: { requests: { cpu: o.cpu } } } : {}) }],
-    },
-  };
-  const specs: Record<string, ReplicaSpec> = {};
-  if ((o.master ?? 1) > 0) specs.Master = { replicas: o.master ?? 1, restartPolicy: o.policy ?? 'OnFailure', template: structuredClone(template) };
-  if ((o.workers ?? 1) > 0) specs.Worker = { replicas: o.workers ?? 1, restartPolicy: o.policy ?? 'OnFailure', template: structuredClone(template) };
-  return {
-    apiVersion: 'kubeflow.org/v1', kind,
-    metadata: { name, namespace: 'default' },
-    spec: { [kind === 'PyTorchJob' ? 'pytorchReplicaSpecs' : 'tfReplicaSpecs']: specs, runPolicy: o.runPolicy ?? {}, ...(o.elastic ? { elasticPolicy: { minReplicas: 1, maxReplicas: 2 } } : {}) },
-  };
+  const replica = (n: number): ReplicaOptions => ({ replicas: n, restartPolicy: o.policy ?? 'OnFailure', command: ['python', '-c', 'pass'], image: 'python', ...(o.cpu ? { cpu: o.cpu } : {}) });
+  const replicas: Record<string, ReplicaOptions> = {};
+  if ((o.master ?? 1) > 0) replicas.Master = replica(o.master ?? 1);
+  if ((o.workers ?? 1) > 0) replicas.Worker = replica(o.workers ?? 1);
+  const make = o.kind === 'TFJob' ? makeTFJob : makePyTorchJob;
+  return make(name, { replicas, runPolicy: (o.runPolicy ?? {}) as RunPolicy, ...(o.elastic ? { spec: { elasticPolicy: { minReplicas: 1, maxReplicas: 2 } } } : {}) });
 }
 
 let env: TestEnv;
