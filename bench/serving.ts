@@ -79,27 +79,30 @@ async function ensureKserveVenv(): Promise<{ ok: boolean; why?: string }> {
   }
 }
 
-/** KServe's model server on the scikit-learn model, ready to answer */
-async function startKserve(modelDir: string): Promise<{ proc: ChildProcess; url: string; banner: string; output: () => string }> {
+/** a Python model server on a free port, once `readyPath` answers 200 (at most a minute) */
+async function startPythonServer(what: string, python: string, argv: (port: number) => string[], readyPath: string): Promise<{ proc: ChildProcess; url: string; output: () => string }> {
   const port = await freePort();
   let out = '';
-  const proc = spawn(kservePython, [join(here, 'kserve_sklearn.py'), '--model_name', 'digits', '--model_dir', modelDir, '--http_port', String(port), '--quiet'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, PYTHONUNBUFFERED: '1' },
-  });
+  const proc = spawn(python, argv(port), { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PYTHONUNBUFFERED: '1' } });
   proc.stdout?.on('data', (d) => (out += d));
   proc.stderr?.on('data', (d) => (out += d));
   const url = `http://127.0.0.1:${port}`;
   const t0 = Date.now();
   for (;;) {
-    if (proc.exitCode !== null) throw new Error(`the kserve baseline exited with ${proc.exitCode}:\n${out.slice(-3000)}`);
-    const ok = await fetch(`${url}/v1/models/digits`).then((r) => r.status === 200, () => false);
+    if (proc.exitCode !== null) throw new Error(`${what} exited with ${proc.exitCode}:\n${out.slice(-3000)}`);
+    const ok = await fetch(`${url}${readyPath}`).then((r) => r.status === 200, () => false);
     if (ok) break;
-    if (Date.now() - t0 > 60_000) throw new Error(`the kserve baseline did not become ready:\n${out.slice(-3000)}`);
+    if (Date.now() - t0 > 60_000) throw new Error(`${what} did not become ready:\n${out.slice(-3000)}`);
     await sleep(100);
   }
-  const banner = (/kserve-baseline: (kserve .*)/.exec(out)?.[1] ?? 'kserve (version not printed)').replace(/, port \d+$/, '');
-  return { proc, url, banner, output: () => out };
+  return { proc, url, output: () => out };
+}
+
+/** KServe's model server on the scikit-learn model, ready to answer */
+async function startKserve(modelDir: string): Promise<{ proc: ChildProcess; url: string; banner: string; output: () => string }> {
+  const srv = await startPythonServer('the kserve baseline', kservePython, (port) => [join(here, 'kserve_sklearn.py'), '--model_name', 'digits', '--model_dir', modelDir, '--http_port', String(port), '--quiet'], '/v1/models/digits');
+  const banner = (/kserve-baseline: (kserve .*)/.exec(srv.output())?.[1] ?? 'kserve (version not printed)').replace(/, port \d+$/, '');
+  return { ...srv, banner };
 }
 
 async function stopProcess(p: ChildProcess): Promise<void> {
@@ -395,25 +398,8 @@ async function importTime(): Promise<number> {
 }
 
 /** python/skiff_model_server.py on the given HTTP server, started directly (no Skiff), ready to answer */
-async function startModelServer(modelDir: string, httpServer: 'builtin' | 'uvicorn'): Promise<{ proc: ChildProcess; url: string; output: () => string }> {
-  const port = await freePort();
-  let out = '';
-  const proc = spawn(venvPython, [join(repoRoot, 'python', 'skiff_model_server.py'), '--model_name', 'digits', '--model_dir', modelDir, '--http_host', '127.0.0.1', '--http_port', String(port), '--http_server', httpServer], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, PYTHONUNBUFFERED: '1' },
-  });
-  proc.stdout?.on('data', (d) => (out += d));
-  proc.stderr?.on('data', (d) => (out += d));
-  const url = `http://127.0.0.1:${port}`;
-  const t0 = Date.now();
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`the model server (${httpServer}) exited with ${proc.exitCode}:\n${out.slice(-3000)}`);
-    const ok = await fetch(`${url}/v2/health/ready`).then((r) => r.status === 200, () => false);
-    if (ok) break;
-    if (Date.now() - t0 > 60_000) throw new Error(`the model server (${httpServer}) did not become ready:\n${out.slice(-3000)}`);
-    await sleep(100);
-  }
-  return { proc, url, output: () => out };
+function startModelServer(modelDir: string, httpServer: 'builtin' | 'uvicorn'): Promise<{ proc: ChildProcess; url: string; output: () => string }> {
+  return startPythonServer(`the model server (${httpServer})`, venvPython, (port) => [join(repoRoot, 'python', 'skiff_model_server.py'), '--model_name', 'digits', '--model_dir', modelDir, '--http_host', '127.0.0.1', '--http_port', String(port), '--http_server', httpServer], '/v2/health/ready');
 }
 
 /**
