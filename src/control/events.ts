@@ -13,12 +13,35 @@ export interface Recorder {
   event(obj: StoredObject, type: EventType, reason: string, message: string): void;
 }
 
+/**
+ * Kubernetes' spam filter (client-go's EventSourceObjectSpamFilter): each object gets a bucket of 25
+ * events from a component, refilled one every 5 minutes; past that its events are dropped. A
+ * 1,000-task Run would otherwise get 1,000 TaskStarted events, each a write.
+ */
+export const SpamFilter = { burst: 25, refillMs: 300_000, objects: 4096 } as const;
+
 export class EventRecorder implements Recorder {
   private chain: Promise<void> = Promise.resolve();
+  /** tokens left per object uid, and when they were counted */
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
 
-  constructor(private readonly client: Client, private readonly component: string) {}
+  constructor(private readonly client: Client, private readonly component: string, private readonly clock: () => number = Date.now) {}
+
+  private allowed(uid: string): boolean {
+    const t = this.clock();
+    const b = this.buckets.get(uid) ?? { tokens: SpamFilter.burst, at: t };
+    b.tokens = Math.min(SpamFilter.burst, b.tokens + (t - b.at) / SpamFilter.refillMs);
+    b.at = t;
+    this.buckets.delete(uid); // re-inserted last: the map's order is least recently used first
+    if (this.buckets.size >= SpamFilter.objects) this.buckets.delete(this.buckets.keys().next().value as string);
+    this.buckets.set(uid, b);
+    if (b.tokens < 1) return false;
+    b.tokens -= 1;
+    return true;
+  }
 
   event(obj: StoredObject, type: EventType, reason: string, message: string): void {
+    if (!this.allowed(obj.metadata.uid ?? `${obj.metadata.namespace}/${obj.metadata.name}`)) return;
     // writes are serialised and never fail the caller: an event is a note, not state
     this.chain = this.chain.then(() => this.write(obj, type, reason, message)).catch(() => undefined);
   }
