@@ -57,12 +57,12 @@ export function addScheduler(mgr: Manager, opts: SchedulerOptions): Controller {
     const bound = structuredClone(pod) as StoredObject;
     bound.spec.nodeName = nodeName;
     if (result.gpus.length) bound.metadata.annotations = { ...bound.metadata.annotations, [gpuAnnotation]: result.gpus.join(',') };
-    const written = await client.update<Pod>(bound);
-    waiting.delete(keyString(key));
-    const status = written.status ?? {};
+    const status = bound.status ?? {};
     setCondition(status, { type: 'PodScheduled', status: 'True' });
-    written.status = status;
-    await client.updateStatus(written);
+    bound.status = status;
+    // one write, as the API server's binding does: the node and the PodScheduled condition together
+    const written = await client.bind<Pod>(bound);
+    waiting.delete(keyString(key));
     recorder.event(written, 'Normal', 'Scheduled', `Successfully assigned ${key.namespace}/${key.name} to ${nodeName}${result.gpus.length ? ` with GPUs ${result.gpus.join(',')}` : ''}`);
     // the next waiting pod may fit too
     for (const k of wakeWaiting()) c.enqueue(k);

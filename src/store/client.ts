@@ -142,6 +142,15 @@ export class Client {
     return (await this.store.update(def, obj)) as T & StoredObject;
   }
 
+  /** A Pod bound to a node: its spec, metadata and status written at once (Kubernetes' pods/binding). */
+  async bind<T extends KObject = StoredObject>(input: KObject): Promise<T & StoredObject> {
+    const def = this.kindOf(input);
+    const obj = clone(input);
+    const old = await this.store.get(def, { namespace: obj.metadata?.namespace, name: obj.metadata?.name ?? '' });
+    this.prepare(def, obj, old);
+    return (await this.store.update(def, obj, { subresource: 'binding' })) as T & StoredObject;
+  }
+
   async updateStatus<T extends KObject = StoredObject>(input: KObject): Promise<T & StoredObject> {
     const def = this.kindOf(input);
     if (!def.hasStatus) throw new ApiError(StatusReason.NotFound, `${def.plural} have no status subresource`);

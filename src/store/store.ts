@@ -49,8 +49,12 @@ export interface DeleteOptions {
 }
 
 export interface UpdateOptions {
-  /** write only status (the /status subresource), or only spec and metadata */
-  subresource?: 'status';
+  /**
+   * `status`: write only status (the /status subresource); by default only spec and metadata;
+   * `binding`: spec, metadata and status at once, as a Pod's binding sets `spec.nodeName` and the
+   * PodScheduled condition in one write
+   */
+  subresource?: 'status' | 'binding';
 }
 
 export interface Store {

@@ -63,6 +63,18 @@ describe('sqlite store', () => {
     assert.equal(img.metadata.generation, 2);
   });
 
+  it('a binding writes the node and the status together, in one version', async () => {
+    const { client } = await setup();
+    const pod = await client.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default' }, spec: { containers: [{ name: 'c', image: 'x', command: ['true'] }] } });
+    const bound = await client.bind({ ...pod, spec: { ...pod.spec, nodeName: 'local' }, status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'True' }] } });
+    assert.equal(Number(bound.metadata.resourceVersion), Number(pod.metadata.resourceVersion) + 1);
+    const stored = await client.get(Kinds.Pod, { namespace: 'default', name: 'p' });
+    assert.equal(stored.spec.nodeName, 'local');
+    assert.deepEqual(stored.status.conditions, [{ type: 'PodScheduled', status: 'True' }]);
+    // a stale binding (the Pod changed since it was read) is a conflict
+    await assert.rejects(client.bind({ ...pod, spec: { ...pod.spec, nodeName: 'local' } }), (e) => reason(e) === '409 Conflict');
+  });
+
   it('lists with label and field selectors and pages with limit/continue', async () => {
     const { client } = await setup();
     for (let i = 0; i < 25; i++) await client.create(cm(`cm-${String(i).padStart(2, '0')}`, { tier: i % 2 ? 'odd' : 'even' }));

@@ -256,7 +256,7 @@ export class SqliteStore implements Store {
         obj.status = clone(input.status);
       } else {
         obj = clone(input) as StoredObject;
-        if (res.hasStatus) obj.status = clone(old.status);
+        if (res.hasStatus && opts.subresource !== 'binding') obj.status = clone(old.status);
         const m = obj.metadata;
         // the server owns these fields
         m.uid = old.metadata.uid;
