@@ -14,6 +14,7 @@ If the client goes away, the child's process group is killed. The zygote exits a
 without a connection or a running child.
 """
 import array
+import gc
 import os
 import selectors
 import signal
@@ -162,6 +163,9 @@ def main():
     conns = {}  # conn -> pid
     sys.stdout.flush()
     sys.stderr.flush()
+    # what is loaded now (the interpreter, kfp) never becomes garbage: frozen, a child's collector
+    # does not walk it, so it does not copy the pages it would touch
+    gc.freeze()
     while True:
         events = sel.select(timeout=idle)
         if not events and not children:
