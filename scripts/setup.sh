@@ -70,6 +70,18 @@ for req in python/requirements.txt python/requirements-training.txt python/requi
   fi
 done
 
+# the clients users drive Skiff with (kubectl, the Python kubernetes client, the Kubeflow SDKs), at
+# current versions, in their own environment: kfp in .venv pins kubernetes<31
+if [ ! -x .venv-clients/bin/python ]; then
+  say "creating the clients' Python environment (.venv-clients)"
+  /usr/bin/python3 -m venv --system-site-packages .venv-clients
+fi
+if [ ! -f .venv-clients/.skiff-installed ] || [ python/requirements-clients.txt -nt .venv-clients/.skiff-installed ]; then
+  say "installing the clients: $(grep -v '^#' python/requirements-clients.txt | tr '\n' ' ')"
+  .venv-clients/bin/pip install --quiet --disable-pip-version-check -r python/requirements-clients.txt
+  touch .venv-clients/.skiff-installed
+fi
+
 # Debian's torchrun (torch 1.13) cannot start on Python 3.11; the environment's own fixes that
 [ "$(readlink .venv/bin/torchrun 2>/dev/null)" = ../../python/torchrun ] || ln -sf ../../python/torchrun .venv/bin/torchrun
 # Skiff's model server, as model-server Pods start it

@@ -1,6 +1,6 @@
 // Discovery documents (what kubectl-style clients read to resolve kinds) and the OpenAPI document.
-import type { KindDef, KindRegistry } from '../api/registry.js';
-import { apiVersionOf } from '../api/registry.js';
+import type { KindDef, KindRegistry } from '../../api/registry.js';
+import { apiVersionOf } from '../../api/registry.js';
 
 const verbs = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
