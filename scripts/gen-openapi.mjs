@@ -1,0 +1,178 @@
+#!/usr/bin/env node
+// Generates src/api/schemas/openapi.json: the OpenAPI schemas of every kind Skiff serves, as data.
+//
+//   - built-in kinds (core/v1, batch/v1, and the request kinds kubectl sends: Eviction, access reviews):
+//     the component schemas of Kubernetes' own published OpenAPI v3 documents
+//     (k8s.io/kubernetes api/openapi-spec/v3, the module of the version below), kept whole (descriptions,
+//     x-kubernetes-patch-merge-key/-strategy, x-kubernetes-list-type/-map-keys, group-version-kind),
+//     pruned to what the served kinds reach;
+//   - Kubeflow's kinds: the upstream CRDs (training-operator 1.9's kubeflow.org jobs, mpi-operator's
+//     MPIJob v2beta1, KServe's serving.kserve.io kinds), each version's openAPIV3Schema and
+//     additionalPrinterColumns, with every subtree that repeats stored once under `defs` and referenced as
+//     {"$ref": "#/defs/<id>"} (src/api/openapi-schemas.ts inlines them again when it serves them).
+//
+//   node scripts/gen-openapi.mjs
+//
+// Inputs (the defaults are where this machine keeps them):
+//   K8S_OPENAPI_DIR   k8s.io/kubernetes@v1.35.4/api/openapi-spec/v3 in the Go module cache (downloaded with
+//                     `go mod download` when absent)
+//   TRAINING_CRDS     a directory with kubeflow.org_{pytorch,tf,xgboost,paddle,jax,mpi}jobs.yaml
+//                     (kubeflow/training-operator release-1.9, manifests/base/crds)
+//   MPI_V2_CRD        kubeflow.org_mpijobs.yaml of kubeflow/mpi-operator (v2beta1)
+//   KSERVE_CRDS       the conformance corpus's kserve/crd
+import { createHash } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import YAML from 'yaml';
+
+const K8S_VERSION = 'v1.35.4';
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const shared = [process.env.SKIFF_CONFORMANCE_DIR, join(repo, '..', 'shared', 'conformance'), '/work/shared/conformance'].find((d) => d && existsSync(d));
+
+function k8sDir() {
+  if (process.env.K8S_OPENAPI_DIR) return process.env.K8S_OPENAPI_DIR;
+  const go = existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : 'go';
+  const info = JSON.parse(execFileSync(go, ['mod', 'download', '-json', `k8s.io/kubernetes@${K8S_VERSION}`], { cwd: '/tmp', encoding: 'utf8' }));
+  return join(info.Dir, 'api', 'openapi-spec', 'v3');
+}
+
+// ---- built-in kinds ----------------------------------------------------------------------------
+
+/** the group-version documents to read, and the kinds of each that Skiff serves or accepts */
+const builtins = [
+  { file: 'api__v1_openapi.json', kinds: ['Pod', 'PodList', 'Namespace', 'NamespaceList', 'ConfigMap', 'ConfigMapList', 'Secret', 'SecretList', 'PersistentVolumeClaim', 'PersistentVolumeClaimList', 'Service', 'ServiceList', 'Node', 'NodeList', 'Event', 'EventList', 'Binding'] },
+  { file: 'apis__batch__v1_openapi.json', kinds: ['Job', 'JobList'] },
+  { file: 'apis__policy__v1_openapi.json', kinds: ['Eviction'] },
+  { file: 'apis__authorization.k8s.io__v1_openapi.json', kinds: ['SelfSubjectAccessReview', 'SelfSubjectRulesReview'] },
+  { file: 'apis__authentication.k8s.io__v1_openapi.json', kinds: ['SelfSubjectReview'] },
+  { file: 'apis__autoscaling__v1_openapi.json', kinds: ['Scale'] },
+];
+/** meta kinds every group-version document carries */
+const metaKinds = ['io.k8s.apimachinery.pkg.apis.meta.v1.Status', 'io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions', 'io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent', 'io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList', 'io.k8s.apimachinery.pkg.apis.meta.v1.Patch'];
+
+function refsIn(node, out) {
+  if (Array.isArray(node)) for (const v of node) refsIn(v, out);
+  else if (node && typeof node === 'object') {
+    for (const [k, v] of Object.entries(node)) {
+      if (k === '$ref' && typeof v === 'string') out.add(v.replace('#/components/schemas/', ''));
+      else refsIn(v, out);
+    }
+  }
+  return out;
+}
+
+function builtinSchemas(dir) {
+  const schemas = {};
+  for (const { file, kinds } of builtins) {
+    const doc = JSON.parse(readFileSync(join(dir, file), 'utf8'));
+    const all = doc.components.schemas;
+    const roots = Object.keys(all).filter((name) => {
+      const gvks = all[name]['x-kubernetes-group-version-kind'] ?? [];
+      return kinds.some((k) => name.endsWith(`.${k}`)) && gvks.length > 0;
+    });
+    const todo = [...roots, ...metaKinds.filter((m) => all[m])];
+    while (todo.length) {
+      const name = todo.pop();
+      if (schemas[name] || !all[name]) continue;
+      schemas[name] = all[name];
+      for (const r of refsIn(all[name], new Set())) todo.push(r);
+    }
+  }
+  return Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+// ---- CRDs --------------------------------------------------------------------------------------
+
+function crdFiles() {
+  const training = process.env.TRAINING_CRDS;
+  const files = [];
+  const trainingKinds = ['pytorchjobs', 'tfjobs', 'xgboostjobs', 'paddlejobs', 'jaxjobs', 'mpijobs'];
+  for (const k of trainingKinds) {
+    const f = training ? join(training, `kubeflow.org_${k}.yaml`) : undefined;
+    files.push(f && existsSync(f) ? readFileSync(f, 'utf8') : gitShow('kubeflow+training-operator', 'release-1.9', `manifests/base/crds/kubeflow.org_${k}.yaml`));
+  }
+  const mpi = process.env.MPI_V2_CRD;
+  files.push(mpi ? readFileSync(mpi, 'utf8') : gitShow('kubeflow+mpi-operator', 'HEAD', 'manifests/base/kubeflow.org_mpijobs.yaml'));
+  const kserve = process.env.KSERVE_CRDS ?? join(shared, 'kserve', 'crd');
+  for (const f of ['serving.kserve.io_inferenceservices.yaml', 'serving.kserve.io_servingruntimes.yaml', 'serving.kserve.io_clusterservingruntimes.yaml']) files.push(readFileSync(join(kserve, f), 'utf8'));
+  return files;
+}
+
+/** a file of an upstream repository mirrored under /work/.mirror */
+function gitShow(mirror, rev, path) {
+  const dir = `/work/.mirror/${mirror}/repo`;
+  if (!existsSync(dir)) throw new Error(`gen-openapi: ${path} of ${mirror}: set the environment variable for it (see the header)`);
+  return execFileSync('git', ['--git-dir', dir, 'show', `${rev}:${path}`], { encoding: 'utf8', maxBuffer: 64 << 20 });
+}
+
+/** keys sorted, so that equal subtrees serialise equally */
+function canonical(node) {
+  if (Array.isArray(node)) return node.map(canonical);
+  if (node === null || typeof node !== 'object') return node;
+  const out = {};
+  for (const k of Object.keys(node).sort()) out[k] = canonical(node[k]);
+  return out;
+}
+
+/** replaces subtrees that occur more than once (and are worth it) by references into defs */
+function dedupe(roots) {
+  const counts = new Map();
+  const count = (node) => {
+    if (node === null || typeof node !== 'object') return;
+    const text = JSON.stringify(node);
+    if (text.length > 400) counts.set(text, (counts.get(text) ?? 0) + 1);
+    for (const v of Object.values(node)) count(v);
+  };
+  for (const r of roots) count(r);
+  const defs = {};
+  const replace = (node) => {
+    if (node === null || typeof node !== 'object') return node;
+    const text = JSON.stringify(node);
+    if ((counts.get(text) ?? 0) > 1) {
+      const id = createHash('sha1').update(text).digest('hex').slice(0, 12);
+      if (!defs[id]) {
+        defs[id] = null;
+        defs[id] = replaceChildren(node);
+      }
+      return { $ref: `#/defs/${id}` };
+    }
+    return replaceChildren(node);
+  };
+  const replaceChildren = (node) => {
+    if (Array.isArray(node)) return node.map(replace);
+    const out = {};
+    for (const [k, v] of Object.entries(node)) out[k] = replace(v);
+    return out;
+  };
+  return { roots: roots.map(replaceChildren), defs };
+}
+
+function crds() {
+  const entries = [];
+  for (const text of crdFiles()) {
+    const crd = YAML.parse(text);
+    for (const v of crd.spec.versions) {
+      if (v.served === false) continue;
+      entries.push({
+        group: crd.spec.group,
+        version: v.name,
+        kind: crd.spec.names.kind,
+        plural: crd.spec.names.plural,
+        scope: crd.spec.scope,
+        ...(v.additionalPrinterColumns ? { additionalPrinterColumns: v.additionalPrinterColumns } : {}),
+        ...(v.subresources ? { subresources: v.subresources } : {}),
+        schema: canonical(v.schema?.openAPIV3Schema ?? { type: 'object', 'x-kubernetes-preserve-unknown-fields': true }),
+      });
+    }
+  }
+  const { roots, defs } = dedupe(entries.map((e) => e.schema));
+  entries.forEach((e, i) => { e.schema = roots[i]; });
+  return { crds: entries, defs };
+}
+
+const out = { kubernetesVersion: K8S_VERSION, schemas: builtinSchemas(k8sDir()), ...crds() };
+const file = join(repo, 'src', 'api', 'schemas', 'openapi.json');
+writeFileSync(file, JSON.stringify(out) + '\n');
+console.log(`wrote ${file}: ${Object.keys(out.schemas).length} built-in schemas, ${out.crds.length} CRD versions, ${Object.keys(out.defs).length} shared subtrees, ${(JSON.stringify(out).length / 1024).toFixed(0)} KiB`);
