@@ -120,6 +120,38 @@ describe('kubectl get: server-side printing', () => {
 
     const plain = await s.req('GET', `${pods}/sleeper`, undefined, { accept: 'application/json' });
     assert.equal(plain.body.kind, 'Pod');
+
+    // client-go's metadata client
+    const meta = await s.req('GET', pods, undefined, { accept: 'application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json' });
+    assert.equal(meta.body.kind, 'PartialObjectMetadataList');
+    assert.deepEqual(meta.body.items.map((o: any) => [o.kind, o.metadata.name]), [['PartialObjectMetadata', 'crash'], ['PartialObjectMetadata', 'done'], ['PartialObjectMetadata', 'fails'], ['PartialObjectMetadata', 'sleeper']]);
+  });
+
+  it('a watch for Tables: one row per event, the column definitions in the first only', async () => {
+    const list = await s.get(pods);
+    const ctrl = new AbortController();
+    const res = await fetch(`${s.url}${pods}?watch=true&resourceVersion=${list.metadata.resourceVersion}`, { headers: { accept: tableAccept }, signal: ctrl.signal });
+    assert.equal(res.status, 200);
+    const events: any[] = [];
+    const reading = (async () => {
+      let buf = '';
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        buf += Buffer.from(chunk).toString();
+        for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+          events.push(JSON.parse(buf.slice(0, i)));
+          buf = buf.slice(i + 1);
+        }
+      }
+    })().catch(() => undefined);
+    await s.create(pods, podManifest('watched-1', ['true']));
+    await s.until('two events', async () => events.length >= 2);
+    ctrl.abort();
+    await reading;
+    assert.deepEqual(events.slice(0, 2).map((e) => [e.type, e.object.kind, e.object.rows.length, e.object.rows[0].cells[0]]), [['ADDED', 'Table', 1, 'watched-1'], ['MODIFIED', 'Table', 1, 'watched-1']]);
+    assert.equal(events[0].object.columnDefinitions.length, 9);
+    assert.equal(events[1].object.columnDefinitions, null);
+    assert.equal(events[1].object.rows[0].object.kind, 'PartialObjectMetadata');
+    assert.equal(events[1].object.metadata.resourceVersion, events[1].object.rows[0].object.metadata.resourceVersion);
   });
 
   it('pods -w: the list, then a row for every change of a Pod, under one header', async () => {

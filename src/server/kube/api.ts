@@ -12,7 +12,7 @@ import { parseBody, readBody, send } from '../body.js';
 import { apiGroupList, apiResourceList, apiVersions } from './discovery.js';
 import { servePodExec, servePodLog } from './pods.js';
 import { q, qBool, qInt } from './query.js';
-import { includeObjectOf, negotiateView, sendViewed, tableEvents, type ResponseView } from './table.js';
+import { eventView, negotiateView, sendViewed, type ResponseView } from './table.js';
 import { serveWatch } from './watch.js';
 
 /** the patch media types Skiff applies, in the order kube-apiserver lists them */
@@ -150,7 +150,7 @@ export class KubeApi {
       switch (method) {
         case 'GET': {
           const view = negotiateView(accept);
-          if (qBool(url, 'watch') && url.searchParams.has('watch')) return serveWatch(this.deps.client, req, res, url, t, this.deps.bookmarkMs, view && tableEvents(t.def, view, includeObjectOf(url)));
+          if (qBool(url, 'watch') && url.searchParams.has('watch')) return serveWatch(this.deps.client, req, res, url, t, this.deps.bookmarkMs, eventView(t.def, view, url));
           return this.list(res, url, t, accept, view);
         }
         case 'POST': {

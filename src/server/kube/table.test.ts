@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { defaultRegistry, Kinds } from '../../api/index.js';
 import { ApiError } from '../../api/errors.js';
 import { JsonPath } from '../../util/jsonpath.js';
-import { includeObjectOf, negotiateView, tableColumns, tableEvents, toTable, type ResponseView } from './table.js';
+import { eventView, includeObjectOf, negotiateView, tableColumns, toTable, viewOf, type ResponseView } from './table.js';
 
 const now = Date.parse('2026-01-01T12:00:00Z');
 const ago = (s: number): string => new Date(now - s * 1000).toISOString();
@@ -82,7 +82,7 @@ describe('Table shape', () => {
   });
 
   it('a watch sends the column definitions with its first event only, and passes errors through', () => {
-    const view = tableEvents(Kinds.Pod, v1, 'Metadata');
+    const view = eventView(Kinds.Pod, v1, new URL('http://x/api/v1/pods?watch=true')) as NonNullable<ReturnType<typeof eventView>>;
     const first = view({ type: 'ADDED', object: p }) as any;
     const second = view({ type: 'MODIFIED', object: p }) as any;
     assert.equal(first.type, 'ADDED');
@@ -161,6 +161,34 @@ describe('Pod columns (kubectl’s READY, STATUS, RESTARTS)', () => {
   it('readiness gates count their true conditions', () => {
     const r = row(Kinds.Pod, pod({ phase: 'Running', conditions: [{ type: 'x/one', status: 'True' }, { type: 'x/two', status: 'False' }] }, { readinessGates: [{ conditionType: 'x/one' }, { conditionType: 'x/two' }] }));
     assert.equal(r['Readiness Gates'], '1/2');
+  });
+});
+
+describe('PartialObjectMetadata', () => {
+  const p = pod({ phase: 'Running' }) as any;
+  const url = new URL('http://x/api/v1/pods');
+  const partial: ResponseView = { as: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', mediaType: 'application/json' };
+  const partialList: ResponseView = { ...partial, as: 'PartialObjectMetadataList' };
+
+  it('is negotiated from client-go’s metadata client’s Accept', () => {
+    assert.deepEqual(negotiateView('application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json'), partialList);
+  });
+
+  it('answers an object’s or a list’s metadata, and 406 for the other', () => {
+    assert.deepEqual(viewOf(Kinds.Pod, p, partial, url), { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: p.metadata });
+    const list = { apiVersion: 'v1', kind: 'PodList', metadata: { resourceVersion: '9', continue: 'c' }, items: [p] };
+    assert.deepEqual(viewOf(Kinds.Pod, list, partialList, url), { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata: { resourceVersion: '9', continue: 'c' }, items: [{ kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: p.metadata }] });
+    assert.equal((viewOf(Kinds.Pod, { ...list, items: [] }, partialList, url) as any).items, null);
+    assert.throws(() => viewOf(Kinds.Pod, list, partial, url), (e: ApiError) => e.code === 406 && /you requested PartialObjectMetadata, but the requested object is a list/.test(e.message));
+    assert.throws(() => viewOf(Kinds.Pod, p, partialList, url), (e: ApiError) => e.code === 406 && /is not a list/.test(e.message));
+  });
+
+  it('a watch sends each object’s metadata; asked for lists, the objects as they are', () => {
+    const view = eventView(Kinds.Pod, partial, url);
+    assert.deepEqual(view?.({ type: 'ADDED', object: p }), { type: 'ADDED', object: { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: p.metadata } });
+    assert.equal(eventView(Kinds.Pod, partialList, url), undefined);
+    assert.equal(eventView(Kinds.Pod, undefined, url), undefined);
+    assert.throws(() => eventView(Kinds.Pod, v1, new URL('http://x/api/v1/pods?includeObject=x')), /includeObject/);
   });
 });
 

@@ -1,7 +1,8 @@
 // Server-side printing: a get, list or watch whose Accept asks for
 // `application/json;as=Table;v=v1;g=meta.k8s.io` answers a meta.k8s.io Table, the columns `kubectl
 // get` prints. Kubernetes' kinds print as kube-apiserver prints them (table-builtin.ts); every other
-// kind as the API server prints a CRD: NAME, then the kind's printerColumns, or AGE alone.
+// kind as the API server prints a CRD: NAME, then the kind's printerColumns, or AGE alone. The other
+// shapes an Accept may ask for, PartialObjectMetadata(List) (client-go's metadata client), are here too.
 import type { ServerResponse } from 'node:http';
 import { ApiError, StatusReason } from '../../api/errors.js';
 import type { KindDef, PrinterColumn } from '../../api/registry.js';
@@ -13,7 +14,7 @@ export type { ColumnDefinition } from './table-builtin.js';
 
 /** a response in another shape than the objects themselves, as the Accept header's `as=` asks */
 export interface ResponseView {
-  as: 'Table';
+  as: 'Table' | 'PartialObjectMetadata' | 'PartialObjectMetadataList';
   /** meta.k8s.io/v1 or meta.k8s.io/v1beta1 */
   apiVersion: string;
   /** the media type the answer is written in */
@@ -69,8 +70,8 @@ const served = ['application/json', 'application/yaml'] as const;
 
 /**
  * What a get, list or watch answers, as kube-apiserver negotiates it: the first media range that
- * names a media type Skiff writes and a shape it can take. A Table in meta.k8s.io v1 or v1beta1 is
- * such a shape; so are the objects themselves. Undefined: the objects. A request whose every range
+ * names a media type Skiff writes and a shape it can take. A Table or PartialObjectMetadata(List)
+ * in meta.k8s.io v1 or v1beta1 is such a shape; so are the objects themselves. Undefined: the objects. A request whose every range
  * asks for a shape Skiff cannot give is refused with 406; one that names no type Skiff writes keeps
  * getting JSON, as before.
  */
@@ -84,7 +85,9 @@ export function negotiateView(accept: string | undefined): ResponseView | undefi
       const { as, g, v } = c.params;
       if (as === undefined && g === undefined && v === undefined) return undefined;
       converting = true;
-      if (as === 'Table' && g === 'meta.k8s.io' && (v === 'v1' || v === 'v1beta1')) return { as: 'Table', apiVersion: `${g}/${v}`, mediaType };
+      if ((as === 'Table' || as === 'PartialObjectMetadata' || as === 'PartialObjectMetadataList') && g === 'meta.k8s.io' && (v === 'v1' || v === 'v1beta1')) {
+        return { as, apiVersion: `${g}/${v}`, mediaType };
+      }
     }
   }
   if (converting) throw new ApiError(StatusReason.NotAcceptable, `only the following media types are accepted: ${served.join(', ')}`);
@@ -226,7 +229,7 @@ function rowObject(obj: any, view: ResponseView, include: IncludeObject): unknow
   // the bookmark that ends a watch's initial events keeps its annotation whatever was asked
   const endOfInitialEvents = obj?.metadata?.annotations?.['k8s.io/initial-events-end'] === 'true';
   if (include === 'Object') return obj;
-  if (include === 'Metadata' || endOfInitialEvents) return { kind: 'PartialObjectMetadata', apiVersion: view.apiVersion, metadata: obj?.metadata ?? {} };
+  if (include === 'Metadata' || endOfInitialEvents) return partial(obj, view);
   return null;
 }
 
@@ -249,30 +252,65 @@ export function toTable(def: KindDef, body: any, view: ResponseView, opts: Table
     if (printed.conditions) return { cells: row.cells, conditions: printed.conditions, object: row.object };
     return row;
   });
-  const metadata: Table['metadata'] = {};
-  const meta = body?.metadata ?? {};
-  if (meta.resourceVersion) metadata.resourceVersion = String(meta.resourceVersion);
-  if (isList && meta.continue) metadata.continue = meta.continue;
-  if (isList && meta.remainingItemCount !== undefined) metadata.remainingItemCount = meta.remainingItemCount;
+  const metadata = listMeta(body);
   return { kind: 'Table', apiVersion: view.apiVersion, metadata, columnDefinitions: opts.noHeaders ? null : printer.columns, rows };
 }
 
+/** the metadata of an object, as client-go's metadata client reads it */
+function partial(obj: any, view: ResponseView): unknown {
+  return { kind: 'PartialObjectMetadata', apiVersion: view.apiVersion, metadata: obj?.metadata ?? {} };
+}
+
+function listMeta(body: any): Table['metadata'] {
+  const meta = body?.metadata ?? {};
+  const out: Table['metadata'] = {};
+  if (meta.resourceVersion) out.resourceVersion = String(meta.resourceVersion);
+  if (meta.continue) out.continue = meta.continue;
+  if (meta.remainingItemCount !== undefined) out.remainingItemCount = meta.remainingItemCount;
+  return out;
+}
+
+/** a get's or list's answer in the negotiated shape; asking a list's shape of one object, or the reverse, is 406 */
+export function viewOf(def: KindDef, body: any, view: ResponseView, url: URL): unknown {
+  const isList = Array.isArray(body?.items);
+  switch (view.as) {
+    case 'Table':
+      return toTable(def, body, view, { includeObject: includeObjectOf(url) });
+    case 'PartialObjectMetadata':
+      if (isList) throw new ApiError(StatusReason.NotAcceptable, `you requested PartialObjectMetadata, but the requested object is a list (${body.apiVersion}, Kind=${body.kind})`);
+      return partial(body, view);
+    case 'PartialObjectMetadataList':
+      if (!isList) throw new ApiError(StatusReason.NotAcceptable, `you requested PartialObjectMetadataList, but the requested object is not a list (${body?.apiVersion}, Kind=${body?.kind})`);
+      // Go's nil slice: an empty list's items are null
+      return { kind: 'PartialObjectMetadataList', apiVersion: view.apiVersion, metadata: listMeta(body), items: body.items.length ? body.items.map((o: any) => partial(o, view)) : null };
+  }
+}
+
+export type EventView = (e: { type: string; object: any }) => { type: string; object: unknown };
+
 /**
- * A watch's events as Tables of one row each. The first event carries the column definitions and
- * the later ones leave them out (kubectl keeps the last ones it saw); an ERROR's Status passes as is.
+ * A watch's events in the negotiated shape. As Tables, one row each: the first event carries the
+ * column definitions and the later ones leave them out (kubectl keeps the last ones it saw). As
+ * PartialObjectMetadata, each object's metadata; a list's shape cannot hold one object, so the API
+ * server sends the objects as they are. An ERROR's Status always passes as is. Undefined: the
+ * events themselves. A Table's includeObject is checked here, before the watch starts.
  */
-export function tableEvents(def: KindDef, view: ResponseView, includeObject: IncludeObject): (e: { type: string; object: any }) => { type: string; object: unknown } {
+export function eventView(def: KindDef, view: ResponseView | undefined, url: URL): EventView | undefined {
+  if (!view || view.as === 'PartialObjectMetadataList') return undefined;
+  const passes = (e: { object: any }): boolean => e.object?.kind === 'Status';
+  if (view.as === 'PartialObjectMetadata') return (e) => (passes(e) ? e : { type: e.type, object: partial(e.object, view) });
+  const includeObject = includeObjectOf(url);
   let headersSent = false;
   return (e) => {
-    if (e.type === 'ERROR' || e.object?.kind === 'Status') return e;
+    if (passes(e)) return e;
     const table = toTable(def, e.object, view, { includeObject, noHeaders: headersSent });
     headersSent = true;
     return { type: e.type, object: table };
   };
 }
 
-/** Answers a get or list 200: the body, or its Table when the request negotiated one. */
+/** Answers a get or list 200: the body, or the shape the request negotiated. */
 export function sendViewed(res: ServerResponse, def: KindDef, body: unknown, url: URL, view: ResponseView | undefined, accept: string | undefined): void {
   if (!view) return send(res, 200, body, accept);
-  send(res, 200, toTable(def, body, view, { includeObject: includeObjectOf(url) }), view.mediaType);
+  send(res, 200, viewOf(def, body, view, url), view.mediaType);
 }

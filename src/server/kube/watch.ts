@@ -13,7 +13,7 @@ export interface WatchTarget {
 }
 
 /** what a watch writes for each event: the event itself, or another shape of it (a Table) */
-export type EventView = (e: { type: string; object: any }) => unknown;
+type EventView = (e: { type: string; object: any }) => unknown;
 
 export function serveWatch(client: Client, req: IncomingMessage, res: ServerResponse, url: URL, t: WatchTarget, bookmarkMs = 15_000, view: EventView = (e) => e): void {
   const timeout = qInt(url, 'timeoutSeconds');
