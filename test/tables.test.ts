@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import YAML from 'yaml';
 import { conformanceDir } from '../src/conformance-path.js';
-import { TestServer, kubectlBin, podManifest, repoRoot } from './harness.js';
+import { TestServer, kubectlBin, podManifest, repoRoot, skiffBin } from './harness.js';
 
 const pods = '/api/v1/namespaces/default/pods';
 const tableAccept = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
@@ -206,6 +206,34 @@ describe('kubectl get: server-side printing', () => {
     const ev = parseTable(events, ['LAST SEEN', 'TYPE', 'REASON', 'OBJECT', 'MESSAGE']);
     assert.ok(ev.some((x) => x.OBJECT === 'pod/sleeper' && x.REASON === 'Started' && x.TYPE === 'Normal'), events);
     assert.ok(ev.some((x) => x.OBJECT === 'job/pi' && x.TYPE === 'Normal'), events);
+  });
+
+  it('skiff get prints the server’s Tables too, as kubectl prints them', async () => {
+    const strip = (text: string): string => text.replace(/\d+(s|m\d*s?)\b/g, 'T').replace(/[ \t]+$/gm, '');
+    for (const args of [['get', 'pods'], ['get', 'pods', '-o', 'wide'], ['get', 'pods', '-A', '--show-labels'], ['get', 'jobs,cm', '-n', 'default'], ['get', 'pod', 'done', 'sleeper']]) {
+      const [k, mine] = await Promise.all([s.kubectl(args), s.cli(args)]);
+      assert.equal(mine.code, 0, mine.stderr);
+      assert.equal(strip(mine.stdout), strip(k.stdout), `skiff ${args.join(' ')}`);
+    }
+
+    // skiff get -w: rows from the watch's Tables under the list's header
+    await s.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'skiff-watched' } });
+    const skiff = spawn(process.execPath, [skiffBin, 'get', 'pods', '-w', '-n', 'skiff-watched'], { env: { ...process.env, SKIFF_SERVER: s.url }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    skiff.stdout.on('data', (d) => (out += d));
+    skiff.stderr.on('data', (d) => (err += d));
+    const exited = new Promise((r) => skiff.once('exit', r));
+    try {
+      await s.until('the empty list', async () => /No resources found/.test(err));
+      await s.create('/api/v1/namespaces/skiff-watched/pods', podManifest('brief', ['sh', '-c', 'sleep 1']));
+      await s.until(`a Completed row (skiff printed:\n${out})`, async () => /^brief\s+0\/1\s+Completed\s/m.test(out));
+    } finally {
+      skiff.kill('SIGTERM');
+      await exited;
+    }
+    const rows = parseTable(out, podHeaders);
+    assert.ok(rows.length >= 2 && rows.every((x) => x.NAME === 'brief' && age.test(x.AGE ?? '')), out);
   });
 
   const corpus = conformanceDir();
