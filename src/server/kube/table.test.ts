@@ -91,6 +91,12 @@ describe('Table shape', () => {
     assert.equal(first.object.rows.length, 1);
     assert.equal(second.object.columnDefinitions, null);
     assert.equal(second.object.rows[0].cells[0], 'p');
+    // the bookmark ending a watch's initial events keeps its metadata (and annotation) whatever was asked
+    const none = eventView(Kinds.Pod, v1, new URL('http://x/api/v1/pods?includeObject=None')) as NonNullable<ReturnType<typeof eventView>>;
+    const bookmark = { kind: 'Pod', apiVersion: 'v1', metadata: { resourceVersion: '12', annotations: { 'k8s.io/initial-events-end': 'true' } } };
+    const marked = none({ type: 'BOOKMARK', object: bookmark }) as any;
+    assert.deepEqual([marked.type, marked.object.metadata, marked.object.rows[0].object], ['BOOKMARK', { resourceVersion: '12' }, { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: bookmark.metadata }]);
+    assert.equal((none({ type: 'ADDED', object: p }) as any).object.rows[0].object, null);
     const status = { kind: 'Status', apiVersion: 'v1', code: 410 };
     assert.deepEqual(view({ type: 'ERROR', object: status }), { type: 'ERROR', object: status });
   });
