@@ -3,7 +3,7 @@
 // (UUID v4 strings), so `GET /apis/v2beta1/pipelines/{id}` is a store get.
 import type { FieldError } from './errors.js';
 import type { KObject } from './meta.js';
-import type { KindDef } from './registry.js';
+import type { KindDef, PrinterColumn } from './registry.js';
 import { Validator } from './validation.js';
 import type { PipelineSpec } from './kfp/ir.js';
 import { isPlainObject } from '../util/objects.js';
@@ -214,12 +214,27 @@ export function validateRecurringRun(obj: KObject): FieldError[] {
 
 const base = { group, version, namespaced: true } as const;
 
+const displayName: PrinterColumn = { name: 'Display-Name', type: 'string', jsonPath: '.spec.displayName' };
+const age: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
+
 export const kfpKinds: KindDef[] = [
-  { ...base, kind: 'Pipeline', plural: 'pipelines', singular: 'pipeline', hasStatus: false, validate: validatePipeline },
-  { ...base, kind: 'PipelineVersion', plural: 'pipelineversions', singular: 'pipelineversion', hasStatus: false, validate: validatePipelineVersion },
-  { ...base, kind: 'Experiment', plural: 'experiments', singular: 'experiment', hasStatus: false, validate: validateExperiment },
+  { ...base, kind: 'Pipeline', plural: 'pipelines', singular: 'pipeline', hasStatus: false, validate: validatePipeline, printerColumns: [displayName, age] },
+  {
+    ...base, kind: 'PipelineVersion', plural: 'pipelineversions', singular: 'pipelineversion', hasStatus: false, validate: validatePipelineVersion,
+    printerColumns: [{ name: 'Pipeline', type: 'string', jsonPath: '.spec.pipelineName' }, displayName, age],
+  },
+  { ...base, kind: 'Experiment', plural: 'experiments', singular: 'experiment', hasStatus: false, validate: validateExperiment, printerColumns: [displayName, age] },
   {
     ...base, kind: 'RecurringRun', plural: 'recurringruns', singular: 'recurringrun', hasStatus: true,
+    // its trigger (a cron or an interval), whether it fires, how many runs it started and when the last
+    printerColumns: [
+      { name: 'Mode', type: 'string', jsonPath: '.spec.mode' },
+      { name: 'Cron', type: 'string', jsonPath: '.spec.trigger.cronSchedule.cron' },
+      { name: 'Interval', type: 'integer', jsonPath: '.spec.trigger.periodicSchedule.intervalSecond', description: 'seconds between runs of a periodic schedule' },
+      { name: 'Runs', type: 'integer', jsonPath: '.status.runCount', description: 'runs started so far' },
+      { name: 'Last-Run', type: 'date', jsonPath: '.status.lastScheduledTime' },
+      age,
+    ],
     default: (obj) => {
       if (isPlainObject(obj.spec)) obj.spec.mode ??= 'ENABLE';
     },

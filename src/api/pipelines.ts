@@ -4,7 +4,7 @@ import type { Condition } from './conditions.js';
 import type { FieldError } from './errors.js';
 import type { KObject } from './meta.js';
 import { deepEqual } from './meta.js';
-import type { KindDef } from './registry.js';
+import type { KindDef, PrinterColumn } from './registry.js';
 import { Validator } from './validation.js';
 import type { PipelineSpec, PlatformSpec } from './kfp/ir.js';
 import { isPlainObject } from '../util/objects.js';
@@ -160,9 +160,19 @@ function validateRun(obj: KObject, old?: KObject): FieldError[] {
   return v.errors;
 }
 
+const age: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
+
 const run: KindDef = {
   group: 'pipelines.kubeflow.org', version: 'v2beta1', kind: 'Run', plural: 'runs', singular: 'run',
   namespaced: true, hasStatus: true,
+  // KFP's run state, when it started and ended; with -o wide the task that failed it
+  printerColumns: [
+    { name: 'State', type: 'string', jsonPath: '.status.state', description: "the run's state, as KFP names it (PENDING, RUNNING, SUCCEEDED, FAILED, CANCELED)" },
+    { name: 'Started', type: 'date', jsonPath: '.status.startedAt' },
+    { name: 'Finished', type: 'date', jsonPath: '.status.finishedAt' },
+    age,
+    { name: 'Failed-Task', type: 'string', jsonPath: '.status.failedTask', priority: 1, description: 'the task whose failure failed the run' },
+  ],
   default: defaultRun,
   validate: validateRun,
 };
@@ -199,6 +209,12 @@ function validateTaskCache(obj: KObject): FieldError[] {
 const taskCache: KindDef = {
   group: 'pipelines.kubeflow.org', version: 'v2beta1', kind: 'TaskCache', plural: 'taskcaches', singular: 'taskcache',
   namespaced: true, hasStatus: false,
+  printerColumns: [
+    { name: 'Pipeline', type: 'string', jsonPath: '.spec.pipelineName' },
+    { name: 'Run', type: 'string', jsonPath: '.spec.run', description: 'the run whose task made the outputs' },
+    { name: 'Task', type: 'string', jsonPath: '.spec.task' },
+    age,
+  ],
   validate: validateTaskCache,
 };
 
@@ -226,6 +242,15 @@ function validateRunTask(obj: KObject): FieldError[] {
 const runTask: KindDef = {
   group: 'pipelines.kubeflow.org', version: 'v2beta1', kind: 'RunTask', plural: 'runtasks', singular: 'runtask',
   namespaced: true, hasStatus: false,
+  printerColumns: [
+    { name: 'Run', type: 'string', jsonPath: '.spec.run' },
+    { name: 'Task', type: 'string', jsonPath: '.spec.path', description: "the task's path in the pipeline, e.g. outer.inner.train" },
+    { name: 'State', type: 'string', jsonPath: '.status.state' },
+    age,
+    { name: 'Pod', type: 'string', jsonPath: '.status.podName', priority: 1, description: "the Pod of the task's current attempt" },
+    { name: 'Attempt', type: 'integer', jsonPath: '.status.attempt', priority: 1 },
+    { name: 'Cached-From', type: 'string', jsonPath: '.status.cachedFrom', priority: 1, description: 'the earlier run/task whose outputs a cache hit reused' },
+  ],
   validate: validateRunTask,
 };
 

@@ -3,6 +3,21 @@
 import type { FieldError } from './errors.js';
 import type { KObject, StoredObject } from './meta.js';
 
+/**
+ * A column of `kubectl get`, declared as a CRD declares its additionalPrinterColumns: the server's
+ * Table shows NAME, then these. A `date` column shows the age of an RFC 3339 timestamp.
+ */
+export interface PrinterColumn {
+  name: string;
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  /** kubectl's JSONPath, e.g. `.status.conditions[?(@.type=="Ready")].status` */
+  jsonPath: string;
+  format?: string;
+  description?: string;
+  /** 0: always shown; 1 and more: only with `-o wide` */
+  priority?: number;
+}
+
 export interface KindDef {
   group: string;
   version: string;
@@ -19,6 +34,12 @@ export interface KindDef {
   validate?(obj: KObject, old?: StoredObject): FieldError[];
   /** true while deleting must wait for someone to finish it (a running Pod, a Namespace with content) */
   deletionBlocked?(obj: StoredObject, opts: { gracePeriodSeconds?: number }): boolean;
+  /**
+   * the columns `kubectl get` shows after NAME, for kinds that are CRDs on a cluster; without them
+   * an AGE column alone, as the API server gives a CRD that declares none. Kubernetes' own kinds
+   * print as kube-apiserver prints them instead (src/server/kube/table-builtin.ts).
+   */
+  printerColumns?: PrinterColumn[];
 }
 
 export function apiVersionOf(def: KindDef): string {

@@ -80,6 +80,15 @@ export const RevisionKind: KindDef = {
   shortNames: ['rev'],
   namespaced: true,
   hasStatus: true,
+  // which InferenceService and component it serves, its model's state and its replicas
+  printerColumns: [
+    { name: 'InferenceService', type: 'string', jsonPath: '.spec.inferenceService' },
+    { name: 'Component', type: 'string', jsonPath: '.spec.component' },
+    { name: 'Model', type: 'string', jsonPath: '.status.modelState' },
+    { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas' },
+    { name: 'Desired', type: 'integer', jsonPath: '.status.desiredReplicas' },
+    { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+  ],
 };
 
 export const ServingLabels = {

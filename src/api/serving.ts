@@ -15,7 +15,7 @@ import type { FieldError } from './errors.js';
 import type { Condition } from './conditions.js';
 import type { Container, EnvVar, PodSpec, ResourceRequirements } from './core-types.js';
 import type { KObject } from './meta.js';
-import type { KindDef } from './registry.js';
+import type { KindDef, PrinterColumn } from './registry.js';
 import { kserveSchemas } from './structural-schema.js';
 import { Validator } from './validation.js';
 import { isPlainObject as isObject } from '../util/objects.js';
@@ -484,6 +484,24 @@ export function validateServingRuntime(obj: KObject, root: 'ServingRuntime' | 'C
   return v.errors;
 }
 
+/** `kubectl get` columns, as KServe's CRDs declare them (kserve/kserve 0.20, config/crd/full/serving.kserve.io_*.yaml) */
+const inferenceServiceColumns: PrinterColumn[] = [
+  { name: 'URL', type: 'string', jsonPath: '.status.url' },
+  { name: 'Ready', type: 'string', jsonPath: ".status.conditions[?(@.type=='Ready')].status" },
+  { name: 'Prev', type: 'integer', jsonPath: ".status.components.predictor.traffic[?(@.tag=='prev')].percent" },
+  { name: 'Latest', type: 'integer', jsonPath: '.status.components.predictor.traffic[?(@.latestRevision==true)].percent' },
+  { name: 'PrevRolledoutRevision', type: 'string', jsonPath: ".status.components.predictor.traffic[?(@.tag=='prev')].revisionName" },
+  { name: 'LatestReadyRevision', type: 'string', jsonPath: '.status.components.predictor.traffic[?(@.latestRevision==true)].revisionName' },
+  { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+];
+
+const servingRuntimeColumns: PrinterColumn[] = [
+  { name: 'Disabled', type: 'boolean', jsonPath: '.spec.disabled' },
+  { name: 'ModelType', type: 'string', jsonPath: '.spec.supportedModelFormats[*].name' },
+  { name: 'Containers', type: 'string', jsonPath: '.spec.containers[*].name' },
+  { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+];
+
 export const InferenceServiceKind: KindDef = {
   group: ServingGroup,
   version: 'v1beta1',
@@ -495,6 +513,7 @@ export const InferenceServiceKind: KindDef = {
   hasStatus: true,
   default: defaultInferenceService,
   validate: (obj, old) => validateInferenceService(obj, old),
+  printerColumns: inferenceServiceColumns,
 };
 
 export const ServingRuntimeKind: KindDef = {
@@ -507,6 +526,7 @@ export const ServingRuntimeKind: KindDef = {
   hasStatus: true,
   default: (obj) => schemaDefaults(obj, 'ServingRuntime'),
   validate: (obj) => validateServingRuntime(obj, 'ServingRuntime'),
+  printerColumns: servingRuntimeColumns,
 };
 
 export const ClusterServingRuntimeKind: KindDef = {
@@ -519,6 +539,7 @@ export const ClusterServingRuntimeKind: KindDef = {
   hasStatus: true,
   default: (obj) => schemaDefaults(obj, 'ClusterServingRuntime'),
   validate: (obj) => validateServingRuntime(obj, 'ClusterServingRuntime'),
+  printerColumns: servingRuntimeColumns,
 };
 
 export const servingKinds: KindDef[] = [InferenceServiceKind, ServingRuntimeKind, ClusterServingRuntimeKind];

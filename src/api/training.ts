@@ -15,7 +15,7 @@
 // object's apiVersion.
 import type { FieldError } from './errors.js';
 import type { KObject, StoredObject } from './meta.js';
-import type { KindDef } from './registry.js';
+import type { KindDef, PrinterColumn } from './registry.js';
 import { validatePodSpec } from './core.js';
 import { Validator } from './validation.js';
 import type { ReplicaRestartPolicy } from './training-types.js';
@@ -311,10 +311,23 @@ function validateTraining(info: TrainingKindInfo, obj: KObject, old?: StoredObje
   return v.errors;
 }
 
+/**
+ * `kubectl get` columns, as the Training Operator's v1 CRDs declare them (kubeflow/training-operator
+ * v1.9, manifests/base/crds): the type of the latest condition as STATE. MPIJob v1 lists AGE first;
+ * mpi-operator's v2beta1 CRD declares none, so it gets AGE alone.
+ */
+const stateColumn: PrinterColumn = { name: 'State', type: 'string', jsonPath: '.status.conditions[-1:].type' };
+const ageColumn: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
+
+function printerColumns(info: TrainingKindInfo): PrinterColumn[] | undefined {
+  if (info.version !== 'v1') return undefined;
+  return info.kind === 'MPIJob' ? [ageColumn, stateColumn] : [stateColumn, ageColumn];
+}
+
 function kindDef(info: TrainingKindInfo): KindDef {
   return {
     group: info.group, version: info.version, kind: info.kind, plural: info.plural, singular: info.singular,
-    namespaced: true, hasStatus: true,
+    namespaced: true, hasStatus: true, printerColumns: printerColumns(info),
     default: (obj) => defaultTraining(info, obj),
     validate: (obj, old) => validateTraining(info, obj, old),
   };

@@ -9,6 +9,7 @@ import {
 } from './discovery.js';
 import { httpFetch, type HttpFetch, type HttpResponse } from './http.js';
 import type { KList, KObject, WatchEvent } from './types.js';
+import { isServerTable, type ServerTable } from './server-table.js';
 
 export const DEFAULT_SERVER = 'http://127.0.0.1:8080';
 
@@ -18,6 +19,8 @@ export interface RequestOptions {
   query?: Query;
   body?: unknown;
   signal?: AbortSignal;
+  /** the Accept header; JSON objects by default */
+  accept?: string;
 }
 
 /** Normalises `--server`/`SKIFF_SERVER`: adds `http://` when missing, drops a trailing slash. */
@@ -117,7 +120,7 @@ export class Client {
 
   /** Raw request; throws ConnectionError when the server cannot be reached, ApiError on non-2xx. */
   async raw(method: string, path: string, opts: RequestOptions = {}): Promise<HttpResponse> {
-    const headers: Record<string, string> = { Accept: 'application/json' };
+    const headers: Record<string, string> = { Accept: opts.accept ?? 'application/json' };
     let body: string | undefined;
     if (opts.body !== undefined) {
       headers['Content-Type'] = 'application/json';
@@ -145,32 +148,41 @@ export class Client {
     }
   }
 
-  get<T = KObject>(path: string, query?: Query, signal?: AbortSignal): Promise<T> {
-    return this.request<T>('GET', path, { query, signal });
+  get<T = KObject>(path: string, query?: Query, signal?: AbortSignal, accept?: string): Promise<T> {
+    return this.request<T>('GET', path, { query, signal, accept });
   }
 
-  /** Lists everything, following `metadata.continue`. */
-  async list(path: string, query: Query = {}, signal?: AbortSignal): Promise<KList & { items: KObject[] }> {
+  /**
+   * Lists everything, following `metadata.continue`. With an Accept for Tables, a server that
+   * prints answers one Table with every page's rows; one that does not, the objects.
+   */
+  async list(path: string, query: Query = {}, signal?: AbortSignal, accept?: string): Promise<KList & { items: KObject[]; table?: ServerTable }> {
     const items: KObject[] = [];
+    let table: ServerTable | undefined;
     let cont: string | undefined;
     let last: KList = {};
     for (let page = 0; page < 10_000; page++) {
-      last = await this.get<KList>(path, { ...query, limit: query.limit ?? 500, continue: cont }, signal);
-      items.push(...(last.items ?? []));
+      last = await this.get<KList>(path, { ...query, limit: query.limit ?? 500, continue: cont }, signal, accept);
+      if (isServerTable(last)) {
+        if (table) table.rows.push(...last.rows);
+        else table = last;
+      } else {
+        items.push(...(last.items ?? []));
+      }
       cont = last.metadata?.continue;
       if (!cont) break;
     }
-    return { ...last, items };
+    return table ? { metadata: last.metadata, items, table } : { ...last, items };
   }
 
   /**
    * Streams watch events (newline-delimited JSON) until the server closes the stream or
    * `signal` aborts (then it just ends).
    */
-  async *watch(path: string, query: Query, signal?: AbortSignal): AsyncGenerator<WatchEvent> {
+  async *watch(path: string, query: Query, signal?: AbortSignal, accept?: string): AsyncGenerator<WatchEvent> {
     let res: HttpResponse;
     try {
-      res = await this.raw('GET', path, { query: { ...query, watch: true }, signal });
+      res = await this.raw('GET', path, { query: { ...query, watch: true }, signal, accept });
     } catch (err) {
       if (isAbortError(err)) return;
       throw err;

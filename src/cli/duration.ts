@@ -1,5 +1,5 @@
 /** Durations: parsing `30s`/`5m`/`1h30m` and printing ages the way kubectl does. */
-import { parseDuration as parseGoDuration } from '../util/duration.js';
+import { humanDuration, parseDuration as parseGoDuration } from '../util/duration.js';
 
 /**
  * Parses a Go-style duration (`30s`, `5m`, `1h30m`, `500ms`, `1.5h`, `2d`) into milliseconds.
@@ -10,36 +10,7 @@ export function parseDuration(text: string): number | undefined {
   return ms === undefined || ms < 0 ? undefined : Math.round(ms);
 }
 
-/** kubectl's `duration.HumanDuration`: `5s`, `3m2s`, `15m`, `2h5m`, `10h`, `2d4h`, `45d`, `2y10d`. */
-export function humanDuration(ms: number): string {
-  const seconds = Math.trunc(ms / 1000);
-  if (seconds < -1) return '<invalid>';
-  if (seconds < 0) return '0s';
-  if (seconds < 60 * 2) return `${seconds}s`;
-  const minutes = Math.trunc(seconds / 60);
-  if (minutes < 10) {
-    const s = seconds % 60;
-    return s === 0 ? `${minutes}m` : `${minutes}m${s}s`;
-  }
-  if (minutes < 60 * 3) return `${minutes}m`;
-  const hours = Math.trunc(minutes / 60);
-  if (hours < 8) {
-    const m = minutes % 60;
-    return m === 0 ? `${hours}h` : `${hours}h${m}m`;
-  }
-  if (hours < 48) return `${hours}h`;
-  if (hours < 24 * 8) {
-    const h = hours % 24;
-    return h === 0 ? `${Math.trunc(hours / 24)}d` : `${Math.trunc(hours / 24)}d${h}h`;
-  }
-  if (hours < 24 * 365 * 2) return `${Math.trunc(hours / 24)}d`;
-  if (hours < 24 * 365 * 8) {
-    const dy = Math.trunc(hours / 24) % 365;
-    const y = Math.trunc(hours / 24 / 365);
-    return dy === 0 ? `${y}y` : `${y}y${dy}d`;
-  }
-  return `${Math.trunc(hours / 24 / 365)}y`;
-}
+export { humanDuration } from '../util/duration.js';
 
 /** Age of an RFC 3339 timestamp relative to `now`, or `<unknown>`. */
 export function age(timestamp: string | undefined | null, now: number): string {

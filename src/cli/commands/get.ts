@@ -1,14 +1,44 @@
 import { UsageError, ApiError, formatError, type Status } from '../errors.js';
 import { objectRef, resourcePath, type ResourceInfo } from '../discovery.js';
 import { asList, formatObject, parseOutput, type OutputFormat } from '../output.js';
-import { buildTable, columnWidths, renderRow, renderTable, tableHeaders, tableRow, type TableOptions } from '../printers.js';
+import { buildTable, columnWidths, renderRow, renderTable, tableHeaders, tableRow, type Table, type TableOptions } from '../printers.js';
+import { TABLE_ACCEPT, fromServerTable, isServerTable, type ServerColumn, type ServerTable } from '../server-table.js';
 import type { KList, KObject } from '../types.js';
 import { NAMESPACE_FLAG, resolveRequests, sleep, withTypeMeta, type Command, type Context } from './common.js';
 
 interface Fetched {
   resource: ResourceInfo;
   items: KObject[];
+  /** the server's Table of the objects, for table output; absent when the server does not print */
+  table?: ServerTable;
   resourceVersion?: string;
+}
+
+const count = (f: Fetched): number => (f.table ? f.table.rows.length : f.items.length);
+
+/** the table of what was fetched: the server's columns when it printed them, Skiff's own otherwise */
+function tableOf(f: Fetched, opts: TableOptions): Table {
+  if (f.table) return fromServerTable(f.resource, f.table, f.table.columnDefinitions ?? [], opts);
+  return buildTable(f.resource, f.items, opts);
+}
+
+interface WatchState {
+  widths?: number[];
+  headerPrinted: boolean;
+  noHeaders: boolean;
+  /** the server's columns, from the first Table of the list or the watch; later events leave them out */
+  columns?: ServerColumn[];
+}
+
+/** prints watched rows under one header, widening columns as wider cells come */
+async function printWatchRows(ctx: Context, t: Table, state: WatchState): Promise<void> {
+  for (const row of t.rows) {
+    const widths = columnWidths({ headers: state.noHeaders ? t.headers.map(() => '') : t.headers, rows: [row] });
+    state.widths = widths.map((w, i) => Math.max(w, state.widths?.[i] ?? 0));
+    if (!state.headerPrinted && !state.noHeaders) await ctx.out(`${renderRow(t.headers, state.widths)}\n`);
+    state.headerPrinted = true;
+    await ctx.out(`${renderRow(row, state.widths)}\n`);
+  }
 }
 
 function listScope(ctx: Context, r: ResourceInfo, allNamespaces: boolean): string | undefined {
@@ -27,7 +57,7 @@ async function printWatchObject(
   r: ResourceInfo,
   obj: KObject,
   tableOpts: TableOptions,
-  state: { widths?: number[]; headerPrinted: boolean; noHeaders: boolean },
+  state: WatchState,
 ): Promise<void> {
   const typed = withTypeMeta(r, obj);
   if (format === 'json' || format === 'yaml') {
@@ -39,15 +69,7 @@ async function printWatchObject(
     await ctx.out(`${objectRef(r, obj.metadata?.name ?? '')}\n`);
     return;
   }
-  const row = tableRow(r, typed, tableOpts);
-  const headers = tableHeaders(r, tableOpts);
-  const widths = columnWidths({ headers: state.noHeaders ? headers.map(() => '') : headers, rows: [row] });
-  state.widths = widths.map((w, i) => Math.max(w, state.widths?.[i] ?? 0));
-  if (!state.headerPrinted && !state.noHeaders) {
-    await ctx.out(`${renderRow(headers, state.widths)}\n`);
-  }
-  state.headerPrinted = true;
-  await ctx.out(`${renderRow(row, state.widths)}\n`);
+  await printWatchRows(ctx, { headers: tableHeaders(r, tableOpts), rows: [tableRow(r, typed, tableOpts)] }, state);
 }
 
 export const command: Command = {
@@ -96,6 +118,8 @@ Kind (case-insensitive), optionally qualified with its API group (jobs.batch); K
       now: ctx.io.now(),
     };
     const noHeaders = a.boolean('no-headers');
+    // tables come from the server's Table, as kubectl gets them
+    const accept = format === 'table' || format === 'wide' ? TABLE_ACCEPT : undefined;
 
     let failed = false;
     const fetched: Fetched[] = [];
@@ -104,11 +128,17 @@ Kind (case-insensitive), optionally qualified with its API group (jobs.batch); K
       const ns = listScope(ctx, r, allNamespaces);
       if (req.names.length > 0) {
         const items: KObject[] = [];
+        let table: ServerTable | undefined;
         let rv: string | undefined;
         for (const name of req.names) {
           try {
-            const obj = await ctx.client.get(resourcePath(r, { namespace: ns, name }));
-            items.push(withTypeMeta(r, obj));
+            const obj = await ctx.client.get<KObject | ServerTable>(resourcePath(r, { namespace: ns, name }), undefined, undefined, accept);
+            if (isServerTable(obj)) {
+              if (table) table.rows.push(...obj.rows);
+              else table = obj;
+            } else {
+              items.push(withTypeMeta(r, obj));
+            }
             rv = obj.metadata?.resourceVersion;
           } catch (err) {
             if (!(err instanceof ApiError)) throw err;
@@ -116,10 +146,10 @@ Kind (case-insensitive), optionally qualified with its API group (jobs.batch); K
             await ctx.err(`${formatError(err)}\n`);
           }
         }
-        fetched.push({ resource: r, items, resourceVersion: rv });
+        fetched.push({ resource: r, items, table, resourceVersion: rv });
       } else {
-        const list = await ctx.client.list(resourcePath(r, { namespace: ns }), { labelSelector, fieldSelector });
-        fetched.push({ resource: r, items: list.items.map((o) => withTypeMeta(r, o)), resourceVersion: list.metadata?.resourceVersion });
+        const list = await ctx.client.list(resourcePath(r, { namespace: ns }), { labelSelector, fieldSelector }, undefined, accept);
+        fetched.push({ resource: r, items: list.items.map((o) => withTypeMeta(r, o)), table: list.table, resourceVersion: list.metadata?.resourceVersion });
       }
     }
 
@@ -133,10 +163,10 @@ Kind (case-insensitive), optionally qualified with its API group (jobs.batch); K
       } else if (format === 'name') {
         for (const f of fetched) for (const o of f.items) await ctx.out(`${objectRef(f.resource, o.metadata?.name ?? '')}\n`);
       } else {
-        const tables = fetched.filter((f) => f.items.length > 0).map((f) => renderTable(buildTable(f.resource, f.items, tableOpts), { noHeaders }));
+        const tables = fetched.filter((f) => count(f) > 0).map((f) => renderTable(tableOf(f, tableOpts), { noHeaders }));
         if (tables.length) await ctx.out(tables.join('\n'));
       }
-      if (all.length === 0 && !named && format !== 'json' && format !== 'yaml') {
+      if (fetched.every((f) => count(f) === 0) && !named && format !== 'json' && format !== 'yaml') {
         await ctx.err(noResourcesMessage(ctx, requests.map((r) => r.resource), allNamespaces));
       }
     }
@@ -152,19 +182,20 @@ Kind (case-insensitive), optionally qualified with its API group (jobs.batch); K
     const path = resourcePath(r, { namespace: ns });
     const name = req.names[0];
     const fieldSel = [fieldSelector, name !== undefined ? `metadata.name=${name}` : undefined].filter(Boolean).join(',') || undefined;
-    const state: { widths?: number[]; headerPrinted: boolean; noHeaders: boolean } = {
-      headerPrinted: f.items.length > 0 && !a.boolean('watch-only'),
+    const state: WatchState = {
+      headerPrinted: count(f) > 0 && !a.boolean('watch-only'),
       noHeaders,
-      widths:
-        f.items.length > 0 && !a.boolean('watch-only')
-          ? columnWidths(buildTable(r, f.items, tableOpts), noHeaders)
-          : undefined,
+      widths: count(f) > 0 && !a.boolean('watch-only') ? columnWidths(tableOf(f, tableOpts), noHeaders) : undefined,
+      columns: f.table?.columnDefinitions ?? undefined,
     };
     let rv = f.resourceVersion;
     while (!ctx.signal?.aborted) {
       let events = 0;
-      for await (const ev of ctx.client.watch(path, { labelSelector, fieldSelector: fieldSel, resourceVersion: rv, allowWatchBookmarks: true }, ctx.signal)) {
+      for await (const ev of ctx.client.watch(path, { labelSelector, fieldSelector: fieldSel, resourceVersion: rv, allowWatchBookmarks: true }, ctx.signal, accept)) {
         events++;
+        // the first event of a watch for Tables carries the columns, even a bookmark
+        const t: unknown = ev.object;
+        if (isServerTable(t) && t.columnDefinitions?.length) state.columns = t.columnDefinitions;
         if (ev.type === 'BOOKMARK') {
           rv = ev.object.metadata?.resourceVersion ?? rv;
           continue;
@@ -180,7 +211,11 @@ Kind (case-insensitive), optionally qualified with its API group (jobs.batch); K
           throw new ApiError(status, status.code ?? 500);
         }
         rv = ev.object.metadata?.resourceVersion ?? rv;
-        await printWatchObject(ctx, format, r, ev.object, { ...tableOpts, now: ctx.io.now() }, state);
+        if (isServerTable(t)) {
+          await printWatchRows(ctx, fromServerTable(r, t, state.columns ?? [], tableOpts), state);
+        } else {
+          await printWatchObject(ctx, format, r, ev.object, { ...tableOpts, now: ctx.io.now() }, state);
+        }
       }
       if (ctx.signal?.aborted) break;
       // The server ended the watch (timeout); reconnect, slowly if it keeps closing at once.

@@ -12,6 +12,7 @@ import { parseBody, readBody, send } from '../body.js';
 import { apiGroupList, apiResourceList, apiVersions } from './discovery.js';
 import { servePodExec, servePodLog } from './pods.js';
 import { q, qBool, qInt } from './query.js';
+import { eventView, negotiateView, sendViewed, type ResponseView } from './table.js';
 import { serveWatch } from './watch.js';
 
 /** the patch media types Skiff applies, in the order kube-apiserver lists them */
@@ -147,9 +148,11 @@ export class KubeApi {
         throw new ApiError(StatusReason.MethodNotAllowed, `${method} needs a namespace: use /namespaces/{namespace}/${t.def.plural}`);
       }
       switch (method) {
-        case 'GET':
-          if (qBool(url, 'watch') && url.searchParams.has('watch')) return serveWatch(this.deps.client, req, res, url, t, this.deps.bookmarkMs);
-          return this.list(res, url, t, accept);
+        case 'GET': {
+          const view = negotiateView(accept);
+          if (qBool(url, 'watch') && url.searchParams.has('watch')) return serveWatch(this.deps.client, req, res, url, t, this.deps.bookmarkMs, eventView(t.def, view, url));
+          return this.list(res, url, t, accept, view);
+        }
         case 'POST': {
           const obj = await this.objectBody(req, t);
           const created = await client.create(obj, { dryRun });
@@ -170,8 +173,10 @@ export class KubeApi {
     }
     const subresource = t.sub === 'status' ? 'status' as const : undefined;
     switch (method) {
-      case 'GET':
-        return send(res, 200, await client.get(t.def, key), accept);
+      case 'GET': {
+        const view = negotiateView(accept);
+        return sendViewed(res, t.def, await client.get(t.def, key), url, view, accept);
+      }
       case 'PUT': {
         const obj = await this.objectBody(req, t);
         if (subresource) return send(res, 200, await client.updateStatus(obj), accept);
@@ -219,7 +224,7 @@ export class KubeApi {
     return opts;
   }
 
-  private async list(res: ServerResponse, url: URL, t: Target, accept?: string): Promise<void> {
+  private async list(res: ServerResponse, url: URL, t: Target, accept?: string, view?: ResponseView): Promise<void> {
     const out = await this.deps.client.list(t.def, {
       namespace: t.namespace,
       labelSelector: q(url, 'labelSelector'),
@@ -230,7 +235,7 @@ export class KubeApi {
     const metadata: Record<string, unknown> = { resourceVersion: out.resourceVersion };
     if (out.continue) metadata.continue = out.continue;
     if (out.remainingItemCount !== undefined) metadata.remainingItemCount = out.remainingItemCount;
-    send(res, 200, { apiVersion: apiVersionOf(t.def), kind: `${t.def.kind}List`, metadata, items: out.items }, accept);
+    sendViewed(res, t.def, { apiVersion: apiVersionOf(t.def), kind: `${t.def.kind}List`, metadata, items: out.items }, url, view, accept);
   }
 
   private async deleteCollection(res: ServerResponse, url: URL, t: Target, accept?: string): Promise<void> {

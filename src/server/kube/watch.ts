@@ -12,7 +12,10 @@ export interface WatchTarget {
   namespace?: string;
 }
 
-export function serveWatch(client: Client, req: IncomingMessage, res: ServerResponse, url: URL, t: WatchTarget, bookmarkMs = 15_000): void {
+/** what a watch writes for each event: the event itself, or another shape of it (a Table) */
+type EventView = (e: { type: string; object: any }) => unknown;
+
+export function serveWatch(client: Client, req: IncomingMessage, res: ServerResponse, url: URL, t: WatchTarget, bookmarkMs = 15_000, view: EventView = (e) => e): void {
   const timeout = qInt(url, 'timeoutSeconds');
   res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store', 'transfer-encoding': 'chunked' });
   res.flushHeaders();
@@ -35,7 +38,7 @@ export function serveWatch(client: Client, req: IncomingMessage, res: ServerResp
       fieldSelector: q(url, 'fieldSelector'),
       resourceVersion: q(url, 'resourceVersion'),
     }, (e) => {
-      if (!closed) res.write(JSON.stringify(e) + '\n');
+      if (!closed) res.write(JSON.stringify(view(e)) + '\n');
     });
   } catch (e) {
     // as Kubernetes does, a watch that cannot start answers 200 with one ERROR event (410 for an old version)
@@ -48,7 +51,7 @@ export function serveWatch(client: Client, req: IncomingMessage, res: ServerResp
   if (qBool(url, 'allowWatchBookmarks') && url.searchParams.has('allowWatchBookmarks')) {
     const tick = (): void => {
       if (closed) return;
-      res.write(JSON.stringify({ type: 'BOOKMARK', object: { apiVersion: apiVersionOf(t.def), kind: t.def.kind, metadata: { resourceVersion: client.store.resourceVersion() } } }) + '\n');
+      res.write(JSON.stringify(view({ type: 'BOOKMARK', object: { apiVersion: apiVersionOf(t.def), kind: t.def.kind, metadata: { resourceVersion: client.store.resourceVersion() } } })) + '\n');
       timers.push(after(bookmarkMs, tick).unref());
     };
     timers.push(after(bookmarkMs, tick).unref());
