@@ -1,0 +1,228 @@
+// Server-side field validation (`?fieldValidation=Strict|Warn|Ignore` on create, update and patch), as
+// kube-apiserver does it: the fields of a written object that its kind's schema does not declare, and
+// the fields a JSON body repeats, are refused under Strict (400 BadRequest, "strict decoding error:
+// unknown field \"spec.foo\""), answered with one `Warning` per field under Warn (the default since
+// Kubernetes 1.27), ignored under Ignore; in every case the unknown fields are dropped from what is
+// stored, as the API server prunes them for built-in kinds and structural CRDs.
+//
+// Every kind goes through here, built-in or from a CRD, with the schemas of the one catalogue
+// (openapi-schemas.ts): built-in kinds as Go's strict JSON decoder finds them (document order, an
+// object schema without properties takes anything, as RawExtension and FieldsV1 do), CRD kinds as the
+// structural pruning of apiextensions-apiserver finds them (sorted; an object without properties and
+// without x-kubernetes-preserve-unknown-fields keeps nothing; apiVersion/kind/metadata of an embedded
+// resource are left alone, the root's metadata is checked against ObjectMeta). Kinds with no schema in
+// the catalogue (Skiff's own) keep every field but their metadata's unknown ones.
+import { ApiError, StatusReason } from './errors.js';
+import type { SchemaCatalog, SchemaNode } from './openapi-schemas.js';
+import { isPlainObject } from '../util/objects.js';
+
+export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
+
+const OBJECT_META = 'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta';
+
+/** the directive of a request: absent or empty is Warn; anything else not listed is refused as kube-apiserver refuses it */
+export function parseFieldValidation(raw: string | null | undefined, options: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions'): FieldValidation {
+  if (raw === null || raw === undefined || raw === '') return 'Warn';
+  if (raw === 'Strict' || raw === 'Warn' || raw === 'Ignore') return raw;
+  throw ApiError.invalid(options, 'meta.k8s.io', '', [
+    { field: 'fieldValidation', type: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(raw)}: supported values: "", "Ignore", "Strict", "Warn"` },
+  ]);
+}
+
+interface Walk {
+  catalog: SchemaCatalog;
+  /** CRD semantics (structural pruning) rather than a built-in kind's Go decoding */
+  structural: boolean;
+  found: string[];
+}
+
+function key(path: string, k: string): string {
+  return path ? `${path}.${k}` : k;
+}
+
+function record(w: Walk, path: string): void {
+  if (w.found.length < 100 && !w.found.includes(path)) w.found.push(path);
+}
+
+/** what a schema node allows once its references are followed */
+function resolved(w: Walk, node: SchemaNode | undefined): SchemaNode | undefined {
+  return w.catalog.deref(node);
+}
+
+function prune(w: Walk, value: unknown, schema: SchemaNode | undefined, path: string, embedded = false): void {
+  const s = resolved(w, schema);
+  if (!s) return;
+  if (s['x-kubernetes-int-or-string']) return;
+  const preserve = s['x-kubernetes-preserve-unknown-fields'] === true;
+  if (Array.isArray(value)) {
+    if (s.items) value.forEach((el, i) => prune(w, el, s.items, `${path}[${i}]`));
+    return;
+  }
+  if (!isPlainObject(value)) return;
+  const isEmbedded = embedded || s['x-kubernetes-embedded-resource'] === true;
+  const props = s.properties;
+  const addl = typeof s.additionalProperties === 'object' ? s.additionalProperties : undefined;
+  if (!props && !addl && (!w.structural || preserve || s.additionalProperties === true)) {
+    // a built-in kind's RawExtension or FieldsV1, a CRD's preserved subtree without declared fields
+    return;
+  }
+  for (const k of Object.keys(value)) {
+    if (isEmbedded && (k === 'apiVersion' || k === 'kind' || k === 'metadata')) continue;
+    const p = props?.[k];
+    if (p) prune(w, value[k], p, key(path, k));
+    else if (addl) prune(w, value[k], addl, key(path, k));
+    else if (!preserve && s.additionalProperties !== true) {
+      record(w, key(path, k));
+      delete value[k];
+    }
+  }
+}
+
+/** the schema of a kind as field validation reads it, or undefined for a kind without one */
+export function kindSchemaFor(catalog: SchemaCatalog, group: string, version: string, kind: string): { schema: SchemaNode; structural: boolean } | undefined {
+  const name = catalog.componentOf(group, version, kind);
+  if (name) return { schema: { $ref: `#/components/schemas/${name}` }, structural: false };
+  const crd = catalog.crd(group, version, kind);
+  if (crd) return { schema: crd.schema, structural: true };
+  return undefined;
+}
+
+/**
+ * Drops from `obj` (in place) every field its kind's schema does not declare and returns their paths
+ * (`spec.containers[0].foo`), in the order kube-apiserver reports them.
+ */
+export function pruneUnknownFields(catalog: SchemaCatalog, group: string, version: string, kind: string, obj: Record<string, unknown>): string[] {
+  const found = kindSchemaFor(catalog, group, version, kind);
+  const meta = { $ref: `#/components/schemas/${OBJECT_META}` };
+  if (!found) {
+    const w: Walk = { catalog, structural: false, found: [] };
+    if (isPlainObject(obj.metadata)) prune(w, obj.metadata, meta, 'metadata');
+    return w.found;
+  }
+  const w: Walk = { catalog, structural: found.structural, found: [] };
+  if (!found.structural) {
+    prune(w, obj, found.schema, '');
+    return w.found;
+  }
+  // a custom resource: the root is an embedded resource whose metadata is an ObjectMeta
+  const metaWalk: Walk = { catalog, structural: false, found: [] };
+  if (isPlainObject(obj.metadata)) prune(metaWalk, obj.metadata, meta, 'metadata');
+  prune(w, obj, found.schema, '', true);
+  return [...metaWalk.found, ...w.found.sort()];
+}
+
+/**
+ * The fields a JSON text repeats within one object (`spec.replicas`), as Go's strict decoder reports
+ * them; [] for text that is not JSON (a YAML body: see duplicateYamlFields).
+ */
+export function duplicateJsonFields(text: string): string[] {
+  const out: string[] = [];
+  let i = 0;
+  const ws = (): void => {
+    while (i < text.length && /\s/.test(text[i] as string)) i++;
+  };
+  const str = (): string => {
+    const start = i;
+    i++;
+    while (i < text.length && text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
+    i++;
+    return JSON.parse(text.slice(start, i)) as string;
+  };
+  const value = (path: string): void => {
+    ws();
+    const c = text[i];
+    if (c === '{') {
+      i++;
+      const seen = new Set<string>();
+      ws();
+      if (text[i] === '}') {
+        i++;
+        return;
+      }
+      for (;;) {
+        ws();
+        const k = str();
+        const p = key(path, k);
+        if (seen.has(k)) {
+          if (!out.includes(p)) out.push(p);
+        }
+        seen.add(k);
+        ws();
+        i++; // ':'
+        value(p);
+        ws();
+        if (text[i] === ',') {
+          i++;
+          continue;
+        }
+        i++; // '}'
+        return;
+      }
+    }
+    if (c === '[') {
+      i++;
+      ws();
+      if (text[i] === ']') {
+        i++;
+        return;
+      }
+      for (let n = 0; ; n++) {
+        value(`${path}[${n}]`);
+        ws();
+        if (text[i] === ',') {
+          i++;
+          continue;
+        }
+        i++; // ']'
+        return;
+      }
+    }
+    if (c === '"') {
+      str();
+      return;
+    }
+    while (i < text.length && !/[,}\]\s]/.test(text[i] as string)) i++;
+  };
+  try {
+    JSON.parse(text);
+  } catch {
+    return [];
+  }
+  value('');
+  return out;
+}
+
+export interface FieldFindings {
+  unknown: string[];
+  duplicates?: string[];
+  /** set for a patch: the patched object, which kube-apiserver quotes in its error */
+  patched?: unknown;
+}
+
+/**
+ * What the server does with the unknown and repeated fields of a write: the warnings to send (Warn),
+ * none (Ignore), or the error kube-apiserver answers (Strict: 400 for a create or update body, 422
+ * naming the field `patch` for a patch).
+ */
+export function fieldValidationOutcome(directive: FieldValidation, kind: string, version: string, f: FieldFindings): string[] {
+  if (directive === 'Ignore') return [];
+  const errors = [...(f.duplicates ?? []).map((p) => `duplicate field ${JSON.stringify(p)}`), ...f.unknown.map((p) => `unknown field ${JSON.stringify(p)}`)];
+  if (errors.length === 0) return [];
+  if (directive === 'Warn') return errors;
+  if (f.patched !== undefined) throw patchStrictError(f.patched, errors);
+  throw new ApiError(StatusReason.BadRequest, `${kind} in version ${JSON.stringify(version)} cannot be handled as a ${kind}: ${strictDecodingError(errors)}`);
+}
+
+/** runtime.NewStrictDecodingError's text */
+export function strictDecodingError(errors: string[]): string {
+  return `strict decoding error: ${errors.join(', ')}`;
+}
+
+/**
+ * A patch whose result has unknown fields, under Strict: kube-apiserver answers 422 with the patched
+ * object and the strict decoding errors in one cause on the field `patch`.
+ */
+export function patchStrictError(patched: unknown, errors: string[]): ApiError {
+  const message = `Invalid value: ${JSON.stringify(JSON.stringify(patched))}: ${strictDecodingError(errors)}`;
+  return new ApiError(StatusReason.Invalid, ` "" is invalid: patch: ${message}`, { causes: [{ reason: 'FieldValueInvalid', message, field: 'patch' }] });
+}
