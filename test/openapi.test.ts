@@ -136,6 +136,11 @@ describe('discovery, OpenAPI and field validation with kubectl', () => {
     });
     assert.equal(dup.status, 400);
     assert.match(((await dup.json()) as any).message, /strict decoding error: duplicate field "data"/);
+    const yamlDup = await fetch(`${s.url}/api/v1/namespaces/default/configmaps`, {
+      method: 'POST', headers: { 'content-type': 'application/yaml' }, body: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ydup\ndata:\n  a: "1"\n  a: "2"\n',
+    });
+    assert.equal(yamlDup.status, 201);
+    assert.equal(yamlDup.headers.get('warning'), '299 - "line 7: key \\"a\\" already set in map"');
     const warned = await fetch(`${s.url}/api/v1/namespaces/default/configmaps/fv`, {
       method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...cm, extra: true }),
     });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiError } from './errors.js';
-import { duplicateJsonFields, fieldValidationOutcome, parseFieldValidation, pruneUnknownFields } from './field-validation.js';
+import { duplicateJsonFields, duplicateYamlKeys, fieldValidationOutcome, parseFieldValidation, pruneUnknownFields } from './field-validation.js';
 import { schemaCatalog } from './openapi-schemas.js';
 
 const catalog = schemaCatalog();
@@ -53,6 +53,15 @@ describe('field validation', () => {
     assert.deepEqual(duplicateJsonFields('{"spec":{"a":1,"b":[{"x":1,"x":2}],"a":3},"kind":"K","kind":"K"}'), ['spec.b[0].x', 'spec.a', 'kind']);
     assert.deepEqual(duplicateJsonFields('{"a":"\\"a\\"","b":{}}'), []);
     assert.deepEqual(duplicateJsonFields('a: 1\na: 2\n'), []);
+  });
+
+  it('finds keys a YAML text repeats, with their line, as the YAML decoder words them', () => {
+    assert.deepEqual(duplicateYamlKeys('kind: Pod\nspec:\n  a: 1\n  b:\n  - x: 1\n    x: 2\n  a: 3\n'), ['line 6: key "x" already set in map', 'line 7: key "a" already set in map']);
+    assert.deepEqual(duplicateYamlKeys('a: 1\nb: 2\n'), []);
+    const f = { unknown: ['spec.foo'], yamlDuplicates: ['line 7: key "a" already set in map', 'line 9: key "b" already set in map'] };
+    assert.deepEqual(fieldValidationOutcome('Warn', 'Pod', 'v1', f), ['line 7: key "a" already set in map', 'line 9: key "b" already set in map', 'unknown field "spec.foo"']);
+    assert.throws(() => fieldValidationOutcome('Strict', 'Pod', 'v1', f), (e: unknown) => e instanceof ApiError
+      && e.message === 'Pod in version "v1" cannot be handled as a Pod: strict decoding error: yaml: unmarshal errors:\n  line 7: key "a" already set in map\n  line 9: key "b" already set in map, unknown field "spec.foo"');
   });
 
   it('answers by the directive, in kube-apiserver words', () => {

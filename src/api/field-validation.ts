@@ -12,6 +12,7 @@
 // without x-kubernetes-preserve-unknown-fields keeps nothing; apiVersion/kind/metadata of an embedded
 // resource are left alone, the root's metadata is checked against ObjectMeta). Kinds with no schema in
 // the catalogue (Skiff's own) keep every field but their metadata's unknown ones.
+import YAML from 'yaml';
 import { ApiError, StatusReason } from './errors.js';
 import type { SchemaCatalog, SchemaNode } from './openapi-schemas.js';
 import { isPlainObject } from '../util/objects.js';
@@ -192,9 +193,46 @@ export function duplicateJsonFields(text: string): string[] {
   return out;
 }
 
+/**
+ * The keys a YAML text repeats within one mapping, as the YAML decoder kube-apiserver uses words them
+ * (`line 7: key "image" already set in map`); [] for a text that does not parse.
+ */
+export function duplicateYamlKeys(text: string): string[] {
+  const lines = new YAML.LineCounter();
+  const out: { line: number; text: string }[] = [];
+  let docs: YAML.Document.Parsed[];
+  try {
+    docs = YAML.parseAllDocuments(text, { lineCounter: lines, uniqueKeys: false }) as YAML.Document.Parsed[];
+  } catch {
+    return [];
+  }
+  if (!Array.isArray(docs)) return [];
+  for (const doc of docs) {
+    YAML.visit(doc, {
+      Map(_, map) {
+        const seen = new Set<string>();
+        for (const pair of map.items) {
+          const k = YAML.isScalar(pair.key) ? pair.key.value : pair.key;
+          const id = JSON.stringify(k);
+          if (seen.has(id)) {
+            const offset = YAML.isNode(pair.key) ? pair.key.range?.[0] : undefined;
+            const line = offset === undefined ? 0 : lines.linePos(offset).line;
+            out.push({ line, text: `line ${line}: key ${typeof k === 'string' ? JSON.stringify(k) : String(k)} already set in map` });
+          }
+          seen.add(id);
+        }
+      },
+    });
+  }
+  // the decoder meets them depth first, that is in the order of the text
+  return out.sort((a, b) => a.line - b.line).map((d) => d.text);
+}
+
 export interface FieldFindings {
   unknown: string[];
   duplicates?: string[];
+  /** the YAML decoder's messages for keys a YAML body repeats (duplicateYamlKeys) */
+  yamlDuplicates?: string[];
   /** set for a patch: the patched object, which kube-apiserver quotes in its error */
   patched?: unknown;
 }
@@ -206,9 +244,12 @@ export interface FieldFindings {
  */
 export function fieldValidationOutcome(directive: FieldValidation, kind: string, version: string, f: FieldFindings): string[] {
   if (directive === 'Ignore') return [];
-  const errors = [...(f.duplicates ?? []).map((p) => `duplicate field ${JSON.stringify(p)}`), ...f.unknown.map((p) => `unknown field ${JSON.stringify(p)}`)];
+  const jsonErrors = [...(f.duplicates ?? []).map((p) => `duplicate field ${JSON.stringify(p)}`), ...f.unknown.map((p) => `unknown field ${JSON.stringify(p)}`)];
+  const yaml = f.yamlDuplicates ?? [];
+  if (directive === 'Warn') return [...yaml, ...jsonErrors];
+  // the YAML decoder's complaints are one error, a line each, before those of the JSON decoder
+  const errors = [...(yaml.length ? [`yaml: unmarshal errors:\n  ${yaml.join('\n  ')}`] : []), ...jsonErrors];
   if (errors.length === 0) return [];
-  if (directive === 'Warn') return errors;
   if (f.patched !== undefined) throw patchStrictError(f.patched, errors);
   throw new ApiError(StatusReason.BadRequest, `${kind} in version ${JSON.stringify(version)} cannot be handled as a ${kind}: ${strictDecodingError(errors)}`);
 }

@@ -157,7 +157,7 @@ export class KubeApi {
           return this.list(res, url, t, accept);
         case 'POST': {
           const obj = await this.objectBody(req, t);
-          validateBodyFields(res, url, t.def, obj, this.rawBodies.get(req), 'CreateOptions');
+          validateBodyFields(res, url, t.def, obj, this.rawBodies.get(req), 'CreateOptions', req.headers['content-type']);
           const created = await client.create(obj, { dryRun });
           return send(res, 201, dryRun && qBool(url, 'render') ? this.rendered(created) : created, accept);
         }
@@ -180,7 +180,7 @@ export class KubeApi {
         return send(res, 200, await client.get(t.def, key), accept);
       case 'PUT': {
         const obj = await this.objectBody(req, t);
-        validateBodyFields(res, url, t.def, obj, this.rawBodies.get(req), 'UpdateOptions');
+        validateBodyFields(res, url, t.def, obj, this.rawBodies.get(req), 'UpdateOptions', req.headers['content-type']);
         if (subresource) return send(res, 200, await client.updateStatus(obj), accept);
         if (t.sub === 'finalize') {
           const live = await client.get(t.def, key);

@@ -2,7 +2,7 @@
 // checking): a create or update body is checked and pruned before the object client sees it; a patch
 // is checked on the object it produces, as kube-apiserver decodes the patched object strictly.
 import type { ServerResponse } from 'node:http';
-import { duplicateJsonFields, fieldValidationOutcome, parseFieldValidation, pruneUnknownFields } from '../../api/field-validation.js';
+import { duplicateJsonFields, duplicateYamlKeys, fieldValidationOutcome, parseFieldValidation, pruneUnknownFields } from '../../api/field-validation.js';
 import type { KObject } from '../../api/meta.js';
 import { schemaCatalog } from '../../api/openapi-schemas.js';
 import type { KindDef } from '../../api/registry.js';
@@ -28,11 +28,24 @@ export function addWarnings(res: ServerResponse, warnings: string[]): void {
  * A create or update body: its unknown fields (and, under Strict or Warn, the fields its JSON text
  * repeats) are refused, warned about or ignored by the request's directive, then dropped from `obj`.
  */
-export function validateBodyFields(res: ServerResponse, url: URL, def: KindDef, obj: KObject, raw: Buffer | undefined, options: 'CreateOptions' | 'UpdateOptions'): void {
+export function validateBodyFields(res: ServerResponse, url: URL, def: KindDef, obj: KObject, raw: Buffer | undefined, options: 'CreateOptions' | 'UpdateOptions', contentType?: string): void {
   const directive = parseFieldValidation(url.searchParams.get('fieldValidation'), options);
   const unknown = pruneUnknownFields(schemaCatalog(), def.group, def.version, def.kind, obj as Record<string, unknown>);
-  const duplicates = directive !== 'Ignore' && raw ? duplicateJsonFields(raw.toString('utf8')) : [];
-  addWarnings(res, fieldValidationOutcome(directive, def.kind, def.version, { unknown, duplicates }));
+  const text = directive !== 'Ignore' && raw ? raw.toString('utf8') : '';
+  // a body sent as YAML, or one that is not JSON, was read as YAML (src/server/body.ts)
+  const json = text !== '' && !(contentType ?? '').includes('yaml') && isJson(text);
+  const duplicates = json ? duplicateJsonFields(text) : [];
+  const yamlDuplicates = text && !json ? duplicateYamlKeys(text) : [];
+  addWarnings(res, fieldValidationOutcome(directive, def.kind, def.version, { unknown, duplicates, yamlDuplicates }));
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
