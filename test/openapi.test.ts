@@ -104,6 +104,11 @@ describe('discovery, OpenAPI and field validation with kubectl', () => {
     }
     const r = await kubectl(['get', 'pod', 'strict']);
     assert.notEqual(r.code, 0, 'nothing was created');
+    // a CRD kind: KServe removed the alibi explainer from its schema
+    const alibi = readFileSync(join(conformanceDir(), 'kserve', 'samples', 'explanation', 'alibi', 'income', 'income.yaml'), 'utf8');
+    const refused = await kubectl(['apply', '-f', '-'], alibi);
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /error when creating "STDIN": InferenceService in version "v1beta1" cannot be handled as a InferenceService: strict decoding error: unknown field "spec\.explainer\.alibi"/);
   });
 
   it('kubectl apply --validate=warn prints a warning per field and stores the object without them', async () => {

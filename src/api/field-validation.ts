@@ -14,6 +14,7 @@
 // the catalogue (Skiff's own) keep every field but their metadata's unknown ones.
 import YAML from 'yaml';
 import { ApiError, StatusReason } from './errors.js';
+import type { FieldError } from './errors.js';
 import type { SchemaCatalog, SchemaNode } from './openapi-schemas.js';
 import { isPlainObject } from '../util/objects.js';
 
@@ -110,6 +111,22 @@ export function pruneUnknownFields(catalog: SchemaCatalog, group: string, versio
   if (isPlainObject(obj.metadata)) prune(metaWalk, obj.metadata, meta, 'metadata');
   prune(w, obj, found.schema, '', true);
   return [...metaWalk.found, ...w.found.sort()];
+}
+
+/**
+ * The unknown fields of an object as validation errors (`spec.explainer.alibi`: `unknown field
+ * "alibi"`), for a kind's own validation of objects that reach the store without passing the server's
+ * field validation (a controller's writes); `skip` leaves top-level fields out (a status written
+ * through its own endpoint). The object is not changed.
+ */
+export function unknownFieldErrors(catalog: SchemaCatalog, group: string, version: string, kind: string, obj: Record<string, unknown>, skip: string[] = []): FieldError[] {
+  const copy = JSON.parse(JSON.stringify(obj)) as Record<string, unknown>;
+  for (const k of skip) delete copy[k];
+  return pruneUnknownFields(catalog, group, version, kind, copy).map((path) => ({
+    field: path,
+    type: 'FieldValueInvalid',
+    message: `unknown field ${JSON.stringify(path.slice(path.lastIndexOf('.') + 1))}`,
+  }));
 }
 
 /**
