@@ -150,8 +150,7 @@ function gvString(group: string, version: string): string {
 export class Discovery {
   private readonly extras: ExtraGroupVersion[] = [];
   private cache?: { groups: GroupEntry[]; aggregated: Map<string, { body: string; etag: string }> };
-  /** called when the table changes (the OpenAPI documents are built from it) */
-  onChange?: () => void;
+  private readonly listeners: (() => void)[] = [];
 
   constructor(private readonly registry: KindRegistry) {}
 
@@ -159,7 +158,12 @@ export class Discovery {
   addGroup(gv: ExtraGroupVersion): void {
     this.extras.push(gv);
     this.cache = undefined;
-    this.onChange?.();
+    for (const l of this.listeners) l();
+  }
+
+  /** calls `fn` whenever the table changes (what is built from it, the OpenAPI documents, is stale) */
+  onChange(fn: () => void): void {
+    this.listeners.push(fn);
   }
 
   /** the handler of a non-stored group-version, if one was added */

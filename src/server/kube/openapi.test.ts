@@ -1,7 +1,11 @@
 // Discovery and the OpenAPI documents from the real kind registry: the shapes kubectl reads.
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import { defaultRegistry } from '../../api/index.js';
+import { sendError } from '../body.js';
+import { KubeApi } from './api.js';
 import { aggregatedVersion, compareVersions, Discovery } from './discovery.js';
 import { OpenApi, toSwagger2 } from './openapi.js';
 
@@ -64,13 +68,44 @@ describe('discovery', () => {
   it('takes a group of resources the store does not hold in one call, and finds its handler', () => {
     const m = new Discovery(defaultRegistry());
     let changed = 0;
-    m.onChange = () => changed++;
+    m.onChange(() => changed++);
     m.addGroup({ group: 'metrics.k8s.io', version: 'v1beta1', resources: [{ resource: 'pods', singular: '', kind: 'PodMetrics', namespaced: true, verbs: ['get', 'list'] }] });
     assert.equal(changed, 1);
     assert.ok(m.extra('metrics.k8s.io', 'v1beta1'));
     const groups: any = m.apiGroupList();
     assert.ok(groups.groups.some((g: any) => g.name === 'metrics.k8s.io' && g.preferredVersion.version === 'v1beta1'));
     assert.equal((m.apiResourceList('metrics.k8s.io', 'v1beta1') as any).resources[0].kind, 'PodMetrics');
+  });
+});
+
+describe('a group of non-stored resources', () => {
+  it('is served by its handler, listed by discovery, and found by kubectl-style clients after one call', async () => {
+    // discovery and routing only: no request here reaches the object client or the pod sources
+    const api = new KubeApi({ client: undefined as never, registry: defaultRegistry(), logs: undefined as never });
+    api.discovery.addGroup({
+      group: 'metrics.k8s.io', version: 'v1beta1',
+      resources: [{ resource: 'pods', singular: '', kind: 'PodMetrics', namespaced: true, verbs: ['get', 'list'] }],
+      async handle(_req, res, _url, rest) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ rest }));
+      },
+    });
+    const server = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      api.handle(req, res, url, url.pathname).catch((e) => sendError(res, e));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      assert.deepEqual(await (await fetch(`${base}/apis/metrics.k8s.io/v1beta1/namespaces/default/pods`)).json(), { rest: ['namespaces', 'default', 'pods'] });
+      const list = (await (await fetch(`${base}/apis/metrics.k8s.io/v1beta1`)).json()) as any;
+      assert.deepEqual(list.resources.map((r: any) => `${r.name} ${r.kind} ${r.verbs}`), ['pods PodMetrics get,list']);
+      const agg = (await (await fetch(`${base}/apis`, { headers: { accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' } })).json()) as any;
+      assert.ok(agg.items.some((g: any) => g.metadata.name === 'metrics.k8s.io'));
+      assert.equal((await fetch(`${base}/apis/nothing.example.com/v1`)).status, 404);
+    } finally {
+      server.close();
+    }
   });
 });
 

@@ -330,10 +330,10 @@ export class OpenApi {
   private readonly lastModified = new Date().toUTCString();
 
   constructor(private readonly discovery: Discovery, private readonly catalog: SchemaCatalog = schemaCatalog()) {
-    discovery.onChange = (): void => {
+    discovery.onChange(() => {
       this.built = undefined;
       this.union = this.v2 = this.index = undefined;
-    };
+    });
   }
 
   /** the document of every served group-version of stored kinds, by `api/v1` / `apis/{g}/{v}` */
