@@ -9,7 +9,7 @@ import type { Client, PatchType } from '../../store/client.js';
 import type { DeleteOptions } from '../../store/store.js';
 import type { PodExecSource, PodLogSource } from '../../substrate/substrate.js';
 import { parseBody, readBody, send } from '../body.js';
-import { Discovery } from './discovery.js';
+import { Discovery, verbsOf } from './discovery.js';
 import { patchFieldCheck, validateBodyFields } from './fields.js';
 import { OpenApi } from './openapi.js';
 import { servePodExec, servePodLog } from './pods.js';
@@ -162,6 +162,7 @@ export class KubeApi {
           return send(res, 201, dryRun && qBool(url, 'render') ? this.rendered(created) : created, accept);
         }
         case 'DELETE':
+          if (!verbsOf(t.def).includes('deletecollection')) throw new ApiError(StatusReason.MethodNotAllowed, 'the server does not allow this method on the requested resource');
           return this.deleteCollection(res, url, t, accept);
       }
       throw new ApiError(StatusReason.MethodNotAllowed, `${method} is not supported on ${t.def.plural}`);

@@ -63,6 +63,16 @@ export const servedSubresources: Record<string, SubresourceInfo[]> = {
   '/Namespace': [{ name: 'finalize', responseKind: { group: '', version: 'v1', kind: 'Namespace' }, verbs: ['update'] }],
 };
 
+/** kinds that do not take every verb: kube-apiserver deletes no collection of Namespaces */
+const verbExceptions: Record<string, string[]> = {
+  '/Namespace': objectVerbs.filter((v) => v !== 'deletecollection'),
+};
+
+/** the verbs a stored kind takes */
+export function verbsOf(def: KindDef): string[] {
+  return verbExceptions[`${def.group}/${def.kind}`] ?? objectVerbs;
+}
+
 /** the kinds `kubectl get all` shows: Kubernetes puts them in the `all` category */
 const categories: Record<string, string[]> = {
   '/Pod': ['all'],
@@ -185,7 +195,7 @@ export class Discovery {
     for (const def of this.registry.all()) {
       add({
         group: def.group, version: def.version, resource: def.plural, singular: def.singular, kind: def.kind, namespaced: def.namespaced,
-        verbs: objectVerbs, shortNames: def.shortNames ?? [], categories: categories[`${def.group}/${def.kind}`] ?? [], subresources: subresourcesOf(def), def,
+        verbs: verbsOf(def), shortNames: def.shortNames ?? [], categories: categories[`${def.group}/${def.kind}`] ?? [], subresources: subresourcesOf(def), def,
       });
     }
     for (const e of this.extras) for (const r of e.resources) add({ ...r, group: e.group, version: e.version });

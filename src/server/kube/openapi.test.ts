@@ -62,6 +62,7 @@ describe('discovery', () => {
       'pods Pod create,delete,deletecollection,get,list,patch,update,watch', 'pods/exec PodExecOptions create,get', 'pods/log Pod get', 'pods/status Pod get,patch,update',
     ]);
     assert.equal(d.hasSubresource(defaultRegistry().forResource('', 'v1', 'namespaces')!, 'finalize'), true);
+    assert.deepEqual(legacy.resources.find((r: any) => r.name === 'namespaces').verbs, ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch']);
     assert.equal(d.hasSubresource(defaultRegistry().forResource('', 'v1', 'configmaps')!, 'status'), false);
   });
 
