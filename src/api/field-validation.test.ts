@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiError } from './errors.js';
-import { duplicateJsonFields, duplicateYamlKeys, fieldValidationOutcome, parseFieldValidation, pruneUnknownFields } from './field-validation.js';
+import { duplicateJsonFields, duplicateYamlKeys, scanJsonFields, fieldValidationOutcome, parseFieldValidation, pruneUnknownFields } from './field-validation.js';
 import { schemaCatalog } from './openapi-schemas.js';
 
 const catalog = schemaCatalog();
@@ -53,6 +53,11 @@ describe('field validation', () => {
     assert.deepEqual(duplicateJsonFields('{"spec":{"a":1,"b":[{"x":1,"x":2}],"a":3},"kind":"K","kind":"K"}'), ['spec.b[0].x', 'spec.a', 'kind']);
     assert.deepEqual(duplicateJsonFields('{"a":"\\"a\\"","b":{}}'), []);
     assert.deepEqual(duplicateJsonFields('a: 1\na: 2\n'), []);
+    // a built-in kind's errors in the order of the text, as Go's decoder meets them
+    const text = '{"metadata":{"name":"x","bogus":1},"data":{},"data":{},"zzz":1}';
+    const scan = scanJsonFields(text);
+    assert.ok(scan);
+    assert.deepEqual(fieldValidationOutcome('Warn', 'ConfigMap', 'v1', { unknown: ['metadata.bogus', 'zzz'], duplicates: ['data'], documentOrder: scan }), ['unknown field "metadata.bogus"', 'duplicate field "data"', 'unknown field "zzz"']);
   });
 
   it('finds keys a YAML text repeats, with their line, as the YAML decoder words them', () => {

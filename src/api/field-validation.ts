@@ -129,12 +129,24 @@ export function unknownFieldErrors(catalog: SchemaCatalog, group: string, versio
   }));
 }
 
+/** where each field of a JSON text first appears, and the fields it repeats (by the key's index in the text) */
+export interface JsonFieldScan {
+  firstAt: Map<string, number>;
+  duplicates: { path: string; at: number }[];
+}
+
 /**
  * The fields a JSON text repeats within one object (`spec.replicas`), as Go's strict decoder reports
- * them; [] for text that is not JSON (a YAML body: see duplicateYamlFields).
+ * them; [] for text that is not JSON (a YAML body: see duplicateYamlKeys).
  */
 export function duplicateJsonFields(text: string): string[] {
-  const out: string[] = [];
+  return scanJsonFields(text)?.duplicates.map((d) => d.path) ?? [];
+}
+
+/** the keys of a JSON text in the order they appear; undefined for text that is not JSON */
+export function scanJsonFields(text: string): JsonFieldScan | undefined {
+  const out: JsonFieldScan = { firstAt: new Map(), duplicates: [] };
+  let n = 0;
   let i = 0;
   const ws = (): void => {
     while (i < text.length && /\s/.test(text[i] as string)) i++;
@@ -161,8 +173,11 @@ export function duplicateJsonFields(text: string): string[] {
         ws();
         const k = str();
         const p = key(path, k);
+        const at = n++;
         if (seen.has(k)) {
-          if (!out.includes(p)) out.push(p);
+          if (!out.duplicates.some((d) => d.path === p)) out.duplicates.push({ path: p, at });
+        } else if (!out.firstAt.has(p)) {
+          out.firstAt.set(p, at);
         }
         seen.add(k);
         ws();
@@ -204,7 +219,7 @@ export function duplicateJsonFields(text: string): string[] {
   try {
     JSON.parse(text);
   } catch {
-    return [];
+    return undefined;
   }
   value('');
   return out;
@@ -250,6 +265,12 @@ export interface FieldFindings {
   duplicates?: string[];
   /** the YAML decoder's messages for keys a YAML body repeats (duplicateYamlKeys) */
   yamlDuplicates?: string[];
+  /**
+   * a built-in kind's JSON body, scanned: Go's decoder reports unknown and repeated fields as it meets
+   * them, so they are told in the order of the text (a CRD kind's repeated fields come first, then its
+   * unknown ones, sorted)
+   */
+  documentOrder?: JsonFieldScan;
   /** set for a patch: the patched object, which kube-apiserver quotes in its error */
   patched?: unknown;
 }
@@ -261,7 +282,12 @@ export interface FieldFindings {
  */
 export function fieldValidationOutcome(directive: FieldValidation, kind: string, version: string, f: FieldFindings): string[] {
   if (directive === 'Ignore') return [];
-  const jsonErrors = [...(f.duplicates ?? []).map((p) => `duplicate field ${JSON.stringify(p)}`), ...f.unknown.map((p) => `unknown field ${JSON.stringify(p)}`)];
+  const found = [
+    ...(f.duplicates ?? []).map((p, i) => ({ text: `duplicate field ${JSON.stringify(p)}`, at: f.documentOrder?.duplicates.find((d) => d.path === p)?.at ?? -1, i })),
+    ...f.unknown.map((p, i) => ({ text: `unknown field ${JSON.stringify(p)}`, at: f.documentOrder?.firstAt.get(p) ?? Number.MAX_SAFE_INTEGER, i: i + 1e6 })),
+  ];
+  if (f.documentOrder) found.sort((a, b) => a.at - b.at || a.i - b.i);
+  const jsonErrors = found.map((e) => e.text);
   const yaml = f.yamlDuplicates ?? [];
   if (directive === 'Warn') return [...yaml, ...jsonErrors];
   // the YAML decoder's complaints are one error, a line each, before those of the JSON decoder

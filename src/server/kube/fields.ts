@@ -2,7 +2,7 @@
 // checking): a create or update body is checked and pruned before the object client sees it; a patch
 // is checked on the object it produces, as kube-apiserver decodes the patched object strictly.
 import type { ServerResponse } from 'node:http';
-import { duplicateJsonFields, duplicateYamlKeys, fieldValidationOutcome, parseFieldValidation, pruneUnknownFields } from '../../api/field-validation.js';
+import { duplicateJsonFields, duplicateYamlKeys, fieldValidationOutcome, kindSchemaFor, parseFieldValidation, pruneUnknownFields, scanJsonFields } from '../../api/field-validation.js';
 import type { KObject } from '../../api/meta.js';
 import { schemaCatalog } from '../../api/openapi-schemas.js';
 import type { KindDef } from '../../api/registry.js';
@@ -33,19 +33,11 @@ export function validateBodyFields(res: ServerResponse, url: URL, def: KindDef, 
   const unknown = pruneUnknownFields(schemaCatalog(), def.group, def.version, def.kind, obj as Record<string, unknown>);
   const text = directive !== 'Ignore' && raw ? raw.toString('utf8') : '';
   // a body sent as YAML, or one that is not JSON, was read as YAML (src/server/body.ts)
-  const json = text !== '' && !(contentType ?? '').includes('yaml') && isJson(text);
-  const duplicates = json ? duplicateJsonFields(text) : [];
-  const yamlDuplicates = text && !json ? duplicateYamlKeys(text) : [];
-  addWarnings(res, fieldValidationOutcome(directive, def.kind, def.version, { unknown, duplicates, yamlDuplicates }));
-}
-
-function isJson(text: string): boolean {
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
+  const scan = text !== '' && !(contentType ?? '').includes('yaml') ? scanJsonFields(text) : undefined;
+  const duplicates = scan ? scan.duplicates.map((d) => d.path) : [];
+  const yamlDuplicates = text && !scan ? duplicateYamlKeys(text) : [];
+  const builtin = kindSchemaFor(schemaCatalog(), def.group, def.version, def.kind)?.structural === false;
+  addWarnings(res, fieldValidationOutcome(directive, def.kind, def.version, { unknown, duplicates, yamlDuplicates, ...(scan && builtin ? { documentOrder: scan } : {}) }));
 }
 
 /**
