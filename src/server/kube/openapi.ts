@@ -375,6 +375,17 @@ export class OpenApi {
       Object.assign(paths, b.doc.paths);
       Object.assign(schemas, (b.doc.components as { schemas: object }).schemas);
     }
+    const plain = (description: string, type = 'application/json'): unknown => ({ get: { description, responses: { '200': { content: { [type]: { schema: { type: type === 'application/json' ? 'object' : 'string' } } }, description: 'OK' } } } });
+    Object.assign(paths, {
+      '/healthz': plain('liveness', 'text/plain'),
+      '/livez': plain('liveness', 'text/plain'),
+      '/readyz': plain('readiness: the store is open and the controllers started', 'text/plain'),
+      '/version': plain('the server version'),
+      '/api': plain('the core API versions (APIVersions, or APIGroupDiscoveryList when asked for by Accept)'),
+      '/apis': plain('the API groups (APIGroupList, or APIGroupDiscoveryList when asked for by Accept)'),
+      '/openapi/v3': plain('the index of the OpenAPI documents, one per group-version'),
+      '/openapi/v2': plain('every group-version in one Swagger 2.0 document'),
+    });
     return { openapi: '3.0.0', info: { title: 'Skiff', version }, paths, components: { schemas } };
   }
 
