@@ -6,6 +6,8 @@
 //     (k8s.io/kubernetes api/openapi-spec/v3, the module of the version below), kept whole (descriptions,
 //     x-kubernetes-patch-merge-key/-strategy, x-kubernetes-list-type/-map-keys, group-version-kind),
 //     pruned to what the served kinds reach;
+//   - the query parameters of those documents' operations (dryRun, fieldValidation, labelSelector, …), as
+//     kube-apiserver describes them, for the operations of Skiff's own OpenAPI documents;
 //   - Kubeflow's kinds: the upstream CRDs (training-operator 1.9's kubeflow.org jobs, mpi-operator's
 //     MPIJob v2beta1, KServe's serving.kserve.io kinds), each version's openAPIV3Schema and
 //     additionalPrinterColumns, with every subtree that repeats stored once under `defs` and referenced as
@@ -81,6 +83,20 @@ function builtinSchemas(dir) {
     }
   }
   return Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+/** every query parameter the built-in documents' operations take, by name, as kube-apiserver writes it */
+function builtinParameters(dir) {
+  const params = {};
+  for (const { file } of builtins) {
+    const doc = JSON.parse(readFileSync(join(dir, file), 'utf8'));
+    for (const item of Object.values(doc.paths)) {
+      for (const op of [item, ...Object.values(item)]) {
+        for (const prm of op?.parameters ?? []) if (prm.in === 'query' && !params[prm.name]) params[prm.name] = prm;
+      }
+    }
+  }
+  return Object.fromEntries(Object.entries(params).sort(([a], [b]) => a.localeCompare(b)));
 }
 
 // ---- CRDs --------------------------------------------------------------------------------------
@@ -172,7 +188,8 @@ function crds() {
   return { crds: entries, defs };
 }
 
-const out = { kubernetesVersion: K8S_VERSION, schemas: builtinSchemas(k8sDir()), ...crds() };
+const dir = k8sDir();
+const out = { kubernetesVersion: K8S_VERSION, schemas: builtinSchemas(dir), parameters: builtinParameters(dir), ...crds() };
 const file = join(repo, 'src', 'api', 'schemas', 'openapi.json');
 writeFileSync(file, JSON.stringify(out) + '\n');
 console.log(`wrote ${file}: ${Object.keys(out.schemas).length} built-in schemas, ${out.crds.length} CRD versions, ${Object.keys(out.defs).length} shared subtrees, ${(JSON.stringify(out).length / 1024).toFixed(0)} KiB`);

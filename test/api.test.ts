@@ -24,7 +24,7 @@ describe('API server', () => {
     assert.deepEqual(batch.resources.filter((r: any) => r.name === 'jobs').map((r: any) => r.kind), ['Job']);
     const core = await s.get('/api/v1');
     assert.ok(core.resources.find((r: any) => r.name === 'pods').shortNames.includes('po'));
-    const doc = await s.get('/openapi/v3');
+    const doc = await s.get('/openapi.json');
     for (const p of ['/apis/batch/v1/namespaces/{namespace}/jobs/{name}/status', '/api/v1/namespaces/{namespace}/pods/{name}/log', '/api/v1/nodes', '/api/v1/namespaces/{namespace}/configmaps']) {
       assert.ok(doc.paths[p], `OpenAPI lacks ${p}`);
     }

@@ -62,6 +62,17 @@ interface DataFile {
   schemas: Record<string, SchemaNode>;
   crds: CrdVersion[];
   defs: Record<string, SchemaNode>;
+  /** the query parameters of the built-in operations, by name, as kube-apiserver describes them */
+  parameters?: Record<string, OpenApiParameter>;
+}
+
+/** an OpenAPI v3 operation parameter */
+export interface OpenApiParameter {
+  name: string;
+  in: string;
+  description?: string;
+  required?: boolean;
+  schema?: SchemaNode;
 }
 
 const COMPONENT_PREFIX = '#/components/schemas/';
@@ -76,11 +87,14 @@ export class SchemaCatalog {
   /** built-in component schemas by name (`io.k8s.api.core.v1.Pod`) */
   readonly components: Record<string, SchemaNode>;
   readonly crds: CrdVersion[];
+  /** the query parameters kube-apiserver's operations take (dryRun, fieldValidation, labelSelector, …) */
+  readonly parameters: Record<string, OpenApiParameter>;
   private readonly byGvk = new Map<string, string>();
 
   constructor(data: DataFile) {
     this.kubernetesVersion = data.kubernetesVersion;
     this.components = data.schemas;
+    this.parameters = data.parameters ?? {};
     const defs = data.defs;
     // the generator stored each repeated subtree once; point every reference at the one object
     const inline = (node: unknown): unknown => {

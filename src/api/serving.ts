@@ -3,7 +3,8 @@
 //
 // An object goes through what the Kubernetes API server and KServe's webhooks do to it, in that
 // order: the CRD's structural schema (src/api/structural-schema.ts: nulls dropped, schema defaults
-// filled, unknown fields and wrong types rejected), then KServe's defaulting (legacy framework keys
+// filled, wrong types rejected; unknown fields by src/api/field-validation.ts, which the server runs
+// first with the request's fieldValidation), then KServe's defaulting (legacy framework keys
 // such as `predictor.sklearn` become `predictor.model` with `modelFormat.name`, and `triton`, `onnx`
 // and `huggingface` get `protocolVersion: v2` when none is set), then KServe's validation (name
 // format, exactly one predictor implementation, replica bounds, storage URIs, autoscaler class...).
@@ -16,6 +17,8 @@ import type { Condition } from './conditions.js';
 import type { Container, EnvVar, PodSpec, ResourceRequirements } from './core-types.js';
 import type { KObject } from './meta.js';
 import type { KindDef, PrinterColumn } from './registry.js';
+import { unknownFieldErrors } from './field-validation.js';
+import { schemaCatalog } from './openapi-schemas.js';
 import { kserveSchemas } from './structural-schema.js';
 import { Validator } from './validation.js';
 import { isPlainObject as isObject } from '../util/objects.js';
@@ -451,8 +454,16 @@ function validateDeploymentModeUpdate(obj: KObject, old: KObject): FieldError[] 
   return v.errors;
 }
 
+/** the CRD's schema: fields it does not declare, then the values of those it does */
+function schemaErrors(obj: KObject, version: string, root: 'InferenceService' | 'ServingRuntime' | 'ClusterServingRuntime'): FieldError[] {
+  return [
+    ...unknownFieldErrors(schemaCatalog(), ServingGroup, version, root, obj as Record<string, unknown>, ['status']),
+    ...kserveSchemas().validate(obj, root, '', { skip: ['status'] }),
+  ];
+}
+
 export function validateInferenceService(obj: KObject, old?: KObject): FieldError[] {
-  const schemaErrs = kserveSchemas().validate(obj, 'InferenceService', '', { skip: ['status'] });
+  const schemaErrs = schemaErrors(obj, 'v1beta1', 'InferenceService');
   if (schemaErrs.length) {
     const v = new Validator();
     validateIsvcName(v, obj);
@@ -463,7 +474,7 @@ export function validateInferenceService(obj: KObject, old?: KObject): FieldErro
 
 /** A runtime's own rules beyond its schema: protocols are KServe's, a format names itself once per version. */
 export function validateServingRuntime(obj: KObject, root: 'ServingRuntime' | 'ClusterServingRuntime'): FieldError[] {
-  const errs = kserveSchemas().validate(obj, root, '', { skip: ['status'] });
+  const errs = schemaErrors(obj, 'v1alpha1', root);
   if (errs.length) return errs;
   const v = new Validator();
   const spec = obj.spec as Record<string, any>;

@@ -1,13 +1,15 @@
 // Kubernetes structural-schema validation and defaulting for kinds defined by a CRD's
 // openAPIV3Schema (KServe's InferenceService, ServingRuntime, ClusterServingRuntime).
 //
-// What the API server does with such an object, Skiff does too: unknown fields are rejected (strict
-// field validation), `null` in a field that is not `nullable` is dropped, `default`s fill absent
+// What the API server does with such an object, Skiff does too: `null` in a field that is not
+// `nullable` is dropped, `default`s fill absent
 // fields, and every value is checked against its `type`, `enum`, `required`, bounds, `pattern`,
 // `x-kubernetes-int-or-string` (an integer or a string: `cpu: 0.1` is refused, `cpu: "100m"` or
 // `cpu: 1` pass), `x-kubernetes-preserve-unknown-fields`, `additionalProperties` (maps) and
 // `x-kubernetes-list-type` (`set` and `map` lists may not repeat an item or key). `format` is not
 // checked. Errors are FieldErrors with dotted paths (`spec.predictor.containers[0].ports[1].name`).
+// Fields the schema does not declare are field validation's (src/api/field-validation.ts), one path
+// for every kind: the server refuses, warns about or drops them by the request's `fieldValidation`.
 //
 // The schemas themselves are data generated from the CRDs by scripts/gen-kserve-schemas.mjs into
 // src/api/schemas/kserve.json, with repeated subtrees stored once under `$defs`.
@@ -250,7 +252,6 @@ export class SchemaSet {
   }
 
   private checkObject(v: Validator, value: Record<string, unknown>, s: StructuralSchema, path: string): void {
-    const preserve = s['x-kubernetes-preserve-unknown-fields'] === true;
     for (const req of s.required ?? []) {
       if (value[req] === undefined || value[req] === null) v.add(join(path, req), 'FieldValueRequired', 'Required value');
     }
@@ -261,15 +262,11 @@ export class SchemaSet {
         if (el === undefined) continue;
         const ps = s.properties[key];
         if (ps) this.check(v, el, this.resolve(ps), join(path, key));
-        else if (!preserve) v.add(join(path, key), 'FieldValueInvalid', `unknown field "${key}"`);
       }
       return;
     }
     if (s.additionalProperties !== undefined && s.additionalProperties !== true) {
-      if (s.additionalProperties === false) {
-        if (!preserve) for (const key of Object.keys(value)) v.add(join(path, key), 'FieldValueInvalid', `unknown field "${key}"`);
-        return;
-      }
+      if (s.additionalProperties === false) return;
       const vs = this.resolve(s.additionalProperties);
       for (const [key, el] of Object.entries(value)) if (el !== undefined) this.check(v, el, vs, join(path, key));
     }

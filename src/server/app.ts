@@ -8,7 +8,6 @@ import type { ArtifactStore } from '../artifacts/store.js';
 import type { Client } from '../store/client.js';
 import type { PodExecSource, PodLogSource } from '../substrate/substrate.js';
 import { send, sendError } from './body.js';
-import { openApi } from './kube/discovery.js';
 import { KubeApi } from './kube/api.js';
 import { KfpApi } from './kfp/api.js';
 import type { MetricsRegistry } from './metrics.js';
@@ -37,12 +36,10 @@ export interface AppDeps {
 }
 
 export class App {
-  private readonly openapiDoc: unknown;
   private readonly kfp: KfpApi;
   private readonly kube: KubeApi;
 
   constructor(private readonly deps: AppDeps) {
-    this.openapiDoc = openApi(deps.registry, deps.version);
     this.kube = new KubeApi({ client: deps.client, registry: deps.registry, logs: deps.logs, ...(deps.exec ? { exec: deps.exec } : {}), ...(deps.bookmarkMs !== undefined ? { bookmarkMs: deps.bookmarkMs } : {}), ...(deps.dryRender ? { dryRender: deps.dryRender } : {}) });
     this.kfp = new KfpApi({ client: deps.client, version: deps.version, pipelineRoot: deps.pipelineRoot, ...(deps.artifacts ? { artifacts: deps.artifacts } : {}) });
   }
@@ -66,15 +63,15 @@ export class App {
         return this.deps.ready() ? this.text(res, 200, 'ok') : this.text(res, 503, 'starting');
       case '/version':
         return send(res, 200, { gitVersion: `v${this.deps.version}`, platform: `${process.platform}/${process.arch}`, skiff: this.deps.version, nodeVersion: process.version });
-      case '/openapi/v3':
-      case '/openapi.json':
-        return send(res, 200, this.openapiDoc);
       case '/metrics': {
         if (!this.deps.metrics) break;
         const text = await this.deps.metrics.render();
         res.writeHead(200, { 'content-type': this.deps.metrics.contentType });
         return void res.end(text);
       }
+    }
+    if (path === '/openapi.json' || path === '/openapi/v2' || path === '/openapi/v3' || path.startsWith('/openapi/v3/')) {
+      if (this.kube.openapi.handle(req, res, url, path, this.deps.version)) return;
     }
     // the KFP v2beta1 REST API (kfp.Client) before the Kubernetes-style /apis/{group}/{version}
     if (path === '/apis/v2beta1' || path.startsWith('/apis/v2beta1/')) return this.kfp.handle(req, res, url, path);

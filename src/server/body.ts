@@ -31,7 +31,8 @@ export function parseBody(buf: Buffer, contentType: string | undefined): unknown
       if (ct.includes('json')) throw new ApiError(StatusReason.BadRequest, `the request body is not valid JSON: ${(e as Error).message}`);
     }
   }
-  const docs = YAML.parseAllDocuments(text);
+  // a repeated key is not a syntax error: fieldValidation decides (src/server/kube/fields.ts), the last one wins
+  const docs = YAML.parseAllDocuments(text, { uniqueKeys: false });
   if (docs.length !== 1) throw new ApiError(StatusReason.BadRequest, `the request body must hold exactly one object; it holds ${docs.length} YAML documents`);
   const doc = docs[0] as YAML.Document;
   if (doc.errors.length) {

@@ -158,7 +158,7 @@ export class Client {
   }
 
   /** Applies a patch to the live object and writes it; retries when someone else wrote in between. */
-  async patch(def: KindDef, key: ObjectKey, patch: unknown, type: PatchType, opts: { subresource?: 'status'; dryRun?: boolean } = {}): Promise<StoredObject> {
+  async patch(def: KindDef, key: ObjectKey, patch: unknown, type: PatchType, opts: { subresource?: 'status'; dryRun?: boolean; check?: (patched: KObject) => void } = {}): Promise<StoredObject> {
     for (let attempt = 0; ; attempt++) {
       const live = await this.store.get(def, key);
       let next: KObject;
@@ -171,6 +171,8 @@ export class Client {
       if (typeof next !== 'object' || next === null) throw new ApiError(StatusReason.BadRequest, 'the patch must produce an object');
       next.apiVersion = live.apiVersion;
       next.kind = live.kind;
+      // the server's field validation sees (and prunes) what the patch produced
+      opts.check?.(next);
       const pinned = (patch as any)?.metadata?.resourceVersion !== undefined;
       if (!pinned) next.metadata = { ...next.metadata, resourceVersion: live.metadata.resourceVersion };
       try {

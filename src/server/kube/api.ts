@@ -9,7 +9,9 @@ import type { Client, PatchType } from '../../store/client.js';
 import type { DeleteOptions } from '../../store/store.js';
 import type { PodExecSource, PodLogSource } from '../../substrate/substrate.js';
 import { parseBody, readBody, send } from '../body.js';
-import { apiGroupList, apiResourceList, apiVersions } from './discovery.js';
+import { Discovery, verbsOf } from './discovery.js';
+import { patchFieldCheck, validateBodyFields } from './fields.js';
+import { OpenApi } from './openapi.js';
 import { servePodExec, servePodLog } from './pods.js';
 import { q, qBool, qInt } from './query.js';
 import { eventView, negotiateView, sendViewed, type ResponseView } from './table.js';
@@ -38,7 +40,17 @@ interface Target {
 }
 
 export class KubeApi {
-  constructor(private readonly deps: KubeApiDeps) {}
+  /** the served resources (add a group of non-stored resources with discovery.addGroup) */
+  readonly discovery: Discovery;
+  /** /openapi/v2, /openapi/v3 and its group-version documents, built from the same table */
+  readonly openapi: OpenApi;
+  /** each request's body as it came, for the checks that read the text (repeated JSON fields) */
+  private readonly rawBodies = new WeakMap<IncomingMessage, Buffer>();
+
+  constructor(private readonly deps: KubeApiDeps) {
+    this.discovery = new Discovery(deps.registry);
+    this.openapi = new OpenApi(this.discovery);
+  }
 
   /**
    * `?dryRun=All&render=true` on a create or update: a `List` of the object as it would be stored,
@@ -52,9 +64,7 @@ export class KubeApi {
   /** a request under /api or /apis (path without a trailing slash) */
   async handle(req: IncomingMessage, res: ServerResponse, url: URL, path: string): Promise<void> {
     const method = req.method ?? 'GET';
-    if (path === '/api') return send(res, 200, apiVersions());
-    if (path === '/apis') return send(res, 200, apiGroupList(this.deps.registry));
-    const { registry } = this.deps;
+    if (this.discovery.serve(req, res, path)) return;
     const segs = path.split('/').filter(Boolean).map(decodeURIComponent);
     let group: string;
     let version: string;
@@ -67,18 +77,11 @@ export class KubeApi {
       group = segs[1] ?? '';
       version = segs[2] ?? '';
       rest = segs.slice(3);
-    } else if (segs[0] === 'apis' && segs.length === 2) {
-      const versions = registry.groups().get(segs[1] ?? '');
-      if (!versions) throw new ApiError(StatusReason.NotFound, `the server could not find the requested resource: API group "${segs[1]}" is not served`);
-      return send(res, 200, { kind: 'APIGroup', apiVersion: 'v1', name: segs[1], versions: versions.map((v) => ({ groupVersion: `${segs[1]}/${v}`, version: v })), preferredVersion: { groupVersion: `${segs[1]}/${versions[0]}`, version: versions[0] } });
     } else {
       throw new ApiError(StatusReason.NotFound, `the server could not find the requested resource (${method} ${path})`);
     }
-    if (rest.length === 0) {
-      const list = apiResourceList(registry, group, version);
-      if (!list) throw new ApiError(StatusReason.NotFound, `the server could not find the requested resource: ${group ? group + '/' : ''}${version} is not served`);
-      return send(res, 200, list);
-    }
+    const extra = this.discovery.extra(group, version);
+    if (extra?.handle) return extra.handle(req, res, url, rest);
     const target = this.resolve(group, version, rest);
     return this.serve(req, res, url, method, target);
   }
@@ -100,14 +103,16 @@ export class KubeApi {
     if (extra.length) throw new ApiError(StatusReason.NotFound, `the server could not find the requested resource: /${rest.join('/')}`);
     if (namespace !== undefined && !def.namespaced) throw unknown(plural);
     if (name !== undefined && def.namespaced && namespace === undefined) throw new ApiError(StatusReason.NotFound, `the server could not find the requested resource: ${def.plural} are namespaced; use /namespaces/{namespace}/${def.plural}/${name}`);
-    if (sub !== undefined && !(sub === 'status' && def.hasStatus) && !((sub === 'log' || sub === 'exec') && def.kind === 'Pod') && !(sub === 'finalize' && def.kind === 'Namespace')) {
+    if (sub !== undefined && !this.discovery.hasSubresource(def, sub)) {
       throw new ApiError(StatusReason.NotFound, `the server could not find the requested resource: ${def.plural}/${sub}`);
     }
     return { def, namespace, name, sub };
   }
 
   private async body(req: IncomingMessage): Promise<unknown> {
-    return parseBody(await readBody(req), req.headers['content-type']);
+    const raw = await readBody(req);
+    this.rawBodies.set(req, raw);
+    return parseBody(raw, req.headers['content-type']);
   }
 
   private async objectBody(req: IncomingMessage, t: Target): Promise<KObject> {
@@ -155,10 +160,12 @@ export class KubeApi {
         }
         case 'POST': {
           const obj = await this.objectBody(req, t);
+          validateBodyFields(res, url, t.def, obj, this.rawBodies.get(req), 'CreateOptions', req.headers['content-type']);
           const created = await client.create(obj, { dryRun });
           return send(res, 201, dryRun && qBool(url, 'render') ? this.rendered(created) : created, accept);
         }
         case 'DELETE':
+          if (!verbsOf(t.def).includes('deletecollection')) throw new ApiError(StatusReason.MethodNotAllowed, 'the server does not allow this method on the requested resource');
           return this.deleteCollection(res, url, t, accept);
       }
       throw new ApiError(StatusReason.MethodNotAllowed, `${method} is not supported on ${t.def.plural}`);
@@ -179,6 +186,7 @@ export class KubeApi {
       }
       case 'PUT': {
         const obj = await this.objectBody(req, t);
+        validateBodyFields(res, url, t.def, obj, this.rawBodies.get(req), 'UpdateOptions', req.headers['content-type']);
         if (subresource) return send(res, 200, await client.updateStatus(obj), accept);
         if (t.sub === 'finalize') {
           const live = await client.get(t.def, key);
@@ -196,7 +204,8 @@ export class KubeApi {
         }
         const type: PatchType = ct.includes('json-patch') ? 'json' : 'merge';
         const patch = await this.body(req);
-        return send(res, 200, await client.patch(t.def, key, patch, type, { subresource, dryRun }), accept);
+        const check = patchFieldCheck(res, url, t.def, this.rawBodies.get(req));
+        return send(res, 200, await client.patch(t.def, key, patch, type, { subresource, dryRun, check }), accept);
       }
       case 'DELETE': {
         const opts = await this.deleteOptions(req, url);
