@@ -25,6 +25,7 @@ import { dryRenderer, registryOf, workloads } from './workloads.js';
 import type { SkiffOptions } from './config.js';
 import { compileConfig } from './config.js';
 import { every } from '../util/timers.js';
+import { kubeconfig, startInCluster, writeKubeconfig } from './kube/incluster.js';
 
 export type { SkiffOptions } from './config.js';
 
@@ -130,6 +131,9 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     podGateway = reach;
     substrate.setApiServer(`http://${reach}`);
   }
+  const inCluster = await startInCluster({ dataDir: config.dataDir, handler: app.handle, upgrades: server, log });
+  if (inCluster) substrate.setInCluster(inCluster.contract);
+  writeKubeconfig(config.dataDir, kubeconfig(serverUrl, inCluster, inCluster?.adminToken));
   manager.start();
   await gc.start();
   const sweep = async (): Promise<void> => {
@@ -157,6 +161,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
         podServer.closeAllConnections();
         await new Promise<void>((resolve) => podServer?.close(() => resolve()));
       }
+      await inCluster?.close();
       if (o.containers === 'stop') await substrate.shutdown();
       await manager.stop();
       await gc.stop();

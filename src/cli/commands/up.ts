@@ -60,7 +60,7 @@ export const command: Command = {
 Runs the API server and controllers until interrupted (Ctrl-C). State is kept in the data
 directory, so objects survive restarts.`,
   flags: [
-    { name: 'data-dir', type: 'string', valueName: 'DIR', description: 'where state is kept (default ~/.skiff)' },
+    { name: 'data-dir', type: 'string', valueName: 'DIR', description: 'where state is kept (default $SKIFF_DATA_DIR or ~/.skiff)' },
     { name: 'port', type: 'string', valueName: 'N', description: 'port of the API server' },
     { name: 'host', type: 'string', valueName: 'H', description: 'address to listen on' },
     { name: 'config', type: 'string', valueName: 'FILE', description: 'platform configuration file' },
@@ -69,7 +69,7 @@ directory, so objects survive restarts.`,
   async run(ctx) {
     const a = ctx.args;
     if (a.positionals.length > 0) throw new UsageError(`unexpected argument "${a.positionals[0]}"`);
-    const dataDir = resolve(ctx.io.cwd, expandHome(a.string('data-dir') ?? join(homedir(), '.skiff')));
+    const dataDir = resolve(ctx.io.cwd, expandHome(a.string('data-dir') ?? ctx.io.env.SKIFF_DATA_DIR ?? join(homedir(), '.skiff')));
     let port: number | undefined;
     const portRaw = a.string('port');
     if (portRaw !== undefined) {
