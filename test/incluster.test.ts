@@ -97,6 +97,9 @@ describe('kubeconfig and the in-cluster contract', { skip, timeout: 300_000 }, (
     const id = tokens.verify(out.token);
     assert.equal(id.user, 'system:serviceaccount:team-a:default');
     assert.deepEqual(id.pod, { name: 'lister', uid: r.obj.metadata.uid });
+    // every namespace has its `default` ServiceAccount, and the token names it
+    const sa = await s.get('/api/v1/namespaces/team-a/serviceaccounts/default');
+    assert.equal(id.serviceAccount?.uid, sa.metadata.uid);
   });
 
   it('kubectl inside a Pod, with no kubeconfig, uses client-go\'s in-cluster configuration', { skip: sandboxSkip }, async () => {
@@ -119,10 +122,16 @@ describe('kubeconfig and the in-cluster contract', { skip, timeout: 300_000 }, (
     assert.match(r.log, /EXPERIMENTS \[.*'from-a-pod'.*\]/);
   });
 
-  it('automountServiceAccountToken: false leaves the token out, but not the Service variables', async () => {
-    const r = await runPod(pod('no-token', ['sh', '-c', 'ls /var/run/secrets/kubernetes.io/serviceaccount 2>&1; echo "host=$KUBERNETES_SERVICE_HOST"'], { automountServiceAccountToken: false }));
+  it('automountServiceAccountToken: false, on the Pod or its ServiceAccount, leaves the token out, but not the Service variables', { skip: sandboxSkip }, async () => {
+    const check = ['sh', '-c', 'ls /var/run/secrets/kubernetes.io/serviceaccount 2>&1; echo "host=$KUBERNETES_SERVICE_HOST"'];
+    const r = await runPod(pod('no-token', check, { automountServiceAccountToken: false }));
     assert.equal(r.phase, 'Succeeded', r.log);
     assert.match(r.log, /No such file or directory/);
     assert.match(r.log, /host=127\.0\.0\.\d/);
+    await s.create('/api/v1/namespaces/default/serviceaccounts', { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'quiet' }, automountServiceAccountToken: false });
+    const bySa = await runPod(pod('no-token-by-sa', check, { serviceAccountName: 'quiet' }));
+    assert.match(bySa.log, /No such file or directory/);
+    const podWins = await runPod(pod('token-anyway', check, { serviceAccountName: 'quiet', automountServiceAccountToken: true }));
+    assert.match(podWins.log, /ca\.crt\s+namespace\s+token/);
   });
 });

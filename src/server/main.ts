@@ -11,6 +11,7 @@ import { Manager } from '../control/controller.js';
 import { EventRecorder, sweepEvents } from '../control/events.js';
 import { GarbageCollector } from '../control/gc.js';
 import { addNamespaceController } from '../control/namespace.js';
+import { addServiceAccountController } from '../control/serviceaccounts.js';
 import { ResourceFit } from '../scheduler/placement.js';
 import { addScheduler } from '../scheduler/scheduler.js';
 import { Client } from '../store/client.js';
@@ -82,6 +83,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   await substrate.start();
   addScheduler(manager, { client, recorder: new EventRecorder(client, 'default-scheduler'), nodeName: config.nodeName, placement: new ResourceFit() });
   addNamespaceController(manager, client, registry);
+  addServiceAccountController(manager, client);
   const pipelineRoot = join(config.dataDir, 'pipeline-root');
   // one artifact store for everything that reads or moves task outputs and models
   const artifacts = new LocalArtifactStore(pipelineRoot);

@@ -382,7 +382,10 @@ export class Kubelet {
     }
     const binds = containerBinds(spec, rt.volumes ?? new Map());
     // a volume the Pod mounts at the service-account path itself wins, as on a cluster
-    if (this.inCluster && this.sandboxed && automounts(pod) && !binds.some((b) => b.target === serviceAccountMountPath)) binds.push(serviceAccountBind(pod, rt.dir, this.inCluster));
+    if (this.inCluster && this.sandboxed && !binds.some((b) => b.target === serviceAccountMountPath)) {
+      const sa = await this.opts.client.find(Kinds.ServiceAccount, { namespace: rt.namespace, name: pod.spec.serviceAccountName ?? 'default' });
+      if (automounts(pod, sa)) binds.push(serviceAccountBind(pod, rt.dir, this.inCluster, sa));
+    }
     const lib = netPreloadPath();
     const sandboxBinds = lib ? [...binds, { source: lib, target: sandboxPreloadPath, readOnly: true }] : binds;
     const under = (path: string, dir: string): boolean => path === dir || path.startsWith(dir.endsWith('/') ? dir : `${dir}/`);

@@ -15,8 +15,8 @@ export interface InClusterContract {
   port: number;
   /** PEM of the CA that signed the endpoint's certificate */
   caPem: string;
-  /** a token for the Pod's service account */
-  token(pod: Pod & StoredObject): string;
+  /** a token for the Pod's service account (the object, when it exists) */
+  token(pod: Pod & StoredObject, serviceAccount?: StoredObject): string;
 }
 
 export const serviceAccountMountPath = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -66,7 +66,7 @@ export function resolvedMountPath(path: string): string {
 
 /** writes token, namespace and ca.crt under the Pod's run directory (once: restarts keep the token)
  *  and returns the read-only bind that shows them at the service-account path */
-export function serviceAccountBind(pod: Pod & StoredObject, podDir: string, c: InClusterContract): BindMount {
+export function serviceAccountBind(pod: Pod & StoredObject, podDir: string, c: InClusterContract, serviceAccount?: StoredObject): BindMount {
   const dir = join(podDir, 'serviceaccount');
   if (!existsSync(join(dir, 'token'))) {
     mkdirSync(dir, { recursive: true });
@@ -74,7 +74,7 @@ export function serviceAccountBind(pod: Pod & StoredObject, podDir: string, c: I
     mkdirSync(tmp, { recursive: true });
     writeFileSync(join(tmp, 'ca.crt'), c.caPem, { mode: 0o644 });
     writeFileSync(join(tmp, 'namespace'), pod.metadata.namespace ?? 'default', { mode: 0o644 });
-    writeFileSync(join(tmp, 'token'), c.token(pod), { mode: 0o644 });
+    writeFileSync(join(tmp, 'token'), c.token(pod, serviceAccount), { mode: 0o644 });
     // the token last and by rename: a half-written directory is never taken for a finished one
     for (const f of ['ca.crt', 'namespace', 'token']) renameSync(join(tmp, f), join(dir, f));
     rmSync(tmp, { recursive: true, force: true });
