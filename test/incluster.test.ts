@@ -9,7 +9,7 @@ import YAML from 'yaml';
 import { ServiceAccountTokens } from '../src/server/kube/tokens.js';
 import { bwrapAvailable } from '../src/substrate/local/process.js';
 import { keyPairFromPem } from '../src/util/x509.js';
-import { TestServer, kubectlBin, repoRoot, runCli, runProgram } from './harness.js';
+import { TestServer, clientsPython, kubectlBin, repoRoot, runCli, runProgram } from './harness.js';
 
 const python = join(repoRoot, '.venv', 'bin', 'python');
 const skip = !existsSync(python) || !existsSync(kubectlBin) ? 'the Python environments (.venv, .venv-clients) are not set up' : false;
@@ -120,6 +120,25 @@ describe('kubeconfig and the in-cluster contract', { skip, timeout: 300_000 }, (
     const r = await runPod(pod('kfp-client', ['python', '-c', script]));
     assert.equal(r.phase, 'Succeeded', r.log);
     assert.match(r.log, /EXPERIMENTS \[.*'from-a-pod'.*\]/);
+  });
+
+  it('TrainingClient() with no arguments, in a Pod, submits a PyTorchJob and waits for it as a notebook would', { skip: sandboxSkip }, async () => {
+    const script = [
+      'from kubernetes import client as k8s',
+      'from kubeflow.training import TrainingClient, models',
+      'tc = TrainingClient()',
+      "c = k8s.V1Container(name='pytorch', image='python', command=['python', '-c', 'print(42)'])",
+      "spec = models.KubeflowOrgV1ReplicaSpec(replicas=1, restart_policy='Never', template=k8s.V1PodTemplateSpec(spec=k8s.V1PodSpec(containers=[c])))",
+      "job = models.KubeflowOrgV1PyTorchJob(api_version='kubeflow.org/v1', kind='PyTorchJob', metadata=k8s.V1ObjectMeta(name='from-notebook'), spec=models.KubeflowOrgV1PyTorchJobSpec(run_policy=models.KubeflowOrgV1RunPolicy(clean_pod_policy='None'), pytorch_replica_specs={'Master': spec}))",
+      'tc.create_job(job)',
+      "tc.wait_for_job_conditions('from-notebook', wait_timeout=120, polling_interval=1)",
+      "print('NAMESPACE', tc.namespace, 'SUCCEEDED', tc.is_job_succeeded('from-notebook'), 'LOGS', tc.get_job_logs('from-notebook')[0])",
+    ].join('\n');
+    // the SDKs' environment stands in for a notebook image that has them
+    const r = await runPod(pod('notebook', [clientsPython, '-c', script]));
+    assert.equal(r.phase, 'Succeeded', r.log);
+    // (the Python client parses a log that is valid JSON, so "42\n" comes back as 42, as from a cluster)
+    assert.match(r.log, /NAMESPACE default SUCCEEDED True LOGS \{'from-notebook-master-0': '42'\}/);
   });
 
   it('automountServiceAccountToken: false, on the Pod or its ServiceAccount, leaves the token out, but not the Service variables', { skip: sandboxSkip }, async () => {
