@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { CliError, UsageError } from '../errors.js';
@@ -111,6 +112,8 @@ directory, so objects survive restarts.`,
         throw new CliError(describeStartError(err, port, host));
       }
       await ctx.out(`Skiff is ready at ${running.url} (data in ${dataDir})\n`);
+      const { kubeconfigPath } = await import('../../server/kube/incluster.js');
+      if (existsSync(kubeconfigPath(dataDir))) await ctx.err(`kubectl and Kubernetes clients: export KUBECONFIG=${kubeconfigPath(dataDir)}\n`);
       await stopped;
       await ctx.err('Shutting down...\n');
       let left: number | void;
