@@ -81,6 +81,13 @@ describe('createCertificate', () => {
     }
   });
 
+  it('refuses an address it cannot write', () => {
+    const k = newKeyPair();
+    const req = { subject: { commonName: 'x' }, publicKey: k.publicKey, selfSignKey: k.privateKey, notBefore: new Date(), notAfter: new Date(), keyUsage: [] };
+    assert.throws(() => createCertificate({ ...req, ipAddresses: ['::ffff:1.2.3.4'] }), /not an IP address this writer supports/);
+    assert.throws(() => createCertificate({ ...req, ipAddresses: ['localhost'] }), /not an IP address/);
+  });
+
   it('refuses a certificate with nothing to sign it', () => {
     const k = newKeyPair();
     assert.throws(() => createCertificate({ subject: { commonName: 'x' }, publicKey: k.publicKey, notBefore: new Date(), notAfter: new Date(), keyUsage: [] }), /issuer or a key/);

@@ -130,7 +130,8 @@ function keyUsageBits(bits: number[]): Buffer {
 
 function ipBytes(ip: string): Buffer {
   if (isIP(ip) === 4) return Buffer.from(ip.split('.').map(Number));
-  if (isIP(ip) !== 6) throw new Error(`"${ip}" is not an IP address`);
+  // the embedded-IPv4 spelling (::ffff:1.2.3.4) is not needed for the addresses Skiff certifies
+  if (isIP(ip) !== 6 || ip.includes('.')) throw new Error(`"${ip}" is not an IP address this writer supports`);
   const [head, tail] = ip.includes('::') ? ip.split('::') as [string, string] : [ip, undefined];
   const groups = (s: string | undefined): string[] => (s ? s.split(':') : []);
   const h = groups(head);
