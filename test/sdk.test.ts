@@ -25,11 +25,12 @@ describe('Kubeflow SDKs', { skip, timeout: 600_000 }, () => {
     await s?.cleanup();
   });
 
-  /** runs a script from a file (the SDK reads a train_func's source with inspect) with the server's kubeconfig */
+  /** runs a script from a file (the SDK reads a train_func's source with inspect) with the kubeconfig
+   *  `skiff up` wrote, bearer token included */
   const py = (name: string, script: string, args: string[] = []): Promise<{ code: number; stdout: string; stderr: string }> => {
-    const file = join(s.dataDir, `${name.replace(/-/g, "_")}.py`);
+    const file = join(s.dataDir, `${name.replace(/-/g, '_')}.py`);
     writeFileSync(file, script);
-    return runProgram(clientsPython, [file, ...args], { KUBECONFIG: s.kubeconfig, PYTHONWARNINGS: 'ignore' });
+    return runProgram(clientsPython, [file, ...args], { KUBECONFIG: join(s.dataDir, 'kubeconfig'), PYTHONWARNINGS: 'ignore' });
   };
 
   it('TrainingClient: create_job, wait_for_job_conditions, get_job_logs(follow=True), get, list, pods, delete', async () => {
