@@ -81,6 +81,7 @@ export interface PodSpec {
   hostname?: string;
   subdomain?: string;
   serviceAccountName?: string;
+  automountServiceAccountToken?: boolean;
   schedulerName?: string;
   priorityClassName?: string;
   priority?: number;

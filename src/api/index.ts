@@ -30,6 +30,7 @@ export const Kinds = {
   Service: find(coreKinds, 'Service'),
   Node: find(coreKinds, 'Node'),
   Event: find(coreKinds, 'Event'),
+  ServiceAccount: find(coreKinds, 'ServiceAccount'),
   Job: find(batchKinds, 'Job'),
   Run: find(pipelineKinds, 'Run'),
   TaskCache: find(pipelineKinds, 'TaskCache'),

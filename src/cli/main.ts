@@ -36,6 +36,7 @@ const COMMANDS: CommandEntry[] = [
   { name: 'wait', summary: 'Wait for a condition on an object, or for its deletion', load: async () => (await import('./commands/wait.js')).command },
   { name: 'api-resources', summary: 'List the resource types the server serves', load: async () => (await import('./commands/api-resources.js')).command },
   { name: 'version', summary: 'Print the client and server versions', load: async () => (await import('./commands/version.js')).command },
+  { name: 'kubeconfig', summary: 'Print the kubeconfig that points kubectl and Kubernetes clients at Skiff', load: async () => (await import('./commands/kubeconfig.js')).command },
 ];
 
 function topHelp(): string {

@@ -11,6 +11,7 @@ import { Manager } from '../control/controller.js';
 import { EventRecorder, sweepEvents } from '../control/events.js';
 import { GarbageCollector } from '../control/gc.js';
 import { addNamespaceController } from '../control/namespace.js';
+import { addServiceAccountController } from '../control/serviceaccounts.js';
 import { ResourceFit } from '../scheduler/placement.js';
 import { addScheduler } from '../scheduler/scheduler.js';
 import { Client } from '../store/client.js';
@@ -25,6 +26,7 @@ import { dryRenderer, registryOf, workloads } from './workloads.js';
 import type { SkiffOptions } from './config.js';
 import { compileConfig } from './config.js';
 import { every } from '../util/timers.js';
+import { kubeconfig, startInCluster, writeKubeconfig } from './kube/incluster.js';
 
 export type { SkiffOptions } from './config.js';
 
@@ -81,6 +83,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   await substrate.start();
   addScheduler(manager, { client, recorder: new EventRecorder(client, 'default-scheduler'), nodeName: config.nodeName, placement: new ResourceFit() });
   addNamespaceController(manager, client, registry);
+  addServiceAccountController(manager, client);
   const pipelineRoot = join(config.dataDir, 'pipeline-root');
   // one artifact store for everything that reads or moves task outputs and models
   const artifacts = new LocalArtifactStore(pipelineRoot);
@@ -130,6 +133,9 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     podGateway = reach;
     substrate.setApiServer(`http://${reach}`);
   }
+  const inCluster = await startInCluster({ dataDir: config.dataDir, handler: app.handle, upgrades: server, log });
+  if (inCluster) substrate.setInCluster(inCluster.contract);
+  writeKubeconfig(config.dataDir, kubeconfig(serverUrl, inCluster, inCluster?.adminToken));
   manager.start();
   await gc.start();
   const sweep = async (): Promise<void> => {
@@ -157,6 +163,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
         podServer.closeAllConnections();
         await new Promise<void>((resolve) => podServer?.close(() => resolve()));
       }
+      await inCluster?.close();
       if (o.containers === 'stop') await substrate.shutdown();
       await manager.stop();
       await gc.stop();

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { CliError, UsageError } from '../errors.js';
@@ -60,7 +61,7 @@ export const command: Command = {
 Runs the API server and controllers until interrupted (Ctrl-C). State is kept in the data
 directory, so objects survive restarts.`,
   flags: [
-    { name: 'data-dir', type: 'string', valueName: 'DIR', description: 'where state is kept (default ~/.skiff)' },
+    { name: 'data-dir', type: 'string', valueName: 'DIR', description: 'where state is kept (default $SKIFF_DATA_DIR or ~/.skiff)' },
     { name: 'port', type: 'string', valueName: 'N', description: 'port of the API server' },
     { name: 'host', type: 'string', valueName: 'H', description: 'address to listen on' },
     { name: 'config', type: 'string', valueName: 'FILE', description: 'platform configuration file' },
@@ -69,7 +70,7 @@ directory, so objects survive restarts.`,
   async run(ctx) {
     const a = ctx.args;
     if (a.positionals.length > 0) throw new UsageError(`unexpected argument "${a.positionals[0]}"`);
-    const dataDir = resolve(ctx.io.cwd, expandHome(a.string('data-dir') ?? join(homedir(), '.skiff')));
+    const dataDir = resolve(ctx.io.cwd, expandHome(a.string('data-dir') ?? ctx.io.env.SKIFF_DATA_DIR ?? join(homedir(), '.skiff')));
     let port: number | undefined;
     const portRaw = a.string('port');
     if (portRaw !== undefined) {
@@ -111,6 +112,8 @@ directory, so objects survive restarts.`,
         throw new CliError(describeStartError(err, port, host));
       }
       await ctx.out(`Skiff is ready at ${running.url} (data in ${dataDir})\n`);
+      const { kubeconfigPath } = await import('../../server/kube/incluster.js');
+      if (existsSync(kubeconfigPath(dataDir))) await ctx.err(`kubectl and Kubernetes clients: export KUBECONFIG=${kubeconfigPath(dataDir)}\n`);
       await stopped;
       await ctx.err('Shutting down...\n');
       let left: number | void;

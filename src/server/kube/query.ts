@@ -15,5 +15,6 @@ export function qInt(url: URL, name: string): number | undefined {
 
 export function qBool(url: URL, name: string): boolean {
   const v = url.searchParams.get(name);
-  return v === 'true' || v === '1' || v === '';
+  // Go's strconv.ParseBool spellings: the Python client sends follow=True
+  return v === '' || (v !== null && ['1', 't', 'T', 'true', 'TRUE', 'True'].includes(v));
 }

@@ -17,6 +17,7 @@ import { Kubelet } from './kubelet.js';
 import { addClaimController } from './pvc.js';
 import { PythonEnvironments } from './python-envs.js';
 import { PythonPods } from './python-pods.js';
+import type { InClusterContract } from './serviceaccount.js';
 import { shellShim } from './shell.js';
 import { PythonZygote } from './zygote.js';
 
@@ -112,6 +113,11 @@ export class LocalSubstrate implements Substrate {
   /** where containers reach the API server (SKIFF_SERVER in their environment) */
   setApiServer(url: string): void {
     this.kubelet.apiServer = url;
+  }
+
+  /** where containers reach the API server over HTTPS, and what proves who they are (serviceaccount.ts) */
+  setInCluster(contract: InClusterContract): void {
+    this.kubelet.inCluster = contract;
   }
 
   logs(pod: StoredObject, opts: PodLogOptions, signal: AbortSignal): Promise<AsyncIterable<string>> {

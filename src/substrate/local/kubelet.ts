@@ -28,6 +28,7 @@ import { loadContainer, logFile, readPodRecord, runDir, writePodRecord } from '.
 import { decidePhase, podStatus } from './status.js';
 import { after, type Timer } from '../../util/timers.js';
 import { containerBinds, prepareVolumes } from './volumes.js';
+import { automounts, inClusterEnv, serviceAccountBind, serviceAccountMountPath, type InClusterContract } from './serviceaccount.js';
 
 export interface KubeletOptions {
   client: Client;
@@ -62,6 +63,8 @@ export class Kubelet {
   private hostsTimer?: Timer;
   /** the API server's address, given to every container as SKIFF_SERVER (what the skiff CLI reads) */
   apiServer?: string;
+  /** the HTTPS endpoint, CA and tokens of the in-cluster contract (serviceaccount.ts) */
+  inCluster?: InClusterContract;
 
   constructor(private readonly opts: KubeletOptions) {
     this.podsDir = join(opts.dataDir, 'pods');
@@ -358,7 +361,7 @@ export class Kubelet {
     try {
       const base0 = env.baseEnv(spec.image);
       if (this.opts.shellDir) base0.PATH = `${this.opts.shellDir}:${base0.PATH ?? ''}`;
-      const podVars: Record<string, string> = { ...base0, HOSTNAME: pod.spec.hostname ?? rt.name, ...podNetworkEnv(pod, rt.ip, base0.LD_PRELOAD, this.sandboxed) };
+      const podVars: Record<string, string> = { ...base0, HOSTNAME: pod.spec.hostname ?? rt.name, ...inClusterEnv(this.inCluster, this.apiServer), ...podNetworkEnv(pod, rt.ip, base0.LD_PRELOAD, this.sandboxed) };
       if (this.apiServer) podVars.SKIFF_SERVER = this.apiServer;
       const gpus = assignedGpus(pod);
       if (gpus.length) podVars.CUDA_VISIBLE_DEVICES = gpus.join(',');
@@ -378,6 +381,11 @@ export class Kubelet {
       return Date.now() + 2000;
     }
     const binds = containerBinds(spec, rt.volumes ?? new Map());
+    // a volume the Pod mounts at the service-account path itself wins, as on a cluster
+    if (this.inCluster && this.sandboxed && !binds.some((b) => b.target === serviceAccountMountPath)) {
+      const sa = await this.opts.client.find(Kinds.ServiceAccount, { namespace: rt.namespace, name: pod.spec.serviceAccountName ?? 'default' });
+      if (automounts(pod, sa)) binds.push(serviceAccountBind(pod, rt.dir, this.inCluster, sa));
+    }
     const lib = netPreloadPath();
     const sandboxBinds = lib ? [...binds, { source: lib, target: sandboxPreloadPath, readOnly: true }] : binds;
     const under = (path: string, dir: string): boolean => path === dir || path.startsWith(dir.endsWith('/') ? dir : `${dir}/`);

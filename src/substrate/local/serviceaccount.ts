@@ -1,0 +1,83 @@
+// The in-cluster contract a kubelet keeps with every container: the `kubernetes` Service's variables
+// (KUBERNETES_SERVICE_HOST/PORT...) and the service-account directory with token, namespace and
+// ca.crt, which `config.load_incluster_config()` and client-go's rest.InClusterConfig read. Skiff
+// also tells kfp.Client() where the KFP API is (KF_PIPELINES_ENDPOINT), since the in-cluster address
+// kfp would guess (ml-pipeline.kubeflow.svc) does not exist here.
+import { existsSync, mkdirSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import type { Pod } from '../../api/core-types.js';
+import type { StoredObject } from '../../api/meta.js';
+import type { BindMount } from './volumes.js';
+
+/** where the API server's HTTPS endpoint is, as Pods reach it, and the tokens Pods get */
+export interface InClusterContract {
+  host: string;
+  port: number;
+  /** PEM of the CA that signed the endpoint's certificate */
+  caPem: string;
+  /** a token for the Pod's service account (the object, when it exists) */
+  token(pod: Pod & StoredObject, serviceAccount?: StoredObject): string;
+}
+
+export const serviceAccountMountPath = '/var/run/secrets/kubernetes.io/serviceaccount';
+
+/** the variables kubelet derives from the `default/kubernetes` Service, for every container */
+export function inClusterEnv(c: Pick<InClusterContract, 'host' | 'port'> | undefined, apiServer: string | undefined): Record<string, string> {
+  const env: Record<string, string> = {};
+  if (c) {
+    const port = String(c.port);
+    const tcp = `tcp://${c.host}:${port}`;
+    Object.assign(env, {
+      KUBERNETES_SERVICE_HOST: c.host,
+      KUBERNETES_SERVICE_PORT: port,
+      KUBERNETES_SERVICE_PORT_HTTPS: port,
+      KUBERNETES_PORT: tcp,
+      [`KUBERNETES_PORT_${port}_TCP`]: tcp,
+      [`KUBERNETES_PORT_${port}_TCP_PROTO`]: 'tcp',
+      [`KUBERNETES_PORT_${port}_TCP_PORT`]: port,
+      [`KUBERNETES_PORT_${port}_TCP_ADDR`]: c.host,
+    });
+  }
+  // the KFP API is served by the same server, over plain HTTP at the Pods' address
+  if (apiServer) env.KF_PIPELINES_ENDPOINT = apiServer;
+  return env;
+}
+
+/** whether the Pod gets a token: its own automountServiceAccountToken, else its service account's */
+export function automounts(pod: Pod, serviceAccount?: StoredObject): boolean {
+  const own = pod.spec.automountServiceAccountToken;
+  if (typeof own === 'boolean') return own;
+  return (serviceAccount as { automountServiceAccountToken?: boolean } | undefined)?.automountServiceAccountToken !== false;
+}
+
+/**
+ * The mount point as the sandbox sees it: /var/run is a symlink to /run on most systems, and bwrap
+ * mounts over the link's target, so the existing part of the path is resolved first.
+ */
+export function resolvedMountPath(path: string): string {
+  let dir = path;
+  while (dir !== '/' && !existsSync(dir)) dir = dirname(dir);
+  try {
+    return join(realpathSync(dir), relative(dir, path));
+  } catch {
+    return path;
+  }
+}
+
+/** writes token, namespace and ca.crt under the Pod's run directory (once: restarts keep the token)
+ *  and returns the read-only bind that shows them at the service-account path */
+export function serviceAccountBind(pod: Pod & StoredObject, podDir: string, c: InClusterContract, serviceAccount?: StoredObject): BindMount {
+  const dir = join(podDir, 'serviceaccount');
+  if (!existsSync(join(dir, 'token'))) {
+    mkdirSync(dir, { recursive: true });
+    const tmp = join(podDir, 'serviceaccount.tmp');
+    mkdirSync(tmp, { recursive: true });
+    writeFileSync(join(tmp, 'ca.crt'), c.caPem, { mode: 0o644 });
+    writeFileSync(join(tmp, 'namespace'), pod.metadata.namespace ?? 'default', { mode: 0o644 });
+    writeFileSync(join(tmp, 'token'), c.token(pod, serviceAccount), { mode: 0o644 });
+    // the token last and by rename: a half-written directory is never taken for a finished one
+    for (const f of ['ca.crt', 'namespace', 'token']) renameSync(join(tmp, f), join(dir, f));
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  return { source: dir, target: resolvedMountPath(serviceAccountMountPath), readOnly: true };
+}
