@@ -5,17 +5,15 @@ import { ApiError, StatusReason } from '../../api/errors.js';
 import type { KObject, StoredObject } from '../../api/meta.js';
 import type { KindDef, KindRegistry } from '../../api/registry.js';
 import { apiVersionOf } from '../../api/registry.js';
-import type { Client, PatchType } from '../../store/client.js';
+import type { Client } from '../../store/client.js';
 import type { DeleteOptions } from '../../store/store.js';
 import type { PodExecSource, PodLogSource } from '../../substrate/substrate.js';
 import { parseBody, readBody, send } from '../body.js';
 import { apiGroupList, apiResourceList, apiVersions } from './discovery.js';
+import { recordCreate, recordReplace, servePatch } from './patch.js';
 import { servePodExec, servePodLog } from './pods.js';
 import { q, qBool, qInt } from './query.js';
 import { serveWatch } from './watch.js';
-
-/** the patch media types Skiff applies, in the order kube-apiserver lists them */
-const PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json'];
 
 export interface KubeApiDeps {
   client: Client;
@@ -152,6 +150,7 @@ export class KubeApi {
           return this.list(res, url, t, accept);
         case 'POST': {
           const obj = await this.objectBody(req, t);
+          recordCreate(t.def, obj, req, url);
           const created = await client.create(obj, { dryRun });
           return send(res, 201, dryRun && qBool(url, 'render') ? this.rendered(created) : created, accept);
         }
@@ -179,19 +178,13 @@ export class KubeApi {
           const live = await client.get(t.def, key);
           return send(res, 200, await client.update({ ...live, spec: { ...live.spec, finalizers: obj.spec?.finalizers ?? [] } }), accept);
         }
+        await recordReplace(client, t.def, key, obj, req, url);
         const updated = await client.update(obj, { dryRun });
         return send(res, 200, dryRun && qBool(url, 'render') ? this.rendered(updated) : updated, accept);
       }
       case 'PATCH': {
-        const ct = (req.headers['content-type'] ?? '').toLowerCase();
-        // strategic merge merges lists by key, which a JSON merge patch would replace: refused, as
-        // kube-apiserver refuses it for custom resources, until Skiff merges by key; so is server-side apply
-        if (ct.includes('strategic-merge-patch') || ct.includes('apply-patch')) {
-          throw new ApiError(StatusReason.UnsupportedMediaType, `the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.join(', ')}`);
-        }
-        const type: PatchType = ct.includes('json-patch') ? 'json' : 'merge';
-        const patch = await this.body(req);
-        return send(res, 200, await client.patch(t.def, key, patch, type, { subresource, dryRun }), accept);
+        const out = await servePatch(client, t.def, key, req, url, { subresource, dryRun });
+        return send(res, out.code, out.object, accept);
       }
       case 'DELETE': {
         const opts = await this.deleteOptions(req, url);
