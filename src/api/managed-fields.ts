@@ -139,7 +139,11 @@ function emptyObject(k: KindFields): Record<string, unknown> {
   const props = k.catalog.deref(k.schema)?.properties ?? {};
   for (const f of ['spec', 'status']) {
     const node = k.catalog.deref(props[f]);
-    if (node && (node.properties || node.type === 'object')) o[f] = {};
+    if (!node || !(node.properties || node.type === 'object')) continue;
+    // a required field is one Go always writes, as null when unset (a Pod's containers)
+    const struct: Record<string, unknown> = {};
+    for (const r of node.required ?? []) struct[r] = null;
+    o[f] = struct;
   }
   return o;
 }

@@ -165,7 +165,7 @@ export function compare(lhs: Json, rhs: Json, shape: Shape): Comparison {
     const kind = lk ?? rk;
     if ((lk && rk && lk !== rk) || kind === 'scalar') return leaf(l, r, path);
     if (kind === 'list') {
-      if (s.listType() === 'atomic' || (isEmpty(l) && isEmpty(r)) || (l !== undefined && !Array.isArray(l)) || (r !== undefined && !Array.isArray(r))) return leaf(l, r, path);
+      if (s.listType() === 'atomic' || (isEmpty(l) && isEmpty(r)) || (l !== undefined && l !== null && !Array.isArray(l)) || (r !== undefined && r !== null && !Array.isArray(r))) return leaf(l, r, path);
       const li = indexList(l, s);
       const ri = indexList(r, s);
       for (const pe of new Set([...li.keys(), ...ri.keys()])) walk(li.get(pe), ri.get(pe), s.items(), [...path, pe]);
