@@ -132,6 +132,26 @@ describe('kubectl apply and patch', () => {
     await ok(['delete', 'inferenceservice', 'sklearn-iris', '--wait=false']);
   });
 
+  it('server-side apply of the upstream PyTorchJob: its replica specs owned key by key, a patched replica count conflicts', async () => {
+    await ok(['apply', '--validate=false', '-f', '-'], 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ssa-training\n');
+    const job = YAML.parse(readFileSync(join(corpus, 'training', 'pytorch', 'simple.yaml'), 'utf8'));
+    job.metadata.namespace = 'ssa-training';
+    job.spec.runPolicy = { suspend: true };
+    await ok(['apply', '--server-side', '--validate=false', '-f', '-'], YAML.stringify(job));
+    let live = await getJson(['pytorchjob', 'pytorch-simple', '-n', 'ssa-training']);
+    const owned = live.metadata.managedFields.find((m: any) => m.manager === 'kubectl').fieldsV1;
+    assert.deepEqual(owned['f:spec']['f:pytorchReplicaSpecs']['f:Worker']['f:template']['f:spec']['f:containers']['k:{"name":"pytorch"}']['f:image'], {});
+    await ok(['patch', 'pytorchjob', 'pytorch-simple', '-n', 'ssa-training', '--type=merge', '-p', '{"spec":{"pytorchReplicaSpecs":{"Worker":{"replicas":3}}}}']);
+    const conflict = await kubectl(['apply', '--server-side', '--validate=false', '-f', '-'], YAML.stringify(job));
+    assert.equal(conflict.code, 1);
+    assert.match(conflict.stderr, /Apply failed with 1 conflict: conflict with "kubectl-patch" using kubeflow\.org\/v1: \.spec\.pytorchReplicaSpecs\.Worker\.replicas/);
+    await ok(['apply', '--server-side', '--force-conflicts', '--validate=false', '-f', '-'], YAML.stringify(job));
+    live = await getJson(['pytorchjob', 'pytorch-simple', '-n', 'ssa-training']);
+    assert.equal(live.spec.pytorchReplicaSpecs.Worker.replicas, 1);
+    assert.deepEqual(managers(live), ['kubectl/Apply']);
+    await ok(['delete', 'pytorchjob', 'pytorch-simple', '-n', 'ssa-training', '--wait=false']);
+  });
+
   it('server-side apply: creates, re-applies a change, conflicts with another manager\'s field, and takes it with --force-conflicts', async () => {
     const cm = (data: Record<string, string>, labels: Record<string, string> = { app: 'web' }): string => YAML.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ssa-cm', labels }, data });
     assert.match(await ok(['apply', '--server-side', '--validate=false', '-f', '-'], cm({ a: '1', b: '2' })), /configmap\/ssa-cm serverside-applied/);

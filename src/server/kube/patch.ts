@@ -161,6 +161,8 @@ export async function servePatch(client: Client, def: KindDef, key: ObjectKey, r
     if (patch.apiVersion !== apiVersionOf(def) || patch.kind !== def.kind) throw new ApiError(StatusReason.BadRequest, `invalid object type: ${gvk}`);
     const meta = patch.metadata;
     if (meta !== undefined && !isPlainObject(meta)) throw new ApiError(StatusReason.BadRequest, 'error decoding YAML: metadata must be an object');
+    // an applier states the fields it wants, never who owns what
+    if (isPlainObject(meta) && meta.managedFields !== undefined && meta.managedFields !== null) throw new ApiError(StatusReason.BadRequest, 'metadata.managedFields must be nil');
     const name = isPlainObject(meta) ? meta.name : undefined;
     if (name !== undefined && name !== key.name) throw new ApiError(StatusReason.BadRequest, `the name of the object (${String(name)}) does not match the name on the URL (${key.name})`);
     const ns = isPlainObject(meta) ? meta.namespace : undefined;
