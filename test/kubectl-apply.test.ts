@@ -226,6 +226,11 @@ p = v1.patch_namespaced_pod('py-pod', 'default', {'metadata': {'labels': {'b': '
 out = {'smp': [p.metadata.labels, [(c.name, c.image) for c in p.spec.containers]]}
 p = v1.patch_namespaced_pod('py-pod', 'default', [{'op': 'remove', 'path': '/metadata/labels/a'}])
 out['json'] = p.metadata.labels
+try:
+    v1.patch_namespaced_pod('py-pod', 'default', [{'op': 'replace', 'path': '/spec/nothing', 'value': 1}])
+except ApiException as e:
+    s = json.loads(e.body)
+    out['unapplied'] = [e.status, s['reason'], s['message'], s['details']['causes'][0]['message']]
 from kubernetes.dynamic import DynamicClient
 api = client.ApiClient()
 cms = DynamicClient(api).resources.get(api_version='v1', kind='ConfigMap')
@@ -254,6 +259,7 @@ print(json.dumps(out))
     const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}');
     assert.deepEqual(out.smp, [{ a: '1', b: '2' }, [['main', 'python'], ['side', 'python:3']]]);
     assert.deepEqual(out.json, { b: '2' });
+    assert.deepEqual(out.unapplied, [422, 'Invalid', 'the server rejected our request due to an error in our request', 'replace operation does not apply: doc is missing key: /spec/nothing: missing value']);
     assert.deepEqual(out.ssa, [{ k: 'v' }, ['py-script/Apply']]);
     assert.deepEqual(out.errors, [
       [409, 'Conflict', 'Apply failed with 1 conflict: conflict with "py-script": .data.k', [{ reason: 'FieldManagerConflict', message: 'conflict with "py-script"', field: '.data.k' }]],

@@ -12,7 +12,7 @@ import { schemaCatalog } from '../../api/openapi-schemas.js';
 import type { KindDef } from '../../api/registry.js';
 import { apiVersionOf } from '../../api/registry.js';
 import type { Client } from '../../store/client.js';
-import { applyJsonPatch, mergePatch } from '../../store/patch.js';
+import { JsonPatchError, applyJsonPatch, mergePatch } from '../../store/patch.js';
 import { StrategicMergeError, strategicMergePatch } from '../../store/strategic-merge.js';
 import { isPlainObject } from '../../util/objects.js';
 import { parseBody, readBody } from '../body.js';
@@ -237,7 +237,7 @@ function patchObject(def: KindDef, live: StoredObject, patch: unknown, contentTy
     return applyJsonPatch(live, patch);
   } catch (e) {
     // a well-formed JSON patch that does not apply to this object: 422, as kube-apiserver answers it
-    if (e instanceof ApiError) throw unprocessable(e.message);
+    if (e instanceof JsonPatchError) throw unprocessable(e.message);
     throw e;
   }
 }
