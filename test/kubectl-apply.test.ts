@@ -4,7 +4,7 @@
 // `kubectl patch` of each type. Client-side validation is off (`--validate=false`) because it reads
 // the OpenAPI v3 documents, which are not what this test is about.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import YAML from 'yaml';
@@ -181,6 +181,33 @@ describe('kubectl apply and patch', () => {
     await ok(['apply', '--server-side', '--field-manager=team-b', '--validate=false', '-f', '-'], cm({ c: '3' }, {}));
     live = await getJson(['configmap', 'ssa-cm']);
     assert.deepEqual(managers(live), ['kubectl/Apply', 'team-b/Apply']);
+  });
+
+  it('an apply after kubectl edit and kubectl annotate conflicts with the editor; --dry-run=server and diff --server-side change nothing', async () => {
+    const cm = (team: string): string => YAML.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'edited', annotations: { team } }, data: { mode: 'fast' } });
+    await ok(['apply', '--server-side', '--validate=false', '-f', '-'], cm('a'));
+    const editor = join(s.dataDir, 'editor.sh');
+    writeFileSync(editor, '#!/bin/sh\nsed -i "s/mode: fast/mode: slow/" "$1"\n');
+    chmodSync(editor, 0o755);
+    const edit = await s.kubectl(['edit', '--validate=false', 'configmap', 'edited'], undefined, { EDITOR: editor, KUBE_EDITOR: editor });
+    assert.equal(edit.code, 0, edit.stderr);
+    await ok(['annotate', 'configmap', 'edited', 'note=hi']);
+    let live = await getJson(['configmap', 'edited']);
+    assert.equal(live.data.mode, 'slow');
+    assert.deepEqual(managers(live), ['kubectl-annotate/Update', 'kubectl-edit/Update', 'kubectl/Apply']);
+    const conflict = await kubectl(['apply', '--server-side', '--validate=false', '-f', '-'], cm('a'));
+    assert.equal(conflict.code, 1);
+    assert.match(conflict.stderr, /conflict with "kubectl-edit" using v1: \.data\.mode/);
+    const rv = live.metadata.resourceVersion;
+    const dry = await ok(['apply', '--server-side', '--force-conflicts', '--dry-run=server', '--validate=false', '-f', '-', '-o', 'json'], cm('b'));
+    assert.equal(JSON.parse(dry).metadata.annotations.team, 'b');
+    const diff = await kubectl(['diff', '--server-side', '--force-conflicts', '-f', '-'], cm('b'));
+    assert.equal(diff.code, 1, diff.stderr);
+    assert.match(diff.stdout, /-\s+team: a\n\+\s+team: b/);
+    live = await getJson(['configmap', 'edited']);
+    assert.equal(live.metadata.resourceVersion, rv);
+    assert.equal(live.metadata.annotations.team, 'a');
+    assert.equal(live.metadata.annotations.note, 'hi');
   });
 
   it('server-side apply after client-side apply takes over kubectl\'s own fields without a conflict', async () => {
