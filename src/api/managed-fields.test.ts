@@ -142,6 +142,23 @@ describe('managed fields of updates', () => {
     assert.deepEqual(Object.keys(managed(set)), ['someone/Apply']);
   });
 
+  it('keeps at most ten Update managers, folding the oldest into ancient-changes', () => {
+    let obj = svc({}, []);
+    recordUpdate(svcKind, undefined, obj, 'creator');
+    for (let i = 0; i < 11; i++) {
+      const next = structuredClone(obj);
+      (next.metadata.labels as any)[`l${i}`] = 'x';
+      recordUpdate(svcKind, obj, next, `writer-${String(i).padStart(2, '0')}`);
+      obj = next;
+    }
+    const names = Object.keys(managed(obj)).sort();
+    assert.equal(names.length, 10);
+    assert.ok(names.includes('ancient-changes/Update'));
+    assert.ok(names.includes('writer-10/Update'));
+    const ancient = managed(obj)['ancient-changes/Update']['f:metadata']['f:labels'];
+    assert.ok(Object.keys(ancient).length >= 2, 'the folded managers\' fields are kept');
+  });
+
   it('names the manager after the client program when the request names none', () => {
     assert.equal(managerFromUserAgent('kubectl/v1.37.1 (linux/amd64) kubernetes/f78e722'), 'kubectl');
     assert.equal(managerFromUserAgent('OpenAPI-Generator/35.0.0/python'), 'OpenAPI-Generator');
@@ -200,6 +217,15 @@ describe('server-side apply', () => {
     const e = conflictOf(() => applyConfiguration(svcKind, edited, base(), 'ops', false));
     assert.equal(e.message, 'Apply failed with 2 conflicts: conflicts with "kubectl-edit" using v1:\n- .metadata.labels.tier\n- .spec.ports[port=80,protocol="TCP"].targetPort');
     assert.deepEqual(e.details.causes?.map((c) => c.field), ['.metadata.labels.tier', '.spec.ports[port=80,protocol="TCP"].targetPort']);
+  });
+
+  it('lists conflicts with several managers by manager', () => {
+    const created = applyConfiguration(svcKind, undefined, svc({ a: '1' }, []), 'ops', false).object;
+    const edited = structuredClone(created);
+    (edited.metadata.labels as any).b = '2';
+    recordUpdate(svcKind, created, edited, 'editor');
+    const e = conflictOf(() => applyConfiguration(svcKind, edited, svc({ a: 'x', b: 'y' }, []), 'third', false));
+    assert.equal(e.message, 'Apply failed with 2 conflicts: conflicts with "editor" using v1:\n- .metadata.labels.b\nconflicts with "ops":\n- .metadata.labels.a');
   });
 
   it('lets kubectl take over, without conflicts, the fields its last-applied annotation set, and keeps that annotation current', () => {
