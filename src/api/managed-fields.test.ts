@@ -241,6 +241,24 @@ describe('server-side apply', () => {
     assert.equal(conflictOf(() => applyConfiguration(svcKind, csa, changed, 'ops', false)).code, 409);
   });
 
+  it('refuses a configuration it cannot type, as kube-apiserver words it', () => {
+    const untyped = (k: KindFields, obj: KObject): ApiError => {
+      try {
+        applyConfiguration(k, undefined, obj, 'ops', false);
+      } catch (e) {
+        assert.ok(e instanceof ApiError);
+        assert.equal(e.code, 500);
+        return e;
+      }
+      assert.fail('expected an error');
+    };
+    const pod: KObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [{ name: 'a' }, { name: 'a' }] } };
+    assert.equal(untyped(podKind, pod).message, 'failed to create typed patch object (/v1, Kind=Pod): .spec.containers: duplicate entries for key [name="a"]');
+    // a custom kind's list keys have no defaults: an element without its key cannot be placed
+    const job: KObject = { apiVersion: 'kubeflow.org/v1', kind: 'PyTorchJob', metadata: { name: 'j' }, spec: { pytorchReplicaSpecs: { Master: { template: { spec: { containers: [{ image: 'x' }] } } } } } };
+    assert.equal(untyped(kind('kubeflow.org', 'v1', 'PyTorchJob', false), job).message, 'failed to create typed patch object (kubeflow.org/v1, Kind=PyTorchJob): .spec.pytorchReplicaSpecs.Master.template.spec.containers: element 0: associative list with keys has an element that omits key field "name" (and doesn\'t have default value)');
+  });
+
   it('decodes only well-formed managedFields', () => {
     assert.equal(decodeManagedFields('nope'), undefined);
     assert.equal(decodeManagedFields([{ manager: 'a', operation: 'Patch', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: {} }]), undefined);

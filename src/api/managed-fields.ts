@@ -4,13 +4,13 @@
 // apply) owns exactly the fields its configuration sets, removes the ones it set before and no
 // longer sets (unless someone else owns them), and conflicts with any other manager whose fields it
 // would change, unless forced. The sets are schema-walked field paths (./structured-merge.ts).
-import { ApiError, StatusReason } from './errors.js';
+import { ApiError, StatusReason, UnclassifiedError } from './errors.js';
 import type { KObject } from './meta.js';
 import { clone, deepEqual } from './meta.js';
 import type { SchemaCatalog, SchemaNode } from './openapi-schemas.js';
 import { FieldSet, fieldPE, pathString } from './fieldset.js';
 import type { FieldPath } from './fieldset.js';
-import { Shape, compare, merge, removeItems, toFieldSet } from './structured-merge.js';
+import { Shape, compare, merge, removeItems, toFieldSet, typeError } from './structured-merge.js';
 import { isPlainObject } from '../util/objects.js';
 
 export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
@@ -283,6 +283,11 @@ export function applyConfiguration(k: KindFields, live: KObject | undefined, app
   const shape = rootShape(k);
   const config = dropNulls(clone(applied)) as KObject;
   if (isPlainObject(config.metadata)) delete (config.metadata as Record<string, unknown>).managedFields;
+  const untyped = typeError(config, shape);
+  if (untyped) {
+    const slash = k.apiVersion.includes('/') ? k.apiVersion : `/${k.apiVersion}`;
+    throw new UnclassifiedError(`failed to create typed patch object (${slash}, Kind=${String(applied.kind)}): ${untyped}`);
+  }
   const managers = decodeManagedFields(managedFieldsOf(live)) ?? new Map<string, Manager>();
   const keep = ignoreFilter(k, undefined);
   const liveView = typedView(live, k);

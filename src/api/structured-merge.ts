@@ -6,7 +6,7 @@
 // granular and lists atomic, as Kubernetes deduces them.
 import { clone, deepEqual } from './meta.js';
 import type { SchemaCatalog, SchemaNode } from './openapi-schemas.js';
-import { FieldSet, fieldPE, keyPE, valuePE } from './fieldset.js';
+import { FieldSet, fieldPE, keyPE, pathString, valuePE } from './fieldset.js';
 import type { FieldPath, PathElement } from './fieldset.js';
 import { isPlainObject } from '../util/objects.js';
 
@@ -308,4 +308,41 @@ export function removeItems(value: Json, set: FieldSet, shape: Shape): Json {
     return Object.keys(out).length ? out : undefined;
   }
   return value;
+}
+
+/**
+ * Why a value cannot be typed by its schema, as Kubernetes words it (an associative list's element
+ * without its keys, two elements with the same keys), or undefined when it can.
+ */
+export function typeError(value: Json, shape: Shape): string | undefined {
+  const walk = (v: Json, s: Shape, path: FieldPath): string | undefined => {
+    const kind = s.kind(v);
+    if (kind === 'list' && Array.isArray(v) && s.listType() !== 'atomic') {
+      const seen = new Set<PathElement>();
+      for (let i = 0; i < v.length; i++) {
+        const item = v[i];
+        if (s.listType() === 'map') {
+          if (!isPlainObject(item)) return `${pathString(path)}: element ${i}: expected map, got ${JSON.stringify(item)}`;
+          for (const k of s.listKeys()) {
+            if (item[k] === undefined && s.items().field(k).defaultValue() === undefined) {
+              return `${pathString(path)}: element ${i}: associative list with keys has an element that omits key field ${JSON.stringify(k)} (and doesn't have default value)`;
+            }
+          }
+        }
+        const pe = s.elementPE(item, i);
+        if (pe === undefined) continue;
+        if (seen.has(pe)) return `${pathString(path)}: duplicate entries for key ${pathString([pe])}`;
+        seen.add(pe);
+        const inner = walk(item, s.items(), [...path, pe]);
+        if (inner) return inner;
+      }
+    } else if (kind === 'map' && isPlainObject(v) && !s.mapAtomic()) {
+      for (const [k, val] of Object.entries(v)) {
+        const inner = walk(val, s.field(k), [...path, fieldPE(k)]);
+        if (inner) return inner;
+      }
+    }
+    return undefined;
+  };
+  return walk(value, shape, []);
 }

@@ -133,6 +133,6 @@ describe('strategic merge patch', () => {
     refused({ spec: { '$setElementOrder/containers': [{ name: 'a' }], containers: [{ name: 'b', image: 'y' }] } }, 400, 'invalid patch format of setElementOrder list');
     const internal = new StrategicMergeError('map: map[] does not contain declared merge key: name', 500).toApiError();
     assert.equal(internal.code, 500);
-    assert.equal(internal.message, 'Internal error occurred: map: map[] does not contain declared merge key: name');
+    assert.deepEqual(internal.toStatus(), { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'map: map[] does not contain declared merge key: name', code: 500 });
   });
 });

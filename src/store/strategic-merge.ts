@@ -8,7 +8,7 @@
 // What kubectl's client-side apply sends is such a patch, computed from the last-applied annotation,
 // the new file and the live object; applying it here exactly as a cluster would is what keeps a
 // re-applied Pod's containers merged by name and its env by name, with nothing duplicated.
-import { ApiError, StatusReason } from '../api/errors.js';
+import { ApiError, StatusReason, UnclassifiedError } from '../api/errors.js';
 import { clone, deepEqual } from '../api/meta.js';
 import type { SchemaCatalog, SchemaNode } from '../api/openapi-schemas.js';
 import { isPlainObject } from '../util/objects.js';
@@ -29,7 +29,7 @@ export class StrategicMergeError extends Error {
   toApiError(): ApiError {
     if (this.status === 400) return new ApiError(StatusReason.BadRequest, this.message);
     if (this.status === 422) return new ApiError(StatusReason.Invalid, this.message);
-    return new ApiError(StatusReason.InternalError, `Internal error occurred: ${this.message}`);
+    return new UnclassifiedError(this.message);
   }
 }
 
