@@ -232,6 +232,9 @@ describe('kubectl apply and patch', () => {
     live = await getJson(['service', 'patched']);
     assert.deepEqual(live.metadata.labels, { x: 'y' });
     assert.ok(managers(live).includes('kubectl-patch/Update'));
+    // managedFields: [{}] clears the record, as Kubernetes documents
+    await ok(['patch', 'service', 'patched', '--type=merge', '-p', '{"metadata":{"managedFields":[{}]}}']);
+    assert.deepEqual(managers(await getJson(['service', 'patched'])), []);
     const missing = await kubectl(['patch', 'service', 'patched', '--type=json', '-p', '[{"op":"replace","path":"/spec/nothing/here","value":1}]']);
     assert.notEqual(missing.code, 0);
     assert.match(missing.stderr, /The request is invalid/);

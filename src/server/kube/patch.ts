@@ -116,12 +116,12 @@ function goKind(v: unknown): string {
   return typeof v === 'boolean' ? 'bool' : typeof v;
 }
 
-function parseJson(raw: Buffer, into: string): unknown {
+function parseJson(raw: Buffer): unknown {
   const text = raw.toString('utf8');
   try {
     return JSON.parse(text);
   } catch (e) {
-    throw new ApiError(StatusReason.BadRequest, `error decoding patch: ${(e as Error).message} into ${into}`);
+    throw new ApiError(StatusReason.BadRequest, `error decoding patch: ${(e as Error).message}`);
   }
 }
 
@@ -168,10 +168,10 @@ export async function servePatch(client: Client, def: KindDef, key: ObjectKey, r
     const ns = isPlainObject(meta) ? meta.namespace : undefined;
     if (def.namespaced && ns !== undefined && ns !== key.namespace) throw new ApiError(StatusReason.BadRequest, `the namespace of the provided object (${String(ns)}) does not match the namespace sent on the request (${key.namespace})`);
   } else if (contentType === JSON_PATCH) {
-    patch = parseJson(raw, '[]jsonpatch.Operation');
+    patch = parseJson(raw);
     if (!Array.isArray(patch)) throw new ApiError(StatusReason.BadRequest, `json: cannot unmarshal ${goKind(patch)} into Go value of type jsonpatch.Patch`);
   } else {
-    patch = parseJson(raw, 'map[string]interface {}');
+    patch = parseJson(raw);
     if (!isPlainObject(patch)) {
       if (contentType === MERGE_PATCH) throw new ApiError(StatusReason.BadRequest, 'Invalid JSON Patch');
       throw new ApiError(StatusReason.BadRequest, `json: cannot unmarshal ${goKind(patch)} into Go value of type map[string]interface {}`);
