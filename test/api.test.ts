@@ -84,22 +84,25 @@ describe('API server', () => {
     assert.deepEqual(patched.body.data, { w: 'x', z: 'y' });
   });
 
-  it('refuses a strategic merge patch with 415 and Kubernetes\' Status, leaving the object as it was', async () => {
+  it('merges a strategic merge patch into a built-in kind by key, and refuses it for a custom kind with 415 and Kubernetes\' Status', async () => {
     const podsPath = '/api/v1/namespaces/default/pods';
     await s.create(podsPath, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'smp' }, spec: { nodeName: 'nowhere', containers: [{ name: 'a', image: 'python', command: ['true'] }, { name: 'b', image: 'python', command: ['true'] }] } });
-    // a strategic merge would merge this into container "a"; a JSON merge patch would drop container "b"
+    // a strategic merge merges this into container "a"; a JSON merge patch would drop container "b"
     const patch = { spec: { containers: [{ name: 'a', image: 'python:3' }] } };
-    for (const ct of ['application/strategic-merge-patch+json', 'application/strategic-merge-patch+json; charset=utf-8', 'application/apply-patch+yaml']) {
+    for (const ct of ['application/strategic-merge-patch+json', 'application/strategic-merge-patch+json; charset=utf-8']) {
       const r = await s.req('PATCH', `${podsPath}/smp`, patch, { 'content-type': ct });
-      assert.equal(r.status, 415, ct);
-      assert.deepEqual(
-        { kind: r.body.kind, apiVersion: r.body.apiVersion, status: r.body.status, reason: r.body.reason, code: r.body.code, message: r.body.message },
-        { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'UnsupportedMediaType', code: 415, message: 'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json' },
-        ct,
-      );
+      assert.equal(r.status, 200, ct);
+      assert.deepEqual(r.body.spec.containers.map((c: any) => [c.name, c.image]), [['a', 'python:3'], ['b', 'python']]);
     }
-    const pod = await s.get(`${podsPath}/smp`);
-    assert.deepEqual(pod.spec.containers.map((c: any) => [c.name, c.image]), [['a', 'python'], ['b', 'python']]);
+    const status = (r: { body: any }): Record<string, unknown> => ({ kind: r.body.kind, apiVersion: r.body.apiVersion, status: r.body.status, reason: r.body.reason, code: r.body.code, message: r.body.message });
+    const xml = await s.req('PATCH', `${podsPath}/smp`, '<pod/>', { 'content-type': 'application/xml' });
+    assert.deepEqual(status(xml), { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'UnsupportedMediaType', code: 415, message: 'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml' });
+    const jobs = '/apis/kubeflow.org/v1/namespaces/default/pytorchjobs';
+    const custom = await s.req('PATCH', `${jobs}/any`, { spec: {} }, { 'content-type': 'application/strategic-merge-patch+json' });
+    assert.deepEqual(status(custom), { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'UnsupportedMediaType', code: 415, message: 'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml' });
+    const noManager = await s.req('PATCH', `${podsPath}/smp`, patch, { 'content-type': 'application/apply-patch+yaml' });
+    assert.equal(noManager.status, 422);
+    assert.equal(noManager.body.message, 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch');
     await s.req('DELETE', `${podsPath}/smp?gracePeriodSeconds=0`);
   });
 

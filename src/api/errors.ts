@@ -99,3 +99,18 @@ export function isConflict(e: unknown): boolean {
 export function isAlreadyExists(e: unknown): boolean {
   return e instanceof ApiError && e.reason === StatusReason.AlreadyExists;
 }
+
+/**
+ * An error kube-apiserver answers as a bare 500 Status, with neither reason nor details: what its
+ * handlers pass on unclassified (a strategic merge patch's missing merge key, an applied
+ * configuration it cannot type). Clients print its message as is.
+ */
+export class UnclassifiedError extends ApiError {
+  constructor(message: string) {
+    super(StatusReason.InternalError, message);
+  }
+
+  override toStatus(): Record<string, unknown> {
+    return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: this.message, code: this.code };
+  }
+}

@@ -5,20 +5,18 @@ import { ApiError, StatusReason } from '../../api/errors.js';
 import type { KObject, StoredObject } from '../../api/meta.js';
 import type { KindDef, KindRegistry } from '../../api/registry.js';
 import { apiVersionOf } from '../../api/registry.js';
-import type { Client, PatchType } from '../../store/client.js';
+import type { Client } from '../../store/client.js';
 import type { DeleteOptions } from '../../store/store.js';
 import type { PodExecSource, PodLogSource } from '../../substrate/substrate.js';
 import { parseBody, readBody, send } from '../body.js';
 import { Discovery, verbsOf } from './discovery.js';
 import { patchFieldCheck, validateBodyFields } from './fields.js';
 import { OpenApi } from './openapi.js';
+import { recordCreate, recordReplace, servePatch } from './patch.js';
 import { servePodExec, servePodLog } from './pods.js';
 import { q, qBool, qInt } from './query.js';
 import { eventView, negotiateView, sendViewed, type ResponseView } from './table.js';
 import { serveWatch } from './watch.js';
-
-/** the patch media types Skiff applies, in the order kube-apiserver lists them */
-const PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json'];
 
 export interface KubeApiDeps {
   client: Client;
@@ -161,6 +159,7 @@ export class KubeApi {
         case 'POST': {
           const obj = await this.objectBody(req, t);
           validateBodyFields(res, url, t.def, obj, this.rawBodies.get(req), 'CreateOptions', req.headers['content-type']);
+          recordCreate(t.def, obj, req, url);
           const created = await client.create(obj, { dryRun });
           return send(res, 201, dryRun && qBool(url, 'render') ? this.rendered(created) : created, accept);
         }
@@ -192,20 +191,13 @@ export class KubeApi {
           const live = await client.get(t.def, key);
           return send(res, 200, await client.update({ ...live, spec: { ...live.spec, finalizers: obj.spec?.finalizers ?? [] } }), accept);
         }
+        await recordReplace(client, t.def, key, obj, req, url);
         const updated = await client.update(obj, { dryRun });
         return send(res, 200, dryRun && qBool(url, 'render') ? this.rendered(updated) : updated, accept);
       }
       case 'PATCH': {
-        const ct = (req.headers['content-type'] ?? '').toLowerCase();
-        // strategic merge merges lists by key, which a JSON merge patch would replace: refused, as
-        // kube-apiserver refuses it for custom resources, until Skiff merges by key; so is server-side apply
-        if (ct.includes('strategic-merge-patch') || ct.includes('apply-patch')) {
-          throw new ApiError(StatusReason.UnsupportedMediaType, `the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.join(', ')}`);
-        }
-        const type: PatchType = ct.includes('json-patch') ? 'json' : 'merge';
-        const patch = await this.body(req);
-        const check = patchFieldCheck(res, url, t.def, this.rawBodies.get(req));
-        return send(res, 200, await client.patch(t.def, key, patch, type, { subresource, dryRun, check }), accept);
+        const out = await servePatch(client, t.def, key, req, url, { subresource, dryRun, fieldCheck: (raw) => patchFieldCheck(res, url, t.def, raw) });
+        return send(res, out.code, out.object, accept);
       }
       case 'DELETE': {
         const opts = await this.deleteOptions(req, url);
