@@ -99,7 +99,7 @@ export class KubeApi {
     if (extra.length) throw new ApiError(StatusReason.NotFound, `the server could not find the requested resource: /${rest.join('/')}`);
     if (namespace !== undefined && !def.namespaced) throw unknown(plural);
     if (name !== undefined && def.namespaced && namespace === undefined) throw new ApiError(StatusReason.NotFound, `the server could not find the requested resource: ${def.plural} are namespaced; use /namespaces/{namespace}/${def.plural}/${name}`);
-    if (sub !== undefined && !(sub === 'status' && def.hasStatus) && !((sub === 'log' || sub === 'exec') && def.kind === 'Pod') && !(sub === 'finalize' && def.kind === 'Namespace')) {
+    if (sub !== undefined && !(sub === 'status' && def.hasStatus) && !((sub === 'log' || sub === 'exec' || sub === 'portforward') && def.kind === 'Pod') && !(sub === 'finalize' && def.kind === 'Namespace')) {
       throw new ApiError(StatusReason.NotFound, `the server could not find the requested resource: ${def.plural}/${sub}`);
     }
     return { def, namespace, name, sub };
@@ -167,6 +167,11 @@ export class KubeApi {
     if (t.sub === 'exec') {
       if (method !== 'POST' && method !== 'GET') throw new ApiError(StatusReason.MethodNotAllowed, 'exec is POST (or GET) /api/v1/namespaces/{ns}/pods/{name}/exec?command=...');
       return servePodExec(this.deps.exec, await client.get(t.def, key), req, res, url);
+    }
+    if (t.sub === 'portforward') {
+      await client.get(t.def, key);
+      // an upgrade request never gets here (see upgrade.ts): this one asked for neither protocol
+      throw new ApiError(StatusReason.BadRequest, 'unable to upgrade: missing upgrade headers in request (pods/portforward needs a WebSocket, or Upgrade: SPDY/3.1)');
     }
     const subresource = t.sub === 'status' ? 'status' as const : undefined;
     switch (method) {
