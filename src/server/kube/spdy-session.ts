@@ -117,6 +117,15 @@ export class SpdySession {
     }
   }
 
+  /** resolves once every frame received so far has been handled */
+  async whenIdle(): Promise<void> {
+    let seen: Promise<void>;
+    do {
+      seen = this.chain;
+      await seen;
+    } while (seen !== this.chain);
+  }
+
   /** @internal */
   send(bytes: Buffer): boolean {
     if (this.closed) return true;

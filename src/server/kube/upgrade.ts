@@ -38,16 +38,25 @@ export function rejectUpgradeText(socket: Duplex, code: number, text: string, he
 function writeAndClose(socket: Duplex, code: number, type: string, body: string, headers: Record<string, string>): void {
   if (!socket.writable) return void socket.destroy();
   const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
-  socket.end(`HTTP/1.1 ${code} ${STATUS_CODES[code] ?? ''}\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`);
+  // ended and then destroyed: a client that keeps its half open would otherwise hold the socket forever
+  socket.end(`HTTP/1.1 ${code} ${STATUS_CODES[code] ?? ''}\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`, () => socket.destroy());
 }
 
-/** the listener for node:http's `upgrade` event */
-export function upgradeListener(deps: UpgradeDeps): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
-  return (req, socket, head) => {
+/** Upgrade requests of one or more HTTP servers. An upgraded connection is no longer the HTTP
+ *  server's to close, so `closeAll` ends them when the server stops. */
+export class Upgrades {
+  private readonly open = new Set<Duplex>();
+
+  constructor(private readonly deps: UpgradeDeps) {}
+
+  /** the listener for node:http's `upgrade` event */
+  readonly listener = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    this.open.add(socket);
+    socket.once('close', () => this.open.delete(socket));
     socket.on('error', () => socket.destroy());
     const url = new URL(req.url ?? '/', 'http://skiff.local');
     const m = podSubresource.exec(url.pathname);
-    const handler = m ? deps.pods[m[3] ?? ''] : undefined;
+    const handler = m ? this.deps.pods[m[3] ?? ''] : undefined;
     if (!m || !handler) {
       // served as a plain request: the client gets whatever the path answers without an upgrade
       const res = new ServerResponse(req);
@@ -55,15 +64,20 @@ export function upgradeListener(deps: UpgradeDeps): (req: IncomingMessage, socke
       res.assignSocket(socket as Socket);
       res.on('finish', () => {
         res.detachSocket(socket as Socket);
-        socket.end();
+        socket.end(() => socket.destroy());
       });
-      deps.fallback(req, res);
+      this.deps.fallback(req, res);
       return;
     }
     const [, namespace = '', name = ''] = m.map((s) => (s === undefined ? s : decodeURIComponent(s)));
-    deps.client.get(Kinds.Pod, { namespace, name }).then(
+    this.deps.client.get(Kinds.Pod, { namespace, name }).then(
       (pod) => handler(pod, req, socket, head, url),
       (e: unknown) => rejectUpgrade(socket, e),
     ).catch((e: unknown) => rejectUpgrade(socket, e));
   };
+
+  closeAll(): void {
+    for (const s of this.open) s.destroy();
+    this.open.clear();
+  }
 }
