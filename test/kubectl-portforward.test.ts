@@ -216,7 +216,8 @@ def fetch(port, request):
     pf = portforward(api.connect_get_namespaced_pod_portforward, 'web', 'default', ports=str(port))
     sock = pf.socket(port)
     sock.setblocking(True)
-    sock.sendall(request)
+    if request:
+        sock.sendall(request)
     data = b''
     while True:
         chunk = sock.recv(1 << 20)

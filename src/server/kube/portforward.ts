@@ -23,6 +23,7 @@ import type { SpdyHeaders } from './spdy.js';
 import { RstStatus } from './spdy.js';
 import { SpdySession, type SpdyStream, type SpdyTransport } from './spdy-session.js';
 import { rejectUpgrade, rejectUpgradeText } from './upgrade.js';
+import { after, type Timer } from '../../util/timers.js';
 
 export const PORT_FORWARD_PROTOCOL = 'portforward.k8s.io';
 /** KEP-4006: SPDY tunnelled through a WebSocket */
@@ -36,6 +37,8 @@ const wsHighWater = 1024 * 1024;
 export interface PortForwardDeps {
   forwarder: PodPortForwarder;
   log?: (msg: string) => void;
+  /** how long a connection's first stream waits for its second (default streamCreationTimeoutMs) */
+  streamTimeoutMs?: number;
 }
 
 // The subprotocol is chosen here and written into the handshake by hand: `ws` refuses a
@@ -128,6 +131,8 @@ function spdyOverSocket(deps: PortForwardDeps, pod: Pod & StoredObject, socket: 
   };
   const session = forwardStreams(deps, pod, transport);
   socket.on('data', (b: Buffer) => session.receive(b));
+  // the HTTP server's sockets allow half-open connections: the client's FIN ends this one
+  socket.on('end', () => session.close());
   socket.on('error', () => session.close());
   socket.on('close', () => session.close());
   if (head.length) session.receive(head);
@@ -194,7 +199,11 @@ function vet(h: SpdyHeaders): string | undefined {
 interface Pair {
   error?: SpdyStream;
   data?: SpdyStream;
+  timer?: Timer;
 }
+
+/** how long the second stream of a connection may keep the first waiting (the kubelet's default) */
+export const streamCreationTimeoutMs = 30_000;
 
 /** Pairs each connection's error and data streams and forwards the data stream to the Pod. */
 function forwardStreams(deps: PortForwardDeps, pod: Pod & StoredObject, transport: SpdyTransport): SpdySession {
@@ -206,8 +215,19 @@ function forwardStreams(deps: PortForwardDeps, pod: Pod & StoredObject, transpor
       const type = s.header('streamtype') as 'error' | 'data';
       // old clients send no request id: the kubelet derives it from the stream ids (error first)
       const id = s.header('requestid') ?? String(type === 'error' ? s.id : s.id - 2);
-      const pair = pairs.get(id) ?? {};
-      pairs.set(id, pair);
+      let pair = pairs.get(id);
+      if (!pair) {
+        const p: Pair = {};
+        p.timer = after(deps.streamTimeoutMs ?? streamCreationTimeoutMs, () => {
+          if (pairs.get(id) !== p) return;
+          pairs.delete(id);
+          p.error?.write(Buffer.from(`timed out waiting for the ${p.error ? 'data' : 'error'} stream of request ${id}`));
+          p.error?.end();
+          p.data?.reset();
+        }).unref();
+        pairs.set(id, p);
+        pair = p;
+      }
       if (pair[type]) {
         pair.error?.write(Buffer.from(`error processing stream for request ${id}: ${type} stream already assigned`));
         s.reset();
@@ -215,9 +235,14 @@ function forwardStreams(deps: PortForwardDeps, pod: Pod & StoredObject, transpor
       }
       pair[type] = s;
       if (pair.error && pair.data) {
+        pair.timer?.clear();
         pairs.delete(id);
         void forwardPair(deps, pod, session, pair.error, pair.data);
       }
+    },
+    onClose: () => {
+      for (const p of pairs.values()) p.timer?.clear();
+      pairs.clear();
     },
   });
   return session;

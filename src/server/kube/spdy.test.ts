@@ -74,6 +74,18 @@ describe('SPDY/3.1 frames', () => {
     ]);
   });
 
+  it('joins a large frame sent in small pieces, and splits many frames sent in one piece', () => {
+    const body = Buffer.alloc(1024 * 1024 + 3, 7);
+    const p = new FrameParser();
+    const wire = dataFrame(1, body);
+    const frames: Frame[] = [];
+    for (let i = 0; i < wire.length; i += 1000) frames.push(...p.push(wire.subarray(i, i + 1000)));
+    assert.equal(frames.length, 1);
+    assert.ok((frames[0] as { data: Buffer }).data.equals(body));
+    const many = new FrameParser().push(Buffer.concat(Array.from({ length: 50 }, (_, i) => pingFrame(2 * i + 1))));
+    assert.deepEqual(many.map((f) => (f as { id: number }).id), Array.from({ length: 50 }, (_, i) => 2 * i + 1));
+  });
+
   it('parses SYN_STREAM: stream id, associated id, priority, flags and the header block', () => {
     const block = hex('0102030405');
     const f = new FrameParser().push(Buffer.concat([hex('8003 0001 03 00000f 00000007 00000000 60 00'), block]));

@@ -89,27 +89,42 @@ export const headerDictionary: Buffer = (() => {
   return Buffer.concat(parts);
 })();
 
-/** Cuts a byte stream into frames; a frame split across chunks waits for the rest. */
+/** Cuts a byte stream into frames; a frame split across chunks waits for the rest (its pieces are
+ *  joined once, when the last arrives, so a large frame in small chunks costs no repeated copying). */
 export class FrameParser {
-  private buf: Buffer = Buffer.alloc(0);
+  private chunks: Buffer[] = [];
+  private size = 0;
 
   /** the frames completed by this chunk; throws SpdyProtocolError on a frame that is not SPDY/3 */
   push(chunk: Buffer): Frame[] {
-    this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
+    if (chunk.length) {
+      this.chunks.push(chunk);
+      this.size += chunk.length;
+    }
     const out: Frame[] = [];
-    while (this.buf.length >= 8) {
-      const word = this.buf.readUInt32BE(0);
-      const flags = this.buf.readUInt8(4);
-      const length = this.buf.readUIntBE(5, 3);
+    while (this.size >= 8) {
+      if ((this.chunks[0]?.length ?? 0) < 8) this.join();
+      const head = this.chunks[0] as Buffer;
+      const word = head.readUInt32BE(0);
+      const flags = head.readUInt8(4);
+      const length = head.readUIntBE(5, 3);
       const control = (word & 0x80000000) !== 0;
       if (control && length > MAX_CONTROL_PAYLOAD) throw new SpdyProtocolError(`control frame of ${length} bytes is over the limit of ${MAX_CONTROL_PAYLOAD}`);
-      if (this.buf.length < 8 + length) break;
-      const payload = this.buf.subarray(8, 8 + length);
-      this.buf = this.buf.subarray(8 + length);
-      out.push(control ? parseControl((word >>> 16) & 0x7fff, word & 0xffff, flags, payload) : { type: 'data', streamId: word & 0x7fffffff, fin: (flags & FLAG_FIN) !== 0, data: Buffer.from(payload) });
+      if (this.size < 8 + length) break;
+      if (head.length < 8 + length) this.join();
+      const buf = this.chunks[0] as Buffer;
+      const payload = Buffer.from(buf.subarray(8, 8 + length));
+      const rest = buf.subarray(8 + length);
+      if (rest.length) this.chunks[0] = rest;
+      else this.chunks.shift();
+      this.size -= 8 + length;
+      out.push(control ? parseControl((word >>> 16) & 0x7fff, word & 0xffff, flags, payload) : { type: 'data', streamId: word & 0x7fffffff, fin: (flags & FLAG_FIN) !== 0, data: payload });
     }
-    if (this.buf.length === 0) this.buf = Buffer.alloc(0);
     return out;
+  }
+
+  private join(): void {
+    this.chunks = [Buffer.concat(this.chunks)];
   }
 }
 
@@ -123,10 +138,10 @@ function parseControl(version: number, type: number, flags: number, p: Buffer): 
   switch (type) {
     case FrameType.SynStream:
       need(p, 10, 'SYN_STREAM');
-      return { type: 'syn_stream', streamId: p.readUInt32BE(0) & 0x7fffffff, associatedTo: p.readUInt32BE(4) & 0x7fffffff, priority: p.readUInt8(8) >> 5, fin, unidirectional: (flags & FLAG_UNIDIRECTIONAL) !== 0, headerBlock: Buffer.from(p.subarray(10)) };
+      return { type: 'syn_stream', streamId: p.readUInt32BE(0) & 0x7fffffff, associatedTo: p.readUInt32BE(4) & 0x7fffffff, priority: p.readUInt8(8) >> 5, fin, unidirectional: (flags & FLAG_UNIDIRECTIONAL) !== 0, headerBlock: p.subarray(10) };
     case FrameType.SynReply:
       need(p, 4, 'SYN_REPLY');
-      return { type: 'syn_reply', streamId: p.readUInt32BE(0) & 0x7fffffff, fin, headerBlock: Buffer.from(p.subarray(4)) };
+      return { type: 'syn_reply', streamId: p.readUInt32BE(0) & 0x7fffffff, fin, headerBlock: p.subarray(4) };
     case FrameType.RstStream:
       need(p, 8, 'RST_STREAM');
       return { type: 'rst_stream', streamId: p.readUInt32BE(0) & 0x7fffffff, status: p.readUInt32BE(4) };
@@ -146,7 +161,7 @@ function parseControl(version: number, type: number, flags: number, p: Buffer): 
       return { type: 'goaway', lastGoodStreamId: p.readUInt32BE(0) & 0x7fffffff, status: p.readUInt32BE(4) };
     case FrameType.Headers:
       need(p, 4, 'HEADERS');
-      return { type: 'headers', streamId: p.readUInt32BE(0) & 0x7fffffff, fin, headerBlock: Buffer.from(p.subarray(4)) };
+      return { type: 'headers', streamId: p.readUInt32BE(0) & 0x7fffffff, fin, headerBlock: p.subarray(4) };
     case FrameType.WindowUpdate:
       if (p.length !== 8) throw new SpdyProtocolError(`WINDOW_UPDATE frame is ${p.length} bytes, not 8`);
       return { type: 'window_update', streamId: p.readUInt32BE(0) & 0x7fffffff, delta: p.readUInt32BE(4) & 0x7fffffff };
