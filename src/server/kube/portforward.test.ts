@@ -6,6 +6,7 @@ import { createServer, request, type IncomingMessage, type Server } from 'node:h
 import { connect, createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import zlib from 'node:zlib';
+import WebSocket from 'ws';
 import type { StoredObject } from '../../api/meta.js';
 import type { PodPortForwarder } from '../../substrate/substrate.js';
 import { servePortForward, type PortForwardDeps } from './portforward.js';
@@ -207,6 +208,59 @@ describe('pods/portforward', () => {
     c.socket.write(dataFrame(7, Buffer.from('again'), true));
     assert.deepEqual(await c.received(7), { text: 'AGAINbye', end: 'fin' });
     c.socket.destroy();
+  });
+
+  /** a v4 channel-protocol client: messages by channel, in arrival order */
+  const channelClient = async (query: string, protocol: string): Promise<{ ws: WebSocket; got: { ch: number; data: Buffer }[]; until: (pred: () => boolean) => Promise<void> }> => {
+    const ws = new WebSocket(`ws://127.0.0.1:${httpPort}/api/v1/namespaces/default/pods/web/portforward?${query}`, [protocol]);
+    const got: { ch: number; data: Buffer }[] = [];
+    const waiters: (() => void)[] = [];
+    ws.on('message', (raw: Buffer, isBinary) => {
+      if (protocol.includes('base64')) {
+        assert.equal(isBinary, false);
+        const text = raw.toString('latin1');
+        got.push({ ch: text.charCodeAt(0) - 48, data: Buffer.from(text.slice(1), 'base64') });
+      } else got.push({ ch: raw[0] ?? -1, data: raw.subarray(1) });
+      for (const w of waiters.splice(0)) w();
+    });
+    ws.on('close', () => {
+      for (const w of waiters.splice(0)) w();
+    });
+    await new Promise((r) => ws.once('open', r));
+    assert.equal(ws.protocol, protocol);
+    const until = async (pred: () => boolean): Promise<void> => {
+      while (!pred()) {
+        if (ws.readyState === WebSocket.CLOSED) throw new Error('the WebSocket closed first');
+        await new Promise<void>((r) => waiters.push(r));
+      }
+    };
+    return { ws, got, until };
+  };
+  const le = (port: number): Buffer => Buffer.of(port & 0xff, port >> 8);
+
+  it('the v4 channel protocol: the port on every channel first, then data on 2i and errors on 2i+1', async () => {
+    const c = await channelClient(`ports=${podPort},1`, 'v4.channel.k8s.io');
+    await c.until(() => c.got.some((m) => m.ch === 3 && m.data.length > 2));
+    assert.deepEqual(c.got.slice(0, 4).map((m) => [m.ch, m.data]), [[0, le(podPort)], [1, le(podPort)], [2, le(1)], [3, le(1)]]);
+    assert.equal(c.got.find((m) => m.ch === 3 && m.data.length > 2)?.data.toString(), 'error forwarding port 1 to pod web, uid u1: connect ECONNREFUSED 127.0.0.1:1');
+    // 4 MiB up and back, more than either side buffers
+    const size = 4 * 1024 * 1024;
+    for (let at = 0; at < size; at += 64 * 1024) c.ws.send(Buffer.concat([Buffer.of(0), Buffer.alloc(64 * 1024, 'a')]));
+    c.ws.send(Buffer.of(9, 1, 2)); // a channel nobody has: ignored
+    c.ws.send(Buffer.of(1, 1, 2)); // the error channel is the server's to write: ignored
+    const back = (): number => c.got.filter((m) => m.ch === 0).reduce((n, m) => n + m.data.length, 0) - 2;
+    await c.until(() => back() >= size);
+    assert.equal(back(), size);
+    assert.ok(c.got.filter((m) => m.ch === 0).slice(1).every((m) => m.data.every((b) => b === 0x41)));
+    c.ws.close();
+  });
+
+  it('the base64 twin of the channel protocol', async () => {
+    const c = await channelClient(`ports=${podPort}`, 'v4.base64.channel.k8s.io');
+    c.ws.send('0' + Buffer.from('base64 works').toString('base64'));
+    await c.until(() => c.got.some((m) => m.ch === 0 && m.data.toString() === 'BASE64 WORKS'));
+    assert.deepEqual(c.got[0], { ch: 0, data: le(podPort) });
+    c.ws.close();
   });
 
   const upgradeStatus = (headers: Record<string, string>, path = '/api/v1/namespaces/default/pods/web/portforward'): Promise<{ status: number; headers: IncomingMessage['headers']; body: string }> =>

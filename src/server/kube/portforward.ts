@@ -327,6 +327,15 @@ function channels(deps: PortForwardDeps, pod: Pod & StoredObject, ws: WebSocket,
   const done = (): void => {
     if (--open === 0 && !closed) ws.close(1000);
   };
+  // Pod sockets paused until the WebSocket drains, and those holding the WebSocket's reading back
+  const waitingForWs: Duplex[] = [];
+  t.onDrain(() => {
+    for (const s of waitingForWs.splice(0)) s.resume();
+  });
+  const holdingWs = new Set<Duplex>();
+  const release = (sock: Duplex): void => {
+    if (holdingWs.delete(sock) && holdingWs.size === 0) ws.resume();
+  };
   ports.forEach((port, i) => {
     const portBytes = Buffer.alloc(2);
     portBytes.writeUInt16LE(port);
@@ -339,11 +348,15 @@ function channels(deps: PortForwardDeps, pod: Pod & StoredObject, ws: WebSocket,
       sock.on('data', (b: Buffer) => {
         if (!frame(2 * i, b)) {
           sock.pause();
-          t.onDrain(() => sock.resume());
+          waitingForWs.push(sock);
         }
       });
+      sock.on('drain', () => release(sock));
       sock.on('error', (e) => deps.log?.(`port-forward: connection to port ${port} of pod ${pod.metadata.namespace}/${pod.metadata.name}: ${e.message}`));
-      sock.on('close', done);
+      sock.on('close', () => {
+        release(sock);
+        done();
+      });
     }, (e: unknown) => {
       const msg = failure(pod, port, e);
       deps.log?.(`port-forward: ${msg}`);
@@ -367,10 +380,9 @@ function channels(deps: PortForwardDeps, pod: Pod & StoredObject, ws: WebSocket,
     if (ch < 0 || ch % 2 !== 0 || ch / 2 >= ports.length || msg.length === 0) return;
     const sock = socks[ch / 2];
     if (sock) {
-      if (!sock.write(msg)) {
-        ws.pause();
-        sock.once('drain', () => ws.resume());
-        sock.once('close', () => ws.resume());
+      if (!sock.write(msg) && !holdingWs.has(sock)) {
+        if (holdingWs.size === 0) ws.pause();
+        holdingWs.add(sock);
       }
     } else early[ch / 2]?.push(msg);
   });
