@@ -193,7 +193,9 @@ describe('kubectl port-forward', () => {
     }
   });
 
-  it('answers a Pod that does not exist with 404, and a request that asks for no protocol with 400', async () => {
+  it('is listed in discovery; answers a Pod that does not exist with 404, and a request that asks for no protocol with 400', async () => {
+    const core = await s.get('/api/v1');
+    assert.deepEqual(core.resources.find((r: { name: string }) => r.name === 'pods/portforward'), { name: 'pods/portforward', singularName: '', namespaced: true, kind: 'PodPortForwardOptions', verbs: ['create', 'get'] });
     const r = await s.req('POST', `${pods}/web/portforward`);
     assert.equal(r.status, 400);
     assert.match(r.body.message, /unable to upgrade/);

@@ -29,6 +29,7 @@ export function apiResourceList(registry: KindRegistry, group: string, version: 
     resources.push({ name: d.plural, singularName: d.singular, namespaced: d.namespaced, kind: d.kind, verbs, shortNames: d.shortNames ?? [] });
     if (d.hasStatus) resources.push({ name: `${d.plural}/status`, singularName: '', namespaced: d.namespaced, kind: d.kind, verbs: ['get', 'patch', 'update'] });
     if (d.kind === 'Pod') resources.push({ name: 'pods/log', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get'] });
+    if (d.kind === 'Pod') resources.push({ name: 'pods/portforward', singularName: '', namespaced: true, kind: 'PodPortForwardOptions', verbs: ['create', 'get'] });
   }
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/${version}` : version, resources };
 }
