@@ -20,6 +20,8 @@ import { Environments } from '../substrate/local/environments.js';
 import { LocalSubstrate } from '../substrate/local/index.js';
 import { Gateway } from './inference/gateway.js';
 import { App } from './app.js';
+import { servePortForward } from './kube/portforward.js';
+import { Upgrades } from './kube/upgrade.js';
 import { MetricsRegistry } from './metrics.js';
 import type { StartedWorkload } from '../workloads/workload.js';
 import { dryRenderer, registryOf, workloads } from './workloads.js';
@@ -102,6 +104,11 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   let ready = false;
   const app = new App({ client, registry, logs: substrate, exec: substrate, version, ready: () => ready, pipelineRoot, artifacts, gateway, metrics, dryRender: dryRenderer(all) });
   const server = createServer(app.handle);
+  // Pod subresources that stream both ways arrive as upgrade requests (kube/upgrade.ts)
+  const upgrades = new Upgrades({ client, fallback: app.handle, pods: {
+    portforward: (pod, req, socket, head, url) => servePortForward({ forwarder: substrate, log }, pod, req, socket, head, url),
+  } });
+  server.on('upgrade', upgrades.listener);
   server.keepAliveTimeout = 5000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -118,6 +125,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     let reach = a.address === '0.0.0.0' || a.address === '::' ? `127.0.0.2:${a.port}` : `${host}:${a.port}`;
     if (a.address === '127.0.0.1') {
       podServer = createServer(app.handle);
+      podServer.on('upgrade', upgrades.listener);
       podServer.keepAliveTimeout = 5000;
       const ps = podServer;
       const port = await new Promise<number | undefined>((resolve) => {
@@ -158,6 +166,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
       sweeper.clear();
       gateway.stop();
       server.closeAllConnections();
+      upgrades.closeAll();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       if (podServer) {
         podServer.closeAllConnections();

@@ -7,7 +7,7 @@
 // its machine. On the local substrate that includes making a lightweight component's Python
 // environment from its pip bootstrap, as a kubelet pulls an image (the Pod waits, with `Pulling`
 // and `Pulled` Events), the warm zygote it forks components from, and the shell images expect.
-import type { Readable, Writable } from 'node:stream';
+import type { Duplex, Readable, Writable } from 'node:stream';
 import type { StoredObject } from '../api/meta.js';
 
 export interface PodLogOptions {
@@ -49,8 +49,13 @@ export interface PodExecSource {
   exec(pod: StoredObject, opts: PodExecOptions): Promise<PodExecSession>;
 }
 
+/** Reaches a port of a Pod, as the kubelet's port-forward does from inside the Pod's network. */
+export interface PodPortForwarder {
+  /** a connection to the port, open; rejects with an Error saying why nothing answered */
+  connect(pod: StoredObject, port: number): Promise<Duplex>;
+}
 
-export interface Substrate extends PodLogSource, PodExecSource {
+export interface Substrate extends PodLogSource, PodExecSource, PodPortForwarder {
   /** the Node this substrate runs Pods for */
   readonly nodeName: string;
   /** finds the node's capacity, registers its Node and starts running the Pods bound to it (adopting those already running) */

@@ -177,6 +177,11 @@ export class KubeApi {
       if (method !== 'POST' && method !== 'GET') throw new ApiError(StatusReason.MethodNotAllowed, 'exec is POST (or GET) /api/v1/namespaces/{ns}/pods/{name}/exec?command=...');
       return servePodExec(this.deps.exec, await client.get(t.def, key), req, res, url);
     }
+    if (t.sub === 'portforward') {
+      await client.get(t.def, key);
+      // an upgrade request never gets here (see upgrade.ts): this one asked for neither protocol
+      throw new ApiError(StatusReason.BadRequest, 'unable to upgrade: missing upgrade headers in request (pods/portforward needs a WebSocket, or Upgrade: SPDY/3.1)');
+    }
     const subresource = t.sub === 'status' ? 'status' as const : undefined;
     switch (method) {
       case 'GET': {

@@ -59,6 +59,7 @@ export const servedSubresources: Record<string, SubresourceInfo[]> = {
   '/Pod': [
     { name: 'exec', responseKind: { group: '', version: 'v1', kind: 'PodExecOptions' }, verbs: ['create', 'get'] },
     { name: 'log', responseKind: { group: '', version: 'v1', kind: 'Pod' }, verbs: ['get'] },
+    { name: 'portforward', responseKind: { group: '', version: 'v1', kind: 'PodPortForwardOptions' }, verbs: ['create', 'get'] },
   ],
   '/Namespace': [{ name: 'finalize', responseKind: { group: '', version: 'v1', kind: 'Namespace' }, verbs: ['update'] }],
 };

@@ -2,6 +2,7 @@
 // and registers the Node, and owns what starting a Pod needs on this machine: the kubelet, the
 // cached Python environments and the warm zygote for lightweight components, the `sh` shim.
 import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
 import { Kinds } from '../../api/index.js';
 import type { StoredObject } from '../../api/meta.js';
 import type { Manager } from '../../control/controller.js';
@@ -108,6 +109,10 @@ export class LocalSubstrate implements Substrate {
 
   exec(pod: StoredObject, opts: PodExecOptions): Promise<PodExecSession> {
     return this.kubelet.exec(pod, opts);
+  }
+
+  connect(pod: StoredObject, port: number): Promise<Duplex> {
+    return this.kubelet.connectPort(pod, port);
   }
 
   /** where containers reach the API server (SKIFF_SERVER in their environment) */

@@ -2,6 +2,7 @@
 // stops them when they are deleted. Every step reads the Pod from the store and the run directories
 // from disk, so a restarted server adopts what the last one started.
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { connect as tcpConnect, type Socket } from 'node:net';
 import { constants } from 'node:os';
 import { join } from 'node:path';
 import type { Container, Pod } from '../../api/core-types.js';
@@ -547,5 +548,25 @@ export class Kubelet {
       proc.once('exit', (code, signal) => resolve(signal ? { exitCode: 128 + (osSignals[signal] ?? 0), signal } : { exitCode: code ?? 0 }));
     });
     return { stdout: proc.stdout as NonNullable<typeof proc.stdout>, stderr: proc.stderr as NonNullable<typeof proc.stderr>, stdin: proc.stdin ?? undefined, done, kill: () => killExec(proc) };
+  }
+
+  /** Port-forward: a connection to the Pod's port at its own address, where its servers listen (a
+   *  wildcard bind in a Pod is narrowed to the Pod IP, see network.ts). */
+  connectPort(pod: StoredObject, port: number): Promise<Socket> {
+    const p = pod as Pod & StoredObject;
+    const name = `${p.metadata.namespace ?? 'default'}/${p.metadata.name}`;
+    if (p.spec.nodeName !== this.opts.nodeName) return Promise.reject(new Error(`pod ${name} does not run on node ${this.opts.nodeName}`));
+    if (terminalPhase(p)) return Promise.reject(new Error(`pod ${name} has completed (phase ${p.status?.phase}): nothing listens on port ${port}`));
+    const ip = this.pods.get(p.metadata.uid)?.ip ?? p.status?.podIP;
+    if (!ip) return Promise.reject(new Error(`pod ${name} has no address yet: it is not running`));
+    return new Promise((resolve, reject) => {
+      const sock = tcpConnect({ host: ip, port });
+      const fail = (e: Error): void => reject(new Error(`failed to connect to port ${port} of pod ${name} at ${ip}: ${e.message}`));
+      sock.once('error', fail);
+      sock.once('connect', () => {
+        sock.off('error', fail);
+        resolve(sock);
+      });
+    });
   }
 }
