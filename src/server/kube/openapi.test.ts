@@ -59,7 +59,8 @@ describe('discovery', () => {
     assert.deepEqual(pods.subresources.map((s: any) => s.subresource), ['exec', 'log', 'portforward', 'status']);
     const legacy: any = d.apiResourceList('', 'v1');
     assert.deepEqual(legacy.resources.filter((r: any) => r.name.startsWith('pods')).map((r: any) => `${r.name} ${r.kind} ${r.verbs.join(',')}`), [
-      'pods Pod create,delete,deletecollection,get,list,patch,update,watch', 'pods/exec PodExecOptions create,get', 'pods/log Pod get', 'pods/status Pod get,patch,update',
+      'pods Pod create,delete,deletecollection,get,list,patch,update,watch', 'pods/exec PodExecOptions create,get', 'pods/log Pod get',
+      'pods/portforward PodPortForwardOptions create,get', 'pods/status Pod get,patch,update',
     ]);
     assert.equal(d.hasSubresource(defaultRegistry().forResource('', 'v1', 'namespaces')!, 'finalize'), true);
     assert.deepEqual(legacy.resources.find((r: any) => r.name === 'namespaces').verbs, ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch']);
