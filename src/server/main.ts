@@ -19,6 +19,8 @@ import { Environments } from '../substrate/local/environments.js';
 import { LocalSubstrate } from '../substrate/local/index.js';
 import { Gateway } from './inference/gateway.js';
 import { App } from './app.js';
+import { remoteCommandUpgrade } from './kube/remotecommand.js';
+import { serveUpgrades } from './upgrade.js';
 import { MetricsRegistry } from './metrics.js';
 import type { StartedWorkload } from '../workloads/workload.js';
 import { dryRenderer, registryOf, workloads } from './workloads.js';
@@ -100,6 +102,9 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   const app = new App({ client, registry, logs: substrate, exec: substrate, version, ready: () => ready, pipelineRoot, artifacts, gateway, metrics, dryRender: dryRenderer(all) });
   const server = createServer(app.handle);
   server.keepAliveTimeout = 5000;
+  // WebSocket subresources (pods/exec, pods/attach) arrive as upgrades, not requests
+  const upgrades = [remoteCommandUpgrade({ client, exec: substrate, attach: substrate, log })];
+  serveUpgrades(server, upgrades, app.handle);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -116,6 +121,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     if (a.address === '127.0.0.1') {
       podServer = createServer(app.handle);
       podServer.keepAliveTimeout = 5000;
+      serveUpgrades(podServer, upgrades, app.handle);
       const ps = podServer;
       const port = await new Promise<number | undefined>((resolve) => {
         const tryListen = (p: number): void => {

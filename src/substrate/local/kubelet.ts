@@ -13,8 +13,9 @@ import type { Controller, Manager, Result } from '../../control/controller.js';
 import type { Recorder } from '../../control/events.js';
 import { assignedGpus } from '../../scheduler/placement.js';
 import type { Client } from '../../store/client.js';
-import type { PodExecOptions, PodExecSession, PodLogOptions } from '../substrate.js';
+import type { PodAttachOptions, PodAttachSession, PodExecOptions, PodExecSession, PodLogOptions } from '../substrate.js';
 import { ConfigError, containerArgv, containerEnv } from './env.js';
+import { followOutput } from './attach.js';
 import { ExecError, execIn, killExec } from './exec.js';
 import type { Environments } from './environments.js';
 import { followLog, readLog } from './logs.js';
@@ -26,6 +27,7 @@ import { adopt, bwrapAvailable, execTarget, launch } from './process.js';
 import type { ContainerRuntime, PodRuntime } from './runtime.js';
 import { loadContainer, logFile, readPodRecord, runDir, writePodRecord } from './runtime.js';
 import { decidePhase, podStatus } from './status.js';
+import { TerminalSizer } from './tty.js';
 import { after, type Timer } from '../../util/timers.js';
 import { containerBinds, prepareVolumes } from './volumes.js';
 
@@ -528,7 +530,7 @@ export class Kubelet {
     if (!target) throw new ApiError(StatusReason.BadRequest, `container "${cname}" in pod "${p.metadata.name}" is not running`);
     let child;
     try {
-      child = execIn(target, { command: opts.command, stdin: opts.stdin });
+      child = execIn(target, { command: opts.command, stdin: opts.stdin, tty: opts.tty });
     } catch (e) {
       if (e instanceof ExecError) throw new ApiError(StatusReason.BadRequest, `cannot exec in container "${cname}" of pod "${p.metadata.name}": ${e.message}`);
       throw e;
@@ -538,6 +540,32 @@ export class Kubelet {
       proc.once('error', () => resolve({ exitCode: 127 })); // nsenter (or the command) could not be run
       proc.once('exit', (code, signal) => resolve(signal ? { exitCode: 128 + (osSignals[signal] ?? 0), signal } : { exitCode: code ?? 0 }));
     });
-    return { stdout: proc.stdout as NonNullable<typeof proc.stdout>, stderr: proc.stderr as NonNullable<typeof proc.stderr>, stdin: proc.stdin ?? undefined, done, kill: () => killExec(proc) };
+    const sizer = opts.tty ? new TerminalSizer(proc) : undefined;
+    return {
+      stdout: proc.stdout as NonNullable<typeof proc.stdout>, stderr: proc.stderr as NonNullable<typeof proc.stderr>, stdin: proc.stdin ?? undefined, done, kill: () => killExec(proc),
+      ...(sizer ? { resize: (size: { width: number; height: number }) => sizer.resize(size) } : {}),
+    };
+  }
+
+  // ---- attach
+
+  /** The running container's output from now on. Its standard input is not offered: skiff-shim
+   *  gives containers /dev/null, so `stdin: true` in a container spec has no pipe to write to. */
+  async attach(pod: StoredObject, opts: PodAttachOptions, signal: AbortSignal): Promise<PodAttachSession> {
+    const p = pod as Pod & StoredObject;
+    const all = [...(p.spec.initContainers ?? []), ...p.spec.containers].map((c) => c.name);
+    const preferred = p.metadata.annotations?.['kubectl.kubernetes.io/default-container'];
+    const cname = opts.container ?? (preferred && all.includes(preferred) ? preferred : p.spec.containers[0]?.name ?? '');
+    if (!all.includes(cname)) throw new ApiError(StatusReason.BadRequest, `container ${cname} is not valid for pod ${p.metadata.name}`);
+    if (terminalPhase(p)) throw new ApiError(StatusReason.BadRequest, `cannot attach to a container in a completed pod; current phase is ${p.status?.phase}`);
+    const c = this.pods.get(p.metadata.uid)?.containers.get(cname);
+    const cur = c?.current;
+    if (!cur || cur.exit) throw new ApiError(StatusReason.BadRequest, `container "${cname}" in pod "${p.metadata.name}" is not running`);
+    const n = cur.n;
+    const done = (): boolean => {
+      const live = this.pods.get(p.metadata.uid)?.containers.get(cname);
+      return !live || live.current?.n !== n || Boolean(live.current?.exit);
+    };
+    return { output: followOutput(logFile(join(this.podsDir, p.metadata.uid), cname, n), done, signal) };
   }
 }
