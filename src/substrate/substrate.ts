@@ -51,8 +51,8 @@ export interface PodExecSession {
   done: Promise<{ exitCode: number; signal?: string }>;
   /** kills the command and what it started */
   kill(): void;
-  /** present with a terminal: sets its size (the command gets SIGWINCH) */
-  resize?(size: TerminalSize): void;
+  /** present with a terminal: sets its size (the command gets SIGWINCH); resolves once it has it */
+  resize?(size: TerminalSize): Promise<void>;
 }
 
 export interface PodAttachOptions {

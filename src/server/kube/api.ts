@@ -10,9 +10,13 @@ import type { DeleteOptions } from '../../store/store.js';
 import type { PodExecSource, PodLogSource } from '../../substrate/substrate.js';
 import { parseBody, readBody, send } from '../body.js';
 import { apiGroupList, apiResourceList, apiVersions } from './discovery.js';
+import { evictPod } from './eviction.js';
 import { servePodExec, servePodLog } from './pods.js';
 import { q, qBool, qInt } from './query.js';
 import { serveWatch } from './watch.js';
+
+/** Pod subresources other than status; exec and attach stream over WebSocket (remotecommand.ts) */
+const POD_SUBRESOURCES = ['log', 'exec', 'attach', 'eviction'];
 
 /** the patch media types Skiff applies, in the order kube-apiserver lists them */
 const PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json'];
@@ -99,7 +103,7 @@ export class KubeApi {
     if (extra.length) throw new ApiError(StatusReason.NotFound, `the server could not find the requested resource: /${rest.join('/')}`);
     if (namespace !== undefined && !def.namespaced) throw unknown(plural);
     if (name !== undefined && def.namespaced && namespace === undefined) throw new ApiError(StatusReason.NotFound, `the server could not find the requested resource: ${def.plural} are namespaced; use /namespaces/{namespace}/${def.plural}/${name}`);
-    if (sub !== undefined && !(sub === 'status' && def.hasStatus) && !((sub === 'log' || sub === 'exec') && def.kind === 'Pod') && !(sub === 'finalize' && def.kind === 'Namespace')) {
+    if (sub !== undefined && !(sub === 'status' && def.hasStatus) && !(POD_SUBRESOURCES.includes(sub) && def.kind === 'Pod') && !(sub === 'finalize' && def.kind === 'Namespace')) {
       throw new ApiError(StatusReason.NotFound, `the server could not find the requested resource: ${def.plural}/${sub}`);
     }
     return { def, namespace, name, sub };
@@ -167,6 +171,14 @@ export class KubeApi {
     if (t.sub === 'exec') {
       if (method !== 'POST' && method !== 'GET') throw new ApiError(StatusReason.MethodNotAllowed, 'exec is POST (or GET) /api/v1/namespaces/{ns}/pods/{name}/exec?command=...');
       return servePodExec(this.deps.exec, await client.get(t.def, key), req, res, url);
+    }
+    if (t.sub === 'attach') {
+      await client.get(t.def, key);
+      throw new ApiError(StatusReason.BadRequest, 'Upgrade request required');
+    }
+    if (t.sub === 'eviction') {
+      if (method !== 'POST') throw new ApiError(StatusReason.MethodNotAllowed, `${method} is not supported on pods/eviction: POST a policy/v1 Eviction`);
+      return send(res, 201, await evictPod(client, t.def, t.namespace, t.name, await this.body(req), url.searchParams.getAll('dryRun')), accept);
     }
     const subresource = t.sub === 'status' ? 'status' as const : undefined;
     switch (method) {

@@ -21,6 +21,15 @@ export function apiGroupList(registry: KindRegistry): unknown {
   };
 }
 
+/** as kube-apiserver lists them: the streaming ones by the verbs of their HTTP methods */
+const podSubresources = [
+  { name: 'pods/attach', singularName: '', namespaced: true, kind: 'PodAttachOptions', verbs: ['create', 'get'] },
+  { name: 'pods/eviction', singularName: '', namespaced: true, group: 'policy', version: 'v1', kind: 'Eviction', verbs: ['create'] },
+  { name: 'pods/exec', singularName: '', namespaced: true, kind: 'PodExecOptions', verbs: ['create', 'get'] },
+  { name: 'pods/log', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get'] },
+  { name: 'pods/portforward', singularName: '', namespaced: true, kind: 'PodPortForwardOptions', verbs: ['create', 'get'] },
+];
+
 export function apiResourceList(registry: KindRegistry, group: string, version: string): unknown | undefined {
   const defs = registry.all().filter((d) => d.group === group && d.version === version);
   if (defs.length === 0) return undefined;
@@ -28,7 +37,7 @@ export function apiResourceList(registry: KindRegistry, group: string, version: 
   for (const d of defs.sort((a, b) => a.plural.localeCompare(b.plural))) {
     resources.push({ name: d.plural, singularName: d.singular, namespaced: d.namespaced, kind: d.kind, verbs, shortNames: d.shortNames ?? [] });
     if (d.hasStatus) resources.push({ name: `${d.plural}/status`, singularName: '', namespaced: d.namespaced, kind: d.kind, verbs: ['get', 'patch', 'update'] });
-    if (d.kind === 'Pod') resources.push({ name: 'pods/log', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get'] });
+    if (d.kind === 'Pod') resources.push(...podSubresources);
   }
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/${version}` : version, resources };
 }

@@ -20,6 +20,7 @@ import { Kinds } from '../../api/index.js';
 import type { StoredObject } from '../../api/meta.js';
 import type { Client } from '../../store/client.js';
 import type { OutputChunk, PodAttachSource, PodExecSession, PodExecSource, TerminalSize } from '../../substrate/substrate.js';
+import { after, type Timer } from '../../util/timers.js';
 import type { UpgradeHandler } from '../upgrade.js';
 
 export const Channel = { stdin: 0, stdout: 1, stderr: 2, error: 3, resize: 4, close: 255 } as const;
@@ -197,6 +198,8 @@ export interface RemoteCommandDeps {
 const PATH = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/(exec|attach)\/?$/;
 /** output waiting in a connection's buffer before the command's output is paused */
 const HIGH_WATER = 1 << 20;
+/** how long a terminal's first input waits for the client's first resize */
+const FIRST_RESIZE_WAIT_MS = 500;
 /** how long a refused WebSocket request's reason is kept for the SPDY retry that follows it */
 const RETRY_MEMORY_MS = 30_000;
 
@@ -293,7 +296,8 @@ interface Running {
   output(send: (channel: number, data: Buffer) => Promise<void> | void): Promise<ChannelStatus>;
   stdin?(data: Buffer): void;
   closeStdin?(): void;
-  resize?(size: TerminalSize): void;
+  /** resolves once the terminal has the size */
+  resize?(size: TerminalSize): Promise<void>;
   /** the connection went away before the end */
   kill(): void;
 }
@@ -327,7 +331,7 @@ function execRun(session: PodExecSession, command: string[], opts: StreamOptions
       stdin: (data: Buffer) => { if (!input.writableEnded && !input.destroyed) input.write(data); },
       closeStdin: () => { if (!input.writableEnded) input.end(); },
     } : {}),
-    ...(session.resize ? { resize: (size: TerminalSize) => session.resize?.(size) } : {}),
+    ...(session.resize ? { resize: (size: TerminalSize) => session.resize?.(size) ?? Promise.resolve() } : {}),
     kill: () => session.kill(),
   };
 }
@@ -351,12 +355,26 @@ class Bridge {
   private finished = false;
   private readonly resizes = new ResizeDecoder();
   private resizeBroken = false;
+  /** the client's stdin, half-close and resizes, applied in the order they were sent: input sent
+   *  after a resize reaches the command once the terminal has that size */
+  private inbox: Promise<void> = Promise.resolve();
+  /** on a terminal, holds the inbox until the client's first resize is applied */
+  private gate?: { open: () => void; timer: Timer };
 
   constructor(private readonly ws: WebSocket, private readonly protocol: ChannelProtocol, private readonly opts: StreamOptions,
     private readonly run: Running, private readonly log?: (msg: string) => void) {}
 
   start(): void {
     const { ws } = this;
+    if (this.opts.tty && this.run.resize) {
+      // kubectl sends its first resize with its first input, in either order: input waits for the
+      // size (a shell's first `stty size` must not see an unsized terminal), but not for long, as
+      // a client that never resizes (the Python client) sends none
+      let open = (): void => undefined;
+      this.inbox = new Promise<void>((resolve) => { open = resolve; });
+      const timer = after(FIRST_RESIZE_WAIT_MS, () => this.openGate());
+      this.gate = { open, timer };
+    }
     ws.on('message', (data: Buffer | ArrayBuffer | Buffer[]) => this.receive(Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data)));
     ws.on('error', (e) => this.drop(`connection error: ${e.message}`));
     ws.on('close', () => this.drop('connection closed'));
@@ -378,19 +396,33 @@ class Bridge {
       return;
     }
     if (f.kind === 'close') {
-      if (f.channel === Channel.stdin) this.run.closeStdin?.();
+      if (f.channel === Channel.stdin) this.then(() => this.run.closeStdin?.());
       return;
     }
     if (f.kind !== 'data') return;
-    if (f.channel === Channel.stdin) this.run.stdin?.(f.data);
+    if (f.channel === Channel.stdin) this.then(() => this.run.stdin?.(f.data));
     else if (f.channel === Channel.resize && !this.resizeBroken) {
       try {
-        for (const size of this.resizes.push(f.data)) this.run.resize?.(size);
+        for (const size of this.resizes.push(f.data)) {
+          if (this.gate) void this.run.resize?.(size).then(() => this.openGate());
+          else this.then(() => this.run.resize?.(size));
+        }
       } catch {
         // as the kubelet does: a resize stream that does not decode ends resizing, not the command
         this.resizeBroken = true;
       }
     }
+  }
+
+  private openGate(): void {
+    const g = this.gate;
+    this.gate = undefined;
+    g?.timer.clear();
+    g?.open();
+  }
+
+  private then(step: () => Promise<void> | void): void {
+    this.inbox = this.inbox.then(() => (this.finished ? undefined : step())).catch(() => undefined);
   }
 
   /** resolves once the data is handed to the socket when the socket's buffer is full */
@@ -407,6 +439,7 @@ class Bridge {
   private end(status: ChannelStatus): void {
     if (this.finished) return;
     this.finished = true;
+    this.openGate();
     if (this.protocol.jsonStatus) void this.send(Channel.error, Buffer.from(JSON.stringify(status)));
     else if (status.status !== 'Success') void this.send(Channel.error, Buffer.from(String(status.message ?? '')));
     this.ws.close(1000);
@@ -416,6 +449,7 @@ class Bridge {
   private drop(why: string): void {
     if (this.finished) return;
     this.finished = true;
+    this.openGate();
     this.log?.(`remotecommand: ${why}; stopping the command`);
     this.run.kill();
     if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.terminate();

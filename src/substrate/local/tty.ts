@@ -68,27 +68,37 @@ const FIND_RETRY_MS = 20;
 export class TerminalSizer {
   private pending?: TerminalSize;
   private busy = false;
+  private waiting: (() => void)[] = [];
 
   constructor(private readonly child: ChildProcess) {}
 
-  resize(size: TerminalSize): void {
-    if (!Number.isInteger(size.width) || !Number.isInteger(size.height) || size.width < 0 || size.height < 0) return;
+  /** resolves once the terminal has this size, a newer one, or cannot be sized (it is gone) */
+  resize(size: TerminalSize): Promise<void> {
+    if (!Number.isInteger(size.width) || !Number.isInteger(size.height) || size.width < 0 || size.height < 0) return Promise.resolve();
     this.pending = { width: Math.min(size.width, 65535), height: Math.min(size.height, 65535) };
+    const applied = new Promise<void>((resolve) => this.waiting.push(resolve));
     if (!this.busy) this.next(0);
+    return applied;
+  }
+
+  private idle(): void {
+    this.busy = false;
+    this.pending = undefined;
+    for (const resolve of this.waiting.splice(0)) resolve();
   }
 
   private next(tries: number): void {
     const size = this.pending;
     const pid = this.child.pid;
     if (!size || pid === undefined || this.child.exitCode !== null || this.child.signalCode !== null) {
-      this.busy = false;
+      this.idle();
       return;
     }
     this.busy = true;
     const slave = slaveOf(pid);
     if (!slave) {
       if (tries >= FIND_TRIES) {
-        this.busy = false;
+        this.idle();
         return;
       }
       after(FIND_RETRY_MS, () => this.next(tries + 1));
