@@ -8,6 +8,7 @@ import { rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { WebSocket } from 'ws';
+import { slaveOf } from '../src/substrate/local/tty.js';
 import { TestServer, kubectlBin, podManifest, processesWith, runProgram } from './harness.js';
 
 const pods = '/api/v1/namespaces/default/pods';
@@ -83,6 +84,27 @@ describe('kubectl exec, attach and logs -f', () => {
     assert.match(r.stdout, /\/dev\/pts\/\d+/);
     assert.match(r.stdout, /33 101/);
     assert.match(r.stdout, /marker-42/);
+  });
+
+  it('resizes the terminal when kubectl\'s does', async () => {
+    const p = spawn('script', ['--quiet', '--return', '--command', `stty rows 33 cols 101; ${kubectlBin} exec -it shell -- sh -c 'while read x; do stty size; done'`, '/dev/null'],
+      { env: { ...process.env, KUBECONFIG: s.kubeconfig, HOME: s.dataDir }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    p.stdout.on('data', (d) => (out += d));
+    const exited = new Promise<number>((resolve) => p.on('exit', (code) => resolve(code ?? -1)));
+    const sizeShown = (size: string) => s.until(`size ${size}`, async () => {
+      p.stdin.write('\n');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      return out.includes(`${size}\r\n`);
+    });
+    await sizeShown('33 101');
+    // kubectl's own terminal changes size: it gets SIGWINCH and sends the new size
+    const outer = slaveOf(p.pid ?? 0) ?? assert.fail('no terminal for kubectl');
+    const stty = await runProgram('stty', ['-F', outer, 'rows', '50', 'cols', '70']);
+    assert.equal(stty.code, 0, stty.stderr);
+    await sizeShown('50 70');
+    p.stdin.write('\x04'); // ^D: the remote terminal's end of input ends the loop
+    assert.equal(await exited, 0, out);
   });
 
   it('attaches to the running container: its output from then on, on the streams it was written to', async () => {
