@@ -1,7 +1,7 @@
-// The streaming Pod subresources with the real clients: kubectl exec (v5.channel.k8s.io over
+// The subresources kubectl uses, with the real clients: kubectl exec (v5.channel.k8s.io over
 // WebSocket, with and without a terminal), kubectl attach, kubectl logs -f, the Python client's
-// stream() (v4.channel.k8s.io), pods/eviction; and a broken or dropped stream ending only its own
-// command.
+// stream() (v4.channel.k8s.io), pods/eviction, a PyTorchJob's /scale; and a broken or dropped stream
+// ending only its own command.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -252,5 +252,32 @@ for name, target in (('evictee', 'other'), ('gone', 'gone')):
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, 'evicted\n400\n404\n');
     await s.until('evictee deleted', async () => (await s.req('GET', `${pods}/evictee`)).status === 404);
+  });
+
+  it('scales a PyTorchJob through /scale (kubectl scale), refusing a negative count and a stale resourceVersion', async () => {
+    const jobs = '/apis/kubeflow.org/v1/namespaces/default/pytorchjobs';
+    await s.create(jobs, {
+      apiVersion: 'kubeflow.org/v1', kind: 'PyTorchJob', metadata: { name: 'elastic' },
+      spec: { pytorchReplicaSpecs: { Worker: { replicas: 1, template: { spec: { containers: [{ name: 'pytorch', image: 'python', command: ['sleep', '3600'] }] } } } } },
+    });
+    const scaled = await s.kubectl(['scale', 'pytorchjob/elastic', '--replicas=3']);
+    assert.equal(scaled.code, 0, scaled.stderr);
+    assert.equal((await s.get(`${jobs}/elastic`)).spec.pytorchReplicaSpecs.Worker.replicas, 3);
+    const scale = await s.get(`${jobs}/elastic/scale`);
+    assert.equal(scale.kind, 'Scale');
+    assert.equal(scale.apiVersion, 'autoscaling/v1');
+    assert.equal(scale.spec.replicas, 3);
+    const guarded = await s.kubectl(['scale', 'pytorchjob/elastic', '--current-replicas=5', '--replicas=4']);
+    assert.notEqual(guarded.code, 0);
+    assert.match(guarded.stderr, /Expected replicas to be 5, was 3/);
+    const negative = await s.req('PATCH', `${jobs}/elastic/scale`, { spec: { replicas: -1 } }, { 'content-type': 'application/merge-patch+json' });
+    assert.equal(negative.status, 422);
+    assert.equal(negative.body.message, 'Scale.autoscaling "elastic" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0');
+    const stale = await s.req('PUT', `${jobs}/elastic/scale`, { ...scale, metadata: { ...scale.metadata, resourceVersion: '1' }, spec: { replicas: 2 } });
+    assert.equal(stale.status, 409, stale.text);
+    const v1 = await s.get('/apis/kubeflow.org/v1');
+    assert.deepEqual(v1.resources.filter((r: { name: string }) => r.name.endsWith('/scale')).map((r: { name: string }) => r.name), ['pytorchjobs/scale']);
+    // kinds without one upstream have none here
+    assert.equal((await s.req('GET', '/apis/batch/v1/namespaces/default/jobs/x/scale')).status, 404);
   });
 });

@@ -19,6 +19,8 @@ export interface KindDef {
   validate?(obj: KObject, old?: StoredObject): FieldError[];
   /** true while deleting must wait for someone to finish it (a running Pod, a Namespace with content) */
   deletionBlocked?(obj: StoredObject, opts: { gracePeriodSeconds?: number }): boolean;
+  /** the `/scale` subresource, as a CRD's `subresources.scale` declares it (dotted paths into the object) */
+  scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
 }
 
 export function apiVersionOf(def: KindDef): string {

@@ -12,6 +12,7 @@ import { parseBody, readBody, send } from '../body.js';
 import { apiGroupList, apiResourceList, apiVersions } from './discovery.js';
 import { evictPod } from './eviction.js';
 import { servePodExec, servePodLog } from './pods.js';
+import { serveScale } from './scale.js';
 import { q, qBool, qInt } from './query.js';
 import { serveWatch } from './watch.js';
 
@@ -103,7 +104,7 @@ export class KubeApi {
     if (extra.length) throw new ApiError(StatusReason.NotFound, `the server could not find the requested resource: /${rest.join('/')}`);
     if (namespace !== undefined && !def.namespaced) throw unknown(plural);
     if (name !== undefined && def.namespaced && namespace === undefined) throw new ApiError(StatusReason.NotFound, `the server could not find the requested resource: ${def.plural} are namespaced; use /namespaces/{namespace}/${def.plural}/${name}`);
-    if (sub !== undefined && !(sub === 'status' && def.hasStatus) && !(POD_SUBRESOURCES.includes(sub) && def.kind === 'Pod') && !(sub === 'finalize' && def.kind === 'Namespace')) {
+    if (sub !== undefined && !(sub === 'status' && def.hasStatus) && !(sub === 'scale' && def.scale) && !(POD_SUBRESOURCES.includes(sub) && def.kind === 'Pod') && !(sub === 'finalize' && def.kind === 'Namespace')) {
       throw new ApiError(StatusReason.NotFound, `the server could not find the requested resource: ${def.plural}/${sub}`);
     }
     return { def, namespace, name, sub };
@@ -175,6 +176,10 @@ export class KubeApi {
     if (t.sub === 'attach') {
       await client.get(t.def, key);
       throw new ApiError(StatusReason.BadRequest, 'Upgrade request required');
+    }
+    if (t.sub === 'scale') {
+      const patchType: PatchType = (req.headers['content-type'] ?? '').toLowerCase().includes('json-patch') ? 'json' : 'merge';
+      return send(res, 200, await serveScale(client, t.def, key, method, () => this.body(req), patchType), accept);
     }
     if (t.sub === 'eviction') {
       if (method !== 'POST') throw new ApiError(StatusReason.MethodNotAllowed, `${method} is not supported on pods/eviction: POST a policy/v1 Eviction`);

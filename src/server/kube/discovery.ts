@@ -37,6 +37,7 @@ export function apiResourceList(registry: KindRegistry, group: string, version: 
   for (const d of defs.sort((a, b) => a.plural.localeCompare(b.plural))) {
     resources.push({ name: d.plural, singularName: d.singular, namespaced: d.namespaced, kind: d.kind, verbs, shortNames: d.shortNames ?? [] });
     if (d.hasStatus) resources.push({ name: `${d.plural}/status`, singularName: '', namespaced: d.namespaced, kind: d.kind, verbs: ['get', 'patch', 'update'] });
+    if (d.scale) resources.push({ name: `${d.plural}/scale`, singularName: '', namespaced: d.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] });
     if (d.kind === 'Pod') resources.push(...podSubresources);
   }
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/${version}` : version, resources };
