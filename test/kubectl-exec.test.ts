@@ -177,6 +177,28 @@ print(repr(resp.read_stdout()), repr(resp.read_stderr()), resp.returncode)
     assert.equal(r.stdout, "'py-out\\n'\n'got-abc\\n' 'to-err\\n' 7\n");
   });
 
+  it('speaks the base64 and the unversioned protocols as the kubelet does', async () => {
+    const q = 'command=sh&command=-c&command=echo%20hi%3B%20exit%202&stdout=true&stderr=true';
+    const collect = (protocol: string) => new Promise<{ messages: (string | Buffer)[]; code: number }>((resolve, reject) => {
+      const ws = new WebSocket(`${s.url.replace(/^http/, 'ws')}${pods}/shell/exec?${q}`, [protocol]);
+      const messages: (string | Buffer)[] = [];
+      ws.on('message', (m: Buffer, binary: boolean) => messages.push(binary ? m : m.toString()));
+      ws.on('close', (code) => resolve({ messages, code }));
+      ws.on('error', reject);
+    });
+    const b64 = await collect('v4.base64.channel.k8s.io');
+    assert.equal(b64.code, 1000);
+    assert.deepEqual(b64.messages.slice(0, 2), ['1', `1${Buffer.from('hi\n').toString('base64')}`]);
+    const last = String(b64.messages[2]);
+    assert.equal(last[0], '3');
+    const status = JSON.parse(Buffer.from(last.slice(1), 'base64').toString());
+    assert.equal(status.reason, 'NonZeroExitCode');
+    assert.deepEqual(status.details.causes, [{ reason: 'ExitCode', message: '2' }]);
+    // before v4 the error channel carries the failure's text only
+    const v1 = await collect('channel.k8s.io');
+    assert.deepEqual(v1.messages.map((m) => Buffer.from(m).toString('latin1')), ['\x01', '\x01hi\n', "\x03command terminated with non-zero exit code: command 'sh -c echo hi; exit 2' exited with 2"]);
+  });
+
   it('refuses what it cannot do with a Status kubectl prints', async () => {
     const missing = await s.kubectl(['exec', 'nosuchpod', '--', 'true']);
     assert.notEqual(missing.code, 0);

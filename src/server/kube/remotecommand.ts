@@ -294,7 +294,8 @@ async function accept(deps: RemoteCommandDeps, wss: WebSocketServer, req: Incomi
 interface Running {
   /** pumps the output into `send` and resolves with the Status to end on */
   output(send: (channel: number, data: Buffer) => Promise<void> | void): Promise<ChannelStatus>;
-  stdin?(data: Buffer): void;
+  /** resolves when the command has taken the data in, if it is not taking input as fast as it comes */
+  stdin?(data: Buffer): Promise<void> | void;
   closeStdin?(): void;
   /** resolves once the terminal has the size */
   resize?(size: TerminalSize): Promise<void>;
@@ -328,7 +329,18 @@ function execRun(session: PodExecSession, command: string[], opts: StreamOptions
       return end.exitCode === 0 ? successStatus() : exitStatus(command, end.exitCode);
     },
     ...(input && opts.stdin ? {
-      stdin: (data: Buffer) => { if (!input.writableEnded && !input.destroyed) input.write(data); },
+      stdin: (data: Buffer) => {
+        if (input.writableEnded || input.destroyed || input.write(data)) return undefined;
+        return new Promise<void>((resolve) => {
+          const done = (): void => {
+            input.off('drain', done);
+            input.off('close', done);
+            resolve();
+          };
+          input.on('drain', done);
+          input.on('close', done);
+        });
+      },
       closeStdin: () => { if (!input.writableEnded) input.end(); },
     } : {}),
     ...(session.resize ? { resize: (size: TerminalSize) => session.resize?.(size) ?? Promise.resolve() } : {}),
@@ -400,7 +412,15 @@ class Bridge {
       return;
     }
     if (f.kind !== 'data') return;
-    if (f.channel === Channel.stdin) this.then(() => this.run.stdin?.(f.data));
+    if (f.channel === Channel.stdin) {
+      this.then(() => {
+        const taken = this.run.stdin?.(f.data);
+        if (!taken) return undefined;
+        // a command slower than its input: stop reading the connection until it catches up
+        this.ws.pause();
+        return taken.then(() => this.ws.resume());
+      });
+    }
     else if (f.channel === Channel.resize && !this.resizeBroken) {
       try {
         for (const size of this.resizes.push(f.data)) {
