@@ -123,6 +123,42 @@ describe('kubectl exec, attach and logs -f', () => {
     assert.doesNotMatch(a.out(), /^tick-1\n/m);
   });
 
+  it('attaches to a container\'s stdin (stdin: true, stdinOnce) and terminal (tty: true)', async () => {
+    const pod = (name: string, command: string[], io: Record<string, boolean>) => ({
+      apiVersion: 'v1', kind: 'Pod', metadata: { name },
+      spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'python', command, ...io }] },
+    });
+    await s.create(pods, pod('reader', ['sh', '-c', 'while read l; do echo "got $l"; [ "$l" = quit ] && exit 0; done'], { stdin: true }));
+    await s.create(pods, pod('once', ['sh', '-c', 'cat; echo eof-seen'], { stdin: true, stdinOnce: true }));
+    await s.create(pods, pod('term', ['sh'], { stdin: true, tty: true }));
+    for (const n of ['reader', 'once', 'term']) await running(n);
+    // stdin stays open across sessions: the first one's end is not the container's
+    const first = spawn(kubectlBin, ['attach', '-i', 'reader'], { env: { ...process.env, KUBECONFIG: s.kubeconfig, HOME: s.dataDir }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let firstOut = '';
+    first.stdout.on('data', (d) => (firstOut += d));
+    const firstDone = new Promise((resolve) => first.on('exit', resolve));
+    first.stdin.write('one\n');
+    await s.until('the first session\'s line read', async () => firstOut.includes('got one\n'));
+    first.kill('SIGKILL');
+    await firstDone;
+    const second = await s.kubectl(['attach', '-i', 'reader'], 'two\nquit\n');
+    assert.equal(second.code, 0, second.stderr);
+    assert.match(second.stdout, /got two\ngot quit\n/);
+    assert.match((await s.kubectl(['logs', 'reader'])).stdout, /^got one\ngot two\ngot quit\n$/);
+    // stdinOnce: the first session's end is the program's end of input
+    const once = await s.kubectl(['attach', '-i', 'once'], 'hello\n');
+    assert.equal(once.code, 0, once.stderr);
+    assert.equal(once.stdout, 'hello\neof-seen\n');
+    // a terminal, sized as kubectl's
+    const t = await runProgram('script', ['--quiet', '--return', '--command', `stty rows 21 cols 77; ${kubectlBin} attach -it term`, '/dev/null'],
+      { KUBECONFIG: s.kubeconfig, HOME: s.dataDir }, 'tty; stty size; echo marker-$((6*7)); exit 3\n');
+    assert.equal(t.code, 0, t.stdout + t.stderr);
+    assert.match(t.stdout, /\/dev\/pts\/\d+/);
+    assert.match(t.stdout, /21 77/);
+    assert.match(t.stdout, /marker-42/);
+    await s.until('term exited 3', async () => (await s.get(`${pods}/term`)).status?.containerStatuses?.[0]?.state?.terminated?.exitCode === 3);
+  });
+
   it('follows logs with -f as lines are written, with --timestamps and --tail, until the container ends', async () => {
     await s.create(pods, podManifest('writer', ['sh', '-c', `echo early-1; echo early-2; i=0; while [ ! -e ${stopFile('writer')} ]; do i=$((i+1)); echo late-$i; sleep 0.2; done; echo last`]));
     await running('writer');

@@ -72,6 +72,8 @@ export interface PodAttachSession {
   output: AsyncIterable<OutputChunk>;
   /** the container's standard input, when it has one and it was asked for */
   stdin?: Writable;
+  /** present when the container has a terminal (`tty: true`): sets its size */
+  resize?(size: TerminalSize): Promise<void>;
 }
 
 /** Where running containers are attached to: the substrate that runs them. */

@@ -12,14 +12,14 @@
 // A dropped connection, a malformed frame or a protocol error ends that one command (it is killed);
 // nothing else is touched.
 import type { IncomingMessage } from 'node:http';
-import type { Duplex, Readable } from 'node:stream';
+import type { Duplex, Readable, Writable } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
 import { ApiError, StatusReason } from '../../api/errors.js';
 import type { Container, Pod } from '../../api/core-types.js';
 import { Kinds } from '../../api/index.js';
 import type { StoredObject } from '../../api/meta.js';
 import type { Client } from '../../store/client.js';
-import type { OutputChunk, PodAttachSource, PodExecSession, PodExecSource, TerminalSize } from '../../substrate/substrate.js';
+import type { PodAttachSession, PodAttachSource, PodExecSession, PodExecSource, TerminalSize } from '../../substrate/substrate.js';
 import { after, type Timer } from '../../util/timers.js';
 import type { UpgradeHandler } from '../upgrade.js';
 
@@ -283,7 +283,7 @@ async function accept(deps: RemoteCommandDeps, wss: WebSocketServer, req: Incomi
   } else {
     if (!deps.attach) throw new ApiError(StatusReason.MethodNotAllowed, 'this server cannot attach to containers');
     const session = await deps.attach.attach(pod, { container, stdin: opts.stdin }, abort.signal);
-    run = attachRun(session.output, opts, abort);
+    run = attachRun(session, opts, abort);
   }
   wss.handleUpgrade(req, socket, head, (ws) => {
     new Bridge(ws, protocol ?? UNNAMED, opts, run, deps.log).start();
@@ -303,6 +303,26 @@ interface Running {
   kill(): void;
 }
 
+/** stdin and its half-close on a writable, with backpressure */
+function stdinOf(input: Writable): Pick<Running, 'stdin' | 'closeStdin'> {
+  input.on('error', () => { /* the reader went away early */ });
+  return {
+    stdin: (data: Buffer) => {
+      if (input.writableEnded || input.destroyed || input.write(data)) return undefined;
+      return new Promise<void>((resolve) => {
+        const done = (): void => {
+          input.off('drain', done);
+          input.off('close', done);
+          resolve();
+        };
+        input.on('drain', done);
+        input.on('close', done);
+      });
+    },
+    closeStdin: () => { if (!input.writableEnded) input.end(); },
+  };
+}
+
 function execRun(session: PodExecSession, command: string[], opts: StreamOptions): Running {
   const pump = (stream: Readable, channel: number | undefined, send: (channel: number, data: Buffer) => Promise<void> | void): Promise<void> => new Promise((resolve) => {
     stream.on('data', (chunk: Buffer) => {
@@ -318,7 +338,6 @@ function execRun(session: PodExecSession, command: string[], opts: StreamOptions
     stream.once('close', resolve);
   });
   const input = session.stdin;
-  input?.on('error', () => { /* the command closed its stdin early */ });
   return {
     async output(send) {
       const [end] = await Promise.all([
@@ -328,37 +347,30 @@ function execRun(session: PodExecSession, command: string[], opts: StreamOptions
       ]);
       return end.exitCode === 0 ? successStatus() : exitStatus(command, end.exitCode);
     },
-    ...(input && opts.stdin ? {
-      stdin: (data: Buffer) => {
-        if (input.writableEnded || input.destroyed || input.write(data)) return undefined;
-        return new Promise<void>((resolve) => {
-          const done = (): void => {
-            input.off('drain', done);
-            input.off('close', done);
-            resolve();
-          };
-          input.on('drain', done);
-          input.on('close', done);
-        });
-      },
-      closeStdin: () => { if (!input.writableEnded) input.end(); },
-    } : {}),
+    ...(input && opts.stdin ? stdinOf(input) : {}),
     ...(session.resize ? { resize: (size: TerminalSize) => session.resize?.(size) ?? Promise.resolve() } : {}),
     kill: () => session.kill(),
   };
 }
 
-function attachRun(output: AsyncIterable<OutputChunk>, opts: StreamOptions, abort: AbortController): Running {
+function attachRun(session: PodAttachSession, opts: StreamOptions, abort: AbortController): Running {
+  const input = session.stdin;
   return {
     async output(send) {
-      for await (const chunk of output) {
+      for await (const chunk of session.output) {
         // on a terminal there is one output stream
         const channel = chunk.stream === 'stderr' && !opts.tty ? (opts.stderr ? Channel.stderr : undefined) : (opts.stdout ? Channel.stdout : undefined);
         if (channel !== undefined) await send(channel, chunk.data);
       }
+      input?.destroy();
       return successStatus();
     },
-    kill: () => abort.abort(),
+    ...(input ? stdinOf(input) : {}),
+    ...(session.resize ? { resize: (size: TerminalSize) => session.resize?.(size) ?? Promise.resolve() } : {}),
+    kill: () => {
+      abort.abort();
+      input?.destroy();
+    },
   };
 }
 

@@ -4,6 +4,7 @@
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { constants } from 'node:os';
 import { join } from 'node:path';
+import type { Writable } from 'node:stream';
 import type { Container, Pod } from '../../api/core-types.js';
 import { ApiError, StatusReason, isNotFound } from '../../api/errors.js';
 import { Kinds } from '../../api/index.js';
@@ -27,6 +28,8 @@ import { adopt, bwrapAvailable, execTarget, launch } from './process.js';
 import type { ContainerRuntime, PodRuntime } from './runtime.js';
 import { loadContainer, logFile, readPodRecord, runDir, writePodRecord } from './runtime.js';
 import { decidePhase, podStatus } from './status.js';
+import type { ContainerIO } from './stdin.js';
+import { needsStdin, openStdin, withStdin } from './stdin.js';
 import { TerminalSizer } from './tty.js';
 import { after, type Timer } from '../../util/timers.js';
 import { containerBinds, prepareVolumes } from './volumes.js';
@@ -58,6 +61,8 @@ export class Kubelet {
   private readonly pods = new Map<string, PodRuntime>();
   private readonly uidByKey = new Map<string, string>();
   private readonly addresses = new PodAddresses();
+  /** container runs (state dirs) whose `stdinOnce` stdin an attach session has had */
+  private readonly stdinTaken = new Set<string>();
   private readonly podsDir: string;
   private controller?: Controller;
   private readonly sandboxed: boolean;
@@ -392,12 +397,22 @@ export class Kubelet {
     const hostCwd = inVolume ? join(inVolume.source, cwd.slice(inVolume.target.length)) : cwd;
     if (!existsSync(hostCwd)) mkdirSync(hostCwd, { recursive: true });
     if (!existsSync(rt.hostsFile)) this.writeHostsFor(pod, rt, [], []);
+    const stateDir = runDir(rt.dir, spec.name, n);
+    let io = { argv, env: vars };
+    if (needsStdin(spec as ContainerIO)) {
+      try {
+        io = withStdin(argv, vars, stateDir, spec as ContainerIO);
+      } catch (e) {
+        c.waiting = { reason: 'CreateContainerError', message: (e as Error).message };
+        return Date.now() + 2000;
+      }
+    }
     c.waiting = undefined;
     const proc = await launch({
-      stateDir: runDir(rt.dir, spec.name, n),
+      stateDir,
       logFile: logFile(rt.dir, spec.name, n),
-      argv,
-      env: vars,
+      argv: io.argv,
+      env: io.env,
       cwd,
       sandbox: { binds: sandboxBinds, hostname: (pod.spec.hostname ?? rt.name).slice(0, 63), hostsFile: rt.hostsFile },
     });
@@ -549,8 +564,8 @@ export class Kubelet {
 
   // ---- attach
 
-  /** The running container's output from now on. Its standard input is not offered: skiff-shim
-   *  gives containers /dev/null, so `stdin: true` in a container spec has no pipe to write to. */
+  /** The running container's output from now on, and its stdin and terminal when its spec has
+   *  them (stdin.ts); with `stdinOnce`, only the first session that asks gets the stdin. */
   async attach(pod: StoredObject, opts: PodAttachOptions, signal: AbortSignal): Promise<PodAttachSession> {
     const p = pod as Pod & StoredObject;
     const all = [...(p.spec.initContainers ?? []), ...p.spec.containers].map((c) => c.name);
@@ -566,6 +581,20 @@ export class Kubelet {
       const live = this.pods.get(p.metadata.uid)?.containers.get(cname);
       return !live || live.current?.n !== n || Boolean(live.current?.exit);
     };
-    return { output: followOutput(logFile(join(this.podsDir, p.metadata.uid), cname, n), done, signal) };
+    const podDir = join(this.podsDir, p.metadata.uid);
+    const spec = all.includes(cname) ? [...(p.spec.initContainers ?? []), ...p.spec.containers].find((x) => x.name === cname) as ContainerIO : {};
+    const stateDir = runDir(podDir, cname, n);
+    let stdin: Writable | undefined;
+    if (opts.stdin && spec.stdin && !(spec.stdinOnce && this.stdinTaken.has(stateDir))) {
+      stdin = openStdin(stateDir);
+      if (stdin && spec.stdinOnce) this.stdinTaken.add(stateDir);
+    }
+    const pid = c?.proc?.pid;
+    const sizer = spec.tty && pid ? new TerminalSizer({ pid, exitCode: null, signalCode: null }) : undefined;
+    return {
+      output: followOutput(logFile(podDir, cname, n), done, signal),
+      ...(stdin ? { stdin } : {}),
+      ...(sizer ? { resize: (size: { width: number; height: number }) => sizer.resize(size) } : {}),
+    };
   }
 }

@@ -5,7 +5,7 @@
 // `stty -F` on the slave, which `script` holds open (reached through /proc, which also finds a
 // sandbox's terminal); the kernel then sends SIGWINCH to the terminal's foreground process group,
 // as a resize on a real terminal does.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import type { TerminalSize } from '../substrate.js';
 import { after } from '../../util/timers.js';
@@ -35,7 +35,7 @@ export function onTerminal(argv: string[], env: Record<string, string>): { argv:
  * sandbox `script` runs under nsenter). It is the /proc link, not /dev/pts/N: a sandbox has a
  * /dev/pts of its own, which the server's /dev does not show.
  */
-export function slaveOf(pid: number, depth = 3): string | undefined {
+export function slaveOf(pid: number, depth = 4): string | undefined {
   let fds: string[] = [];
   try {
     fds = readdirSync(`/proc/${pid}/fd`);
@@ -60,17 +60,24 @@ export function slaveOf(pid: number, depth = 3): string | undefined {
 const FIND_TRIES = 50;
 const FIND_RETRY_MS = 20;
 
+/** what is sized: a process running `script`, or one whose descendant does */
+export interface TerminalHolder {
+  readonly pid?: number;
+  readonly exitCode: number | null;
+  readonly signalCode: NodeJS.Signals | null;
+}
+
 /**
- * Sets the terminal size of a `script` child. Sizes are applied in order and only the newest of
- * those waiting is kept (a window dragged wider sends many); one that arrives before `script` has
- * opened its terminal waits for it.
+ * Sets the terminal size of a `script` child, or of a container that runs one. Sizes are applied
+ * in order and only the newest of those waiting is kept (a window dragged wider sends many); one
+ * that arrives before `script` has opened its terminal waits for it.
  */
 export class TerminalSizer {
   private pending?: TerminalSize;
   private busy = false;
   private waiting: (() => void)[] = [];
 
-  constructor(private readonly child: ChildProcess) {}
+  constructor(private readonly child: TerminalHolder) {}
 
   /** resolves once the terminal has this size, a newer one, or cannot be sized (it is gone) */
   resize(size: TerminalSize): Promise<void> {
