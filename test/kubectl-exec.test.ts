@@ -271,7 +271,16 @@ print(repr(resp.read_stdout()), repr(resp.read_stderr()), resp.returncode)
     sock.write(Buffer.from([0x83, 0x80, 1, 2, 3, 4]));
     await s.until('the malformed stream\'s command gone', async () => processesWith(marker).length === 0);
     sock.destroy();
-    // 3. a v5 close signal of the wrong length
+    // 3. a handshake the WebSocket layer refuses (an unknown version), after the command started
+    const refusedSock = connect(Number(url.port), url.hostname);
+    await new Promise<void>((resolve) => refusedSock.once('connect', () => resolve()));
+    refusedSock.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 99\r\nSec-WebSocket-Protocol: v5.channel.k8s.io\r\n\r\n`);
+    let refusedHead = '';
+    await new Promise<void>((resolve) => refusedSock.on('data', (d) => { refusedHead += d.toString('latin1'); if (refusedHead.includes('\r\n\r\n')) resolve(); }));
+    assert.match(refusedHead, /^HTTP\/1\.1 4\d\d/);
+    await s.until('no command left by the refused handshake', async () => processesWith(marker).length === 0);
+    refusedSock.destroy();
+    // 4. a v5 close signal of the wrong length
     const bad = await openExec(s, 'shell', ['sh', '-c', `exec ${marker}`]);
     await s.until('the third command running', async () => processesWith(marker).length > 0);
     bad.ws.send(Buffer.from([255, 0, 0]));

@@ -216,7 +216,7 @@ export function remoteCommandUpgrade(deps: RemoteCommandDeps): UpgradeHandler {
     const url = new URL(req.url ?? '/', 'http://skiff.local');
     const m = PATH.exec(url.pathname);
     if (!m) return false;
-    const key = `${url.pathname}?${url.search}`;
+    const key = `${url.pathname}${url.search}`;
     const websocket = String(req.headers.upgrade ?? '').toLowerCase() === 'websocket';
     const earlier = refused.get(key);
     if (!websocket && earlier && Date.now() - earlier.at < RETRY_MEMORY_MS) {
@@ -285,7 +285,17 @@ async function accept(deps: RemoteCommandDeps, wss: WebSocketServer, req: Incomi
     const session = await deps.attach.attach(pod, { container, stdin: opts.stdin }, abort.signal);
     run = attachRun(session, opts, abort);
   }
+  // the command runs from here: if the handshake fails (ws answers it) or the client is already
+  // gone, nothing else will end it
+  let upgraded = false;
+  const orphaned = (): void => {
+    if (!upgraded) run.kill();
+  };
+  if (socket.destroyed) return orphaned();
+  socket.once('close', orphaned);
   wss.handleUpgrade(req, socket, head, (ws) => {
+    upgraded = true;
+    socket.off('close', orphaned);
     new Bridge(ws, protocol ?? UNNAMED, opts, run, deps.log).start();
   });
 }
