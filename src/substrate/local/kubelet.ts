@@ -582,7 +582,7 @@ export class Kubelet {
       return !live || live.current?.n !== n || Boolean(live.current?.exit);
     };
     const podDir = join(this.podsDir, p.metadata.uid);
-    const spec = all.includes(cname) ? [...(p.spec.initContainers ?? []), ...p.spec.containers].find((x) => x.name === cname) as ContainerIO : {};
+    const spec: ContainerIO = [...(p.spec.initContainers ?? []), ...p.spec.containers].find((x) => x.name === cname) ?? {};
     const stateDir = runDir(podDir, cname, n);
     let stdin: Writable | undefined;
     if (opts.stdin && spec.stdin && !(spec.stdinOnce && this.stdinTaken.has(stateDir))) {
