@@ -308,6 +308,9 @@ from kubernetes import client, config
 config.load_kube_config()
 api = client.CoreV1Api()
 body = client.V1Eviction(metadata=client.V1ObjectMeta(name='evictee', namespace='default'), delete_options=client.V1DeleteOptions(grace_period_seconds=0))
+api.create_namespaced_pod_eviction('evictee', 'default', body, dry_run='All')
+pod = api.read_namespaced_pod('evictee', 'default')
+print('dry run', pod.metadata.deletion_timestamp, [c.type for c in pod.status.conditions if c.type == 'DisruptionTarget'])
 api.create_namespaced_pod_eviction('evictee', 'default', body)
 print('evicted')
 for name, target in (('evictee', 'other'), ('gone', 'gone')):
@@ -317,7 +320,7 @@ for name, target in (('evictee', 'other'), ('gone', 'gone')):
         print(e.status)
 `);
     assert.equal(r.code, 0, r.stderr);
-    assert.equal(r.stdout, 'evicted\n400\n404\n');
+    assert.equal(r.stdout, 'dry run None []\nevicted\n400\n404\n');
     await s.until('evictee deleted', async () => (await s.req('GET', `${pods}/evictee`)).status === 404);
   });
 

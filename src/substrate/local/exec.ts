@@ -7,7 +7,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { ExecTarget } from './process.js';
 import { processEnv } from './process.js';
-import { onTerminal } from './tty.js';
+import { onTerminal, terminalsAvailable } from './tty.js';
 
 export interface ExecSpec {
   command: string[];
@@ -40,6 +40,7 @@ export function execIn(target: ExecTarget, spec: ExecSpec): ChildProcess {
   if (spec.command.length === 0) throw new ExecError('no command given');
   const env = processEnv(target.envPid);
   if (Object.keys(env).length === 0) throw new ExecError('the container\'s environment cannot be read (it may have just exited)');
+  if (spec.tty && !terminalsAvailable()) throw new ExecError('a terminal (tty) needs util-linux `script` on the node, and it is not installed');
   const stdio: ['pipe' | 'ignore', 'pipe', 'pipe'] = [spec.stdin || spec.tty ? 'pipe' : 'ignore', 'pipe', 'pipe'];
   if (!target.sandboxed) {
     if (spec.tty) {

@@ -13,7 +13,7 @@ import { constants, mkdirSync, openSync, closeSync, statSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
-import { onTerminal } from './tty.js';
+import { onTerminal, terminalsAvailable } from './tty.js';
 
 export interface ContainerIO {
   stdin?: boolean;
@@ -33,6 +33,7 @@ export function needsStdin(io: ContainerIO): boolean {
 
 /** Makes the FIFO (kept if there) and the argv and environment that read it. */
 export function withStdin(argv: string[], env: Record<string, string>, stateDir: string, io: ContainerIO): { argv: string[]; env: Record<string, string> } {
+  if (io.tty && !terminalsAvailable()) throw new Error('a terminal (tty: true) needs util-linux `script` on the node, and it is not installed');
   mkdirSync(stateDir, { recursive: true });
   const fifo = stdinFifo(stateDir);
   let exists = false;

@@ -5,10 +5,18 @@
 // `stty -F` on the slave, which `script` holds open (reached through /proc, which also finds a
 // sandbox's terminal); the kernel then sends SIGWINCH to the terminal's foreground process group,
 // as a resize on a real terminal does.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import type { TerminalSize } from '../substrate.js';
 import { after } from '../../util/timers.js';
+
+let scriptFound: boolean | undefined;
+
+/** util-linux `script` is on this machine (where it is missing, a terminal cannot be made) */
+export function terminalsAvailable(): boolean {
+  scriptFound ??= spawnSync('script', ['--version'], { stdio: 'ignore', timeout: 5000 }).status === 0;
+  return scriptFound;
+}
 
 /** POSIX shell single quoting */
 export function shellQuote(arg: string): string {
