@@ -215,14 +215,15 @@ print(repr(resp.read_stdout()), repr(resp.read_stderr()), resp.returncode)
 
   it('speaks the base64 and the unversioned protocols as the kubelet does', async () => {
     const q = 'command=sh&command=-c&command=echo%20hi%3B%20exit%202&stdout=true&stderr=true';
-    const collect = (protocol: string) => new Promise<{ messages: (string | Buffer)[]; code: number }>((resolve, reject) => {
-      const ws = new WebSocket(`${s.url.replace(/^http/, 'ws')}${pods}/shell/exec?${q}`, [protocol]);
+    const collect = (protocols: string[]) => new Promise<{ messages: (string | Buffer)[]; code: number; protocol: string }>((resolve, reject) => {
+      const ws = new WebSocket(`${s.url.replace(/^http/, 'ws')}${pods}/shell/exec?${q}`, protocols);
       const messages: (string | Buffer)[] = [];
       ws.on('message', (m: Buffer, binary: boolean) => messages.push(binary ? m : m.toString()));
-      ws.on('close', (code) => resolve({ messages, code }));
+      ws.on('close', (code) => resolve({ messages, code, protocol: ws.protocol }));
       ws.on('error', reject);
     });
-    const b64 = await collect('v4.base64.channel.k8s.io');
+    const b64 = await collect(['portforward.k8s.io', 'v4.base64.channel.k8s.io']);
+    assert.equal(b64.protocol, 'v4.base64.channel.k8s.io');
     assert.equal(b64.code, 1000);
     assert.deepEqual(b64.messages.slice(0, 2), ['1', `1${Buffer.from('hi\n').toString('base64')}`]);
     const last = String(b64.messages[2]);
@@ -231,7 +232,7 @@ print(repr(resp.read_stdout()), repr(resp.read_stderr()), resp.returncode)
     assert.equal(status.reason, 'NonZeroExitCode');
     assert.deepEqual(status.details.causes, [{ reason: 'ExitCode', message: '2' }]);
     // before v4 the error channel carries the failure's text only
-    const v1 = await collect('channel.k8s.io');
+    const v1 = await collect(['channel.k8s.io']);
     assert.deepEqual(v1.messages.map((m) => Buffer.from(m).toString('latin1')), ['\x01', '\x01hi\n', "\x03command terminated with non-zero exit code: command 'sh -c echo hi; exit 2' exited with 2"]);
   });
 

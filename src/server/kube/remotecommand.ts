@@ -210,7 +210,11 @@ const RETRY_MEMORY_MS = 30_000;
  * container is not running, say) rather than that SPDY is not served.
  */
 export function remoteCommandUpgrade(deps: RemoteCommandDeps): UpgradeHandler {
-  const wss = new WebSocketServer({ noServer: true, maxPayload: 16 << 20, perMessageDeflate: false });
+  const wss = new WebSocketServer({
+    noServer: true, maxPayload: 16 << 20, perMessageDeflate: false,
+    // the answer names the protocol negotiate() chose, not just the client's first
+    handleProtocols: (offered: Set<string>) => negotiate([...offered])?.name ?? false,
+  });
   const refused = new Map<string, { error: unknown; at: number }>();
   return (req, socket, head) => {
     const url = new URL(req.url ?? '/', 'http://skiff.local');
