@@ -40,6 +40,8 @@ export interface KindDef {
    * print as kube-apiserver prints them instead (src/server/kube/table-builtin.ts).
    */
   printerColumns?: PrinterColumn[];
+  /** the `/scale` subresource, as a CRD's `subresources.scale` declares it (dotted paths into the object) */
+  scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
 }
 
 export function apiVersionOf(def: KindDef): string {

@@ -330,6 +330,8 @@ function kindDef(info: TrainingKindInfo): KindDef {
     namespaced: true, hasStatus: true, printerColumns: printerColumns(info),
     default: (obj) => defaultTraining(info, obj),
     validate: (obj, old) => validateTraining(info, obj, old),
+    // the training operator's CRDs give PyTorchJob alone a scale subresource (for elastic training)
+    ...(info === PyTorchJobInfo ? { scale: { specReplicasPath: '.spec.pytorchReplicaSpecs.Worker.replicas', statusReplicasPath: '.status.replicaStatuses.Active', labelSelectorPath: '.status.labelSelector' } } : {}),
   };
 }
 

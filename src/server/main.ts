@@ -21,6 +21,7 @@ import { LocalSubstrate } from '../substrate/local/index.js';
 import { Gateway } from './inference/gateway.js';
 import { App } from './app.js';
 import { servePortForward } from './kube/portforward.js';
+import { remoteCommandUpgrade } from './kube/remotecommand.js';
 import { Upgrades } from './kube/upgrade.js';
 import { MetricsRegistry } from './metrics.js';
 import type { StartedWorkload } from '../workloads/workload.js';
@@ -104,10 +105,12 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   let ready = false;
   const app = new App({ client, registry, logs: substrate, exec: substrate, version, ready: () => ready, pipelineRoot, artifacts, gateway, metrics, dryRender: dryRenderer(all) });
   const server = createServer(app.handle);
-  // Pod subresources that stream both ways arrive as upgrade requests (kube/upgrade.ts)
-  const upgrades = new Upgrades({ client, fallback: app.handle, pods: {
-    portforward: (pod, req, socket, head, url) => servePortForward({ forwarder: substrate, log }, pod, req, socket, head, url),
-  } });
+  // Pod subresources that stream both ways (exec, attach, portforward) arrive as upgrade requests (kube/upgrade.ts)
+  const upgrades = new Upgrades({
+    client, fallback: app.handle,
+    handlers: [remoteCommandUpgrade({ client, exec: substrate, attach: substrate, log })],
+    pods: { portforward: (pod, req, socket, head, url) => servePortForward({ forwarder: substrate, log }, pod, req, socket, head, url) },
+  });
   server.on('upgrade', upgrades.listener);
   server.keepAliveTimeout = 5000;
   await new Promise<void>((resolve, reject) => {

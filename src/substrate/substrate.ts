@@ -30,6 +30,15 @@ export interface PodExecOptions {
   command: string[];
   /** the request body is the command's standard input */
   stdin: boolean;
+  /** run it on a pseudo-terminal: stdout carries the terminal's output (stderr stays empty) and
+   *  resize() sets its size, as `kubectl exec -t` expects */
+  tty?: boolean;
+}
+
+/** a terminal's size in character cells, as remotecommand's resize channel sends it */
+export interface TerminalSize {
+  width: number;
+  height: number;
 }
 
 /** A command started in a Pod's container (`skiff exec`). */
@@ -42,6 +51,34 @@ export interface PodExecSession {
   done: Promise<{ exitCode: number; signal?: string }>;
   /** kills the command and what it started */
   kill(): void;
+  /** present with a terminal: sets its size (the command gets SIGWINCH); resolves once it has it */
+  resize?(size: TerminalSize): Promise<void>;
+}
+
+export interface PodAttachOptions {
+  container?: string;
+  /** write to the container's standard input (only a container with `stdin: true` has one) */
+  stdin: boolean;
+}
+
+/** One piece of what a container printed, on the stream it printed it to. */
+export interface OutputChunk {
+  stream: 'stdout' | 'stderr';
+  data: Buffer;
+}
+
+/** `kubectl attach`: the running container's output from now on, until it exits. */
+export interface PodAttachSession {
+  output: AsyncIterable<OutputChunk>;
+  /** the container's standard input, when it has one and it was asked for */
+  stdin?: Writable;
+  /** present when the container has a terminal (`tty: true`): sets its size */
+  resize?(size: TerminalSize): Promise<void>;
+}
+
+/** Where running containers are attached to: the substrate that runs them. */
+export interface PodAttachSource {
+  attach(pod: StoredObject, opts: PodAttachOptions, signal: AbortSignal): Promise<PodAttachSession>;
 }
 
 /** Where commands run in Pods: the substrate that runs them. */
@@ -55,7 +92,7 @@ export interface PodPortForwarder {
   connect(pod: StoredObject, port: number): Promise<Duplex>;
 }
 
-export interface Substrate extends PodLogSource, PodExecSource, PodPortForwarder {
+export interface Substrate extends PodLogSource, PodExecSource, PodAttachSource, PodPortForwarder {
   /** the Node this substrate runs Pods for */
   readonly nodeName: string;
   /** finds the node's capacity, registers its Node and starts running the Pods bound to it (adopting those already running) */

@@ -5,7 +5,7 @@ import { ApiError, StatusReason } from '../../api/errors.js';
 import type { KObject, StoredObject } from '../../api/meta.js';
 import type { KindDef, KindRegistry } from '../../api/registry.js';
 import { apiVersionOf } from '../../api/registry.js';
-import type { Client } from '../../store/client.js';
+import type { Client, PatchType } from '../../store/client.js';
 import type { DeleteOptions } from '../../store/store.js';
 import type { PodExecSource, PodLogSource } from '../../substrate/substrate.js';
 import { parseBody, readBody, send } from '../body.js';
@@ -13,7 +13,9 @@ import { Discovery, verbsOf } from './discovery.js';
 import { patchFieldCheck, validateBodyFields } from './fields.js';
 import { OpenApi } from './openapi.js';
 import { recordCreate, recordReplace, servePatch } from './patch.js';
+import { evictPod } from './eviction.js';
 import { servePodExec, servePodLog } from './pods.js';
+import { serveScale } from './scale.js';
 import { q, qBool, qInt } from './query.js';
 import { eventView, negotiateView, sendViewed, type ResponseView } from './table.js';
 import { serveWatch } from './watch.js';
@@ -181,6 +183,18 @@ export class KubeApi {
       await client.get(t.def, key);
       // an upgrade request never gets here (see upgrade.ts): this one asked for neither protocol
       throw new ApiError(StatusReason.BadRequest, 'unable to upgrade: missing upgrade headers in request (pods/portforward needs a WebSocket, or Upgrade: SPDY/3.1)');
+    }
+    if (t.sub === 'attach') {
+      await client.get(t.def, key);
+      throw new ApiError(StatusReason.BadRequest, 'Upgrade request required');
+    }
+    if (t.sub === 'scale') {
+      const patchType: PatchType = (req.headers['content-type'] ?? '').toLowerCase().includes('json-patch') ? 'json' : 'merge';
+      return send(res, 200, await serveScale(client, t.def, key, method, () => this.body(req), patchType), accept);
+    }
+    if (t.sub === 'eviction') {
+      if (method !== 'POST') throw new ApiError(StatusReason.MethodNotAllowed, `${method} is not supported on pods/eviction: POST a policy/v1 Eviction`);
+      return send(res, 201, await evictPod(client, t.def, t.namespace, t.name, await this.body(req), url.searchParams.getAll('dryRun')), accept);
     }
     const subresource = t.sub === 'status' ? 'status' as const : undefined;
     switch (method) {

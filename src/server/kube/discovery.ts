@@ -57,6 +57,8 @@ const statusVerbs = ['get', 'patch', 'update'];
  */
 export const servedSubresources: Record<string, SubresourceInfo[]> = {
   '/Pod': [
+    { name: 'attach', responseKind: { group: '', version: 'v1', kind: 'PodAttachOptions' }, verbs: ['create', 'get'] },
+    { name: 'eviction', responseKind: { group: 'policy', version: 'v1', kind: 'Eviction' }, verbs: ['create'] },
     { name: 'exec', responseKind: { group: '', version: 'v1', kind: 'PodExecOptions' }, verbs: ['create', 'get'] },
     { name: 'log', responseKind: { group: '', version: 'v1', kind: 'Pod' }, verbs: ['get'] },
     { name: 'portforward', responseKind: { group: '', version: 'v1', kind: 'PodPortForwardOptions' }, verbs: ['create', 'get'] },
@@ -85,6 +87,7 @@ const categories: Record<string, string[]> = {
 export function subresourcesOf(def: KindDef): SubresourceInfo[] {
   const out: SubresourceInfo[] = [...(servedSubresources[`${def.group}/${def.kind}`] ?? [])];
   if (def.hasStatus) out.push({ name: 'status', responseKind: { group: def.group, version: def.version, kind: def.kind }, verbs: statusVerbs });
+  if (def.scale) out.push({ name: 'scale', responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' }, verbs: statusVerbs });
   return out.sort((a, b) => a.name.localeCompare(b.name));
 }
 

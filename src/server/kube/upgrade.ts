@@ -14,8 +14,14 @@ import type { Client } from '../../store/client.js';
 /** serves one upgrade request for a Pod subresource; owns the socket from here on */
 export type PodUpgradeHandler = (pod: StoredObject, req: IncomingMessage, socket: Duplex, head: Buffer, url: URL) => void | Promise<void>;
 
+/** Takes the connection and returns true when the request is its own (it finds the Pod itself);
+ *  returns false, leaving the socket untouched, otherwise. */
+export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => boolean;
+
 export interface UpgradeDeps {
   client: Client;
+  /** asked first, in order (exec and attach, which answer their own refusals as the kubelet does) */
+  handlers?: UpgradeHandler[];
   /** by subresource name: `portforward`, `exec`, `attach` */
   pods: Record<string, PodUpgradeHandler>;
   /** the server's ordinary request handler, for upgrade requests to anything else */
@@ -54,6 +60,7 @@ export class Upgrades {
     this.open.add(socket);
     socket.once('close', () => this.open.delete(socket));
     socket.on('error', () => socket.destroy());
+    for (const h of this.deps.handlers ?? []) if (h(req, socket, head)) return;
     const url = new URL(req.url ?? '/', 'http://skiff.local');
     const m = podSubresource.exec(url.pathname);
     const handler = m ? this.deps.pods[m[3] ?? ''] : undefined;

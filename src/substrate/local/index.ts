@@ -8,7 +8,7 @@ import type { StoredObject } from '../../api/meta.js';
 import type { Manager } from '../../control/controller.js';
 import type { Recorder } from '../../control/events.js';
 import { nodeObject } from '../../scheduler/node.js';
-import type { PodExecOptions, PodExecSession, PodLogOptions } from '../substrate.js';
+import type { PodAttachOptions, PodAttachSession, PodExecOptions, PodExecSession, PodLogOptions } from '../substrate.js';
 import type { Client } from '../../store/client.js';
 import type { Substrate } from '../substrate.js';
 import type { CapacityOverrides } from './capacity.js';
@@ -113,6 +113,10 @@ export class LocalSubstrate implements Substrate {
 
   connect(pod: StoredObject, port: number): Promise<Duplex> {
     return this.kubelet.connectPort(pod, port);
+  }
+
+  attach(pod: StoredObject, opts: PodAttachOptions, signal: AbortSignal): Promise<PodAttachSession> {
+    return this.kubelet.attach(pod, opts, signal);
   }
 
   /** where containers reach the API server (SKIFF_SERVER in their environment) */

@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { constants } from 'node:os';
 import { join } from 'node:path';
+import type { Writable } from 'node:stream';
 import type { Container, Pod } from '../../api/core-types.js';
 import { ApiError, StatusReason, isNotFound } from '../../api/errors.js';
 import { Kinds } from '../../api/index.js';
@@ -14,8 +15,9 @@ import type { Controller, Manager, Result } from '../../control/controller.js';
 import type { Recorder } from '../../control/events.js';
 import { assignedGpus } from '../../scheduler/placement.js';
 import type { Client } from '../../store/client.js';
-import type { PodExecOptions, PodExecSession, PodLogOptions } from '../substrate.js';
+import type { PodAttachOptions, PodAttachSession, PodExecOptions, PodExecSession, PodLogOptions } from '../substrate.js';
 import { ConfigError, containerArgv, containerEnv } from './env.js';
+import { followOutput } from './attach.js';
 import { ExecError, execIn, killExec } from './exec.js';
 import type { Environments } from './environments.js';
 import { followLog, readLog } from './logs.js';
@@ -27,6 +29,9 @@ import { adopt, bwrapAvailable, execTarget, launch } from './process.js';
 import type { ContainerRuntime, PodRuntime } from './runtime.js';
 import { loadContainer, logFile, readPodRecord, runDir, writePodRecord } from './runtime.js';
 import { decidePhase, podStatus } from './status.js';
+import type { ContainerIO } from './stdin.js';
+import { needsStdin, openStdin, withStdin } from './stdin.js';
+import { TerminalSizer } from './tty.js';
 import { after, type Timer } from '../../util/timers.js';
 import { containerBinds, prepareVolumes } from './volumes.js';
 import { automounts, inClusterEnv, serviceAccountBind, serviceAccountMountPath, type InClusterContract } from './serviceaccount.js';
@@ -58,6 +63,8 @@ export class Kubelet {
   private readonly pods = new Map<string, PodRuntime>();
   private readonly uidByKey = new Map<string, string>();
   private readonly addresses = new PodAddresses();
+  /** container runs (state dirs) whose `stdinOnce` stdin an attach session has had */
+  private readonly stdinTaken = new Set<string>();
   private readonly podsDir: string;
   private controller?: Controller;
   private readonly sandboxed: boolean;
@@ -399,12 +406,22 @@ export class Kubelet {
     const hostCwd = inVolume ? join(inVolume.source, cwd.slice(inVolume.target.length)) : cwd;
     if (!existsSync(hostCwd)) mkdirSync(hostCwd, { recursive: true });
     if (!existsSync(rt.hostsFile)) this.writeHostsFor(pod, rt, [], []);
+    const stateDir = runDir(rt.dir, spec.name, n);
+    let io = { argv, env: vars };
+    if (needsStdin(spec as ContainerIO)) {
+      try {
+        io = withStdin(argv, vars, stateDir, spec as ContainerIO);
+      } catch (e) {
+        c.waiting = { reason: 'CreateContainerError', message: (e as Error).message };
+        return Date.now() + 2000;
+      }
+    }
     c.waiting = undefined;
     const proc = await launch({
-      stateDir: runDir(rt.dir, spec.name, n),
+      stateDir,
       logFile: logFile(rt.dir, spec.name, n),
-      argv,
-      env: vars,
+      argv: io.argv,
+      env: io.env,
       cwd,
       sandbox: { binds: sandboxBinds, hostname: (pod.spec.hostname ?? rt.name).slice(0, 63), hostsFile: rt.hostsFile },
     });
@@ -537,7 +554,7 @@ export class Kubelet {
     if (!target) throw new ApiError(StatusReason.BadRequest, `container "${cname}" in pod "${p.metadata.name}" is not running`);
     let child;
     try {
-      child = execIn(target, { command: opts.command, stdin: opts.stdin });
+      child = execIn(target, { command: opts.command, stdin: opts.stdin, tty: opts.tty });
     } catch (e) {
       if (e instanceof ExecError) throw new ApiError(StatusReason.BadRequest, `cannot exec in container "${cname}" of pod "${p.metadata.name}": ${e.message}`);
       throw e;
@@ -547,7 +564,47 @@ export class Kubelet {
       proc.once('error', () => resolve({ exitCode: 127 })); // nsenter (or the command) could not be run
       proc.once('exit', (code, signal) => resolve(signal ? { exitCode: 128 + (osSignals[signal] ?? 0), signal } : { exitCode: code ?? 0 }));
     });
-    return { stdout: proc.stdout as NonNullable<typeof proc.stdout>, stderr: proc.stderr as NonNullable<typeof proc.stderr>, stdin: proc.stdin ?? undefined, done, kill: () => killExec(proc) };
+    const sizer = opts.tty ? new TerminalSizer(proc) : undefined;
+    return {
+      stdout: proc.stdout as NonNullable<typeof proc.stdout>, stderr: proc.stderr as NonNullable<typeof proc.stderr>, stdin: proc.stdin ?? undefined, done, kill: () => killExec(proc),
+      ...(sizer ? { resize: (size: { width: number; height: number }) => sizer.resize(size) } : {}),
+    };
+  }
+
+  // ---- attach
+
+  /** The running container's output from now on, and its stdin and terminal when its spec has
+   *  them (stdin.ts); with `stdinOnce`, only the first session that asks gets the stdin. */
+  async attach(pod: StoredObject, opts: PodAttachOptions, signal: AbortSignal): Promise<PodAttachSession> {
+    const p = pod as Pod & StoredObject;
+    const all = [...(p.spec.initContainers ?? []), ...p.spec.containers].map((c) => c.name);
+    const preferred = p.metadata.annotations?.['kubectl.kubernetes.io/default-container'];
+    const cname = opts.container ?? (preferred && all.includes(preferred) ? preferred : p.spec.containers[0]?.name ?? '');
+    if (!all.includes(cname)) throw new ApiError(StatusReason.BadRequest, `container ${cname} is not valid for pod ${p.metadata.name}`);
+    if (terminalPhase(p)) throw new ApiError(StatusReason.BadRequest, `cannot attach to a container in a completed pod; current phase is ${p.status?.phase}`);
+    const c = this.pods.get(p.metadata.uid)?.containers.get(cname);
+    const cur = c?.current;
+    if (!cur || cur.exit) throw new ApiError(StatusReason.BadRequest, `container "${cname}" in pod "${p.metadata.name}" is not running`);
+    const n = cur.n;
+    const done = (): boolean => {
+      const live = this.pods.get(p.metadata.uid)?.containers.get(cname);
+      return !live || live.current?.n !== n || Boolean(live.current?.exit);
+    };
+    const podDir = join(this.podsDir, p.metadata.uid);
+    const spec: ContainerIO = [...(p.spec.initContainers ?? []), ...p.spec.containers].find((x) => x.name === cname) ?? {};
+    const stateDir = runDir(podDir, cname, n);
+    let stdin: Writable | undefined;
+    if (opts.stdin && spec.stdin && !(spec.stdinOnce && this.stdinTaken.has(stateDir))) {
+      stdin = openStdin(stateDir);
+      if (stdin && spec.stdinOnce) this.stdinTaken.add(stateDir);
+    }
+    const pid = c?.proc?.pid;
+    const sizer = spec.tty && pid ? new TerminalSizer({ pid, exitCode: null, signalCode: null }) : undefined;
+    return {
+      output: followOutput(logFile(podDir, cname, n), done, signal),
+      ...(stdin ? { stdin } : {}),
+      ...(sizer ? { resize: (size: { width: number; height: number }) => sizer.resize(size) } : {}),
+    };
   }
 
   /** Port-forward: a connection to the Pod's port at its own address, where its servers listen (a
