@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Generates src/api/schemas/openapi.json: the OpenAPI schemas of every kind Skiff serves, as data.
 //
-//   - built-in kinds (core/v1, batch/v1, and the request kinds kubectl sends: Eviction, access reviews):
+//   - built-in kinds (core/v1, batch/v1, and the kinds of requests and subresources: Eviction, Scale, access reviews):
 //     the component schemas of Kubernetes' own published OpenAPI v3 documents
 //     (k8s.io/kubernetes api/openapi-spec/v3, the module of the version below), kept whole (descriptions,
 //     x-kubernetes-patch-merge-key/-strategy, x-kubernetes-list-type/-map-keys, group-version-kind),
@@ -44,12 +44,12 @@ function k8sDir() {
 
 /** the group-version documents to read, and the kinds of each that Skiff serves or accepts */
 const builtins = [
-  { file: 'api__v1_openapi.json', kinds: ['Pod', 'PodList', 'Namespace', 'NamespaceList', 'ConfigMap', 'ConfigMapList', 'Secret', 'SecretList', 'PersistentVolumeClaim', 'PersistentVolumeClaimList', 'Service', 'ServiceList', 'Node', 'NodeList', 'Event', 'EventList', 'Binding'] },
+  { file: 'api__v1_openapi.json', kinds: ['Pod', 'PodList', 'Namespace', 'NamespaceList', 'ConfigMap', 'ConfigMapList', 'Secret', 'SecretList', 'PersistentVolumeClaim', 'PersistentVolumeClaimList', 'Service', 'ServiceList', 'Node', 'NodeList', 'Event', 'EventList', 'Binding', 'Eviction'] },
   { file: 'apis__batch__v1_openapi.json', kinds: ['Job', 'JobList'] },
-  { file: 'apis__policy__v1_openapi.json', kinds: ['Eviction'] },
   { file: 'apis__authorization.k8s.io__v1_openapi.json', kinds: ['SelfSubjectAccessReview', 'SelfSubjectRulesReview'] },
   { file: 'apis__authentication.k8s.io__v1_openapi.json', kinds: ['SelfSubjectReview'] },
-  { file: 'apis__autoscaling__v1_openapi.json', kinds: ['Scale'] },
+  // autoscaling/v1 Scale is served as a subresource; Kubernetes' documents carry it with apps/v1
+  { file: 'apis__apps__v1_openapi.json', kinds: ['Scale'] },
 ];
 /** meta kinds every group-version document carries */
 const metaKinds = ['io.k8s.apimachinery.pkg.apis.meta.v1.Status', 'io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions', 'io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent', 'io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList', 'io.k8s.apimachinery.pkg.apis.meta.v1.Patch'];
