@@ -11,6 +11,9 @@ export interface ListOptions {
   fieldSelector?: string;
   limit?: number;
   continue?: string;
+  /** "" or "0": any version; otherwise the list must be at least this new (or exactly it, with match Exact) */
+  resourceVersion?: string;
+  resourceVersionMatch?: '' | 'NotOlderThan' | 'Exact';
 }
 
 export interface ListResult {
@@ -38,6 +41,8 @@ export interface WatchEvent {
 /** A change to any kind, as the garbage collector and caches see it. */
 export interface StoreChange extends WatchEvent {
   resource: string; // `${group}/${plural}`
+  /** the object before a MODIFIED change, so a filtered watch sees it enter or leave its selection */
+  prev?: StoredObject;
 }
 
 export interface DeleteOptions {

@@ -6,12 +6,13 @@ import type { KObject, StoredObject } from '../../api/meta.js';
 import type { KindDef, KindRegistry } from '../../api/registry.js';
 import { apiVersionOf } from '../../api/registry.js';
 import type { Client, PatchType } from '../../store/client.js';
-import type { DeleteOptions } from '../../store/store.js';
 import type { PodExecSource, PodLogSource } from '../../substrate/substrate.js';
 import { parseBody, readBody, send } from '../body.js';
+import { isReviewGroup, reviewResourceList, serveReview } from './auth.js';
 import { apiGroupList, apiResourceList, apiVersions } from './discovery.js';
+import { deleteOptions, kubeBool, listOptions, writeOptions } from './options.js';
+import type { FieldValidation, KubeDeleteOptions, KubeListOptions } from './options.js';
 import { servePodExec, servePodLog } from './pods.js';
-import { q, qBool, qInt } from './query.js';
 import { serveWatch } from './watch.js';
 
 /** the patch media types Skiff applies, in the order kube-apiserver lists them */
@@ -27,6 +28,12 @@ export interface KubeApiDeps {
   bookmarkMs?: number;
   /** for `?dryRun=All&render=true`: what storing the object would create (src/server/workloads.ts) */
   dryRender?: (obj: StoredObject) => KObject[];
+  /**
+   * fieldValidation of a create or update body against the kind's schema: throws under Strict,
+   * returns the warnings to send under Warn (`''` is the server's default). Without it, bodies are
+   * taken as they are.
+   */
+  checkFields?: (def: KindDef, body: KObject, mode: FieldValidation) => string[];
 }
 
 interface Target {
@@ -72,6 +79,14 @@ export class KubeApi {
       return send(res, 200, { kind: 'APIGroup', apiVersion: 'v1', name: segs[1], versions: versions.map((v) => ({ groupVersion: `${segs[1]}/${v}`, version: v })), preferredVersion: { groupVersion: `${segs[1]}/${versions[0]}`, version: versions[0] } });
     } else {
       throw new ApiError(StatusReason.NotFound, `the server could not find the requested resource (${method} ${path})`);
+    }
+    if (isReviewGroup(group)) {
+      if (rest.length === 0) {
+        const list = reviewResourceList(group, version);
+        if (list) return send(res, 200, list);
+      } else {
+        return serveReview(req, res, url, group, version, rest);
+      }
     }
     if (rest.length === 0) {
       const list = apiResourceList(registry, group, version);
@@ -141,22 +156,25 @@ export class KubeApi {
     const { client } = this.deps;
     const accept = req.headers.accept;
     const key = { namespace: t.namespace, name: t.name ?? '' };
-    const dryRun = q(url, 'dryRun') === 'All';
     if (t.name === undefined) {
       if (t.def.namespaced && t.namespace === undefined && method !== 'GET') {
         throw new ApiError(StatusReason.MethodNotAllowed, `${method} needs a namespace: use /namespaces/{namespace}/${t.def.plural}`);
       }
       switch (method) {
-        case 'GET':
-          if (qBool(url, 'watch') && url.searchParams.has('watch')) return serveWatch(this.deps.client, req, res, url, t, this.deps.bookmarkMs);
-          return this.list(res, url, t, accept);
+        case 'GET': {
+          const lo = listOptions(url);
+          if (lo.watch) return serveWatch(this.deps.client, req, res, lo, t, this.deps.bookmarkMs);
+          return this.list(res, lo, t, accept);
+        }
         case 'POST': {
+          const { dryRun, fieldValidation } = writeOptions(url, 'CreateOptions');
           const obj = await this.objectBody(req, t);
+          this.checkFields(res, t, obj, fieldValidation);
           const created = await client.create(obj, { dryRun });
-          return send(res, 201, dryRun && qBool(url, 'render') ? this.rendered(created) : created, accept);
+          return send(res, 201, dryRun && kubeBool(url, 'render') ? this.rendered(created) : created, accept);
         }
         case 'DELETE':
-          return this.deleteCollection(res, url, t, accept);
+          return this.deleteCollection(req, res, url, t, accept);
       }
       throw new ApiError(StatusReason.MethodNotAllowed, `${method} is not supported on ${t.def.plural}`);
     }
@@ -171,16 +189,20 @@ export class KubeApi {
     const subresource = t.sub === 'status' ? 'status' as const : undefined;
     switch (method) {
       case 'GET':
+        // a watch of one object by its path (deprecated, still served by kube-apiserver)
+        if (subresource === undefined && t.sub === undefined && kubeBool(url, 'watch')) return this.watchOne(req, res, url, t);
         return send(res, 200, await client.get(t.def, key), accept);
       case 'PUT': {
+        const { dryRun, fieldValidation } = writeOptions(url, 'UpdateOptions');
         const obj = await this.objectBody(req, t);
+        this.checkFields(res, t, obj, fieldValidation);
         if (subresource) return send(res, 200, await client.updateStatus(obj), accept);
         if (t.sub === 'finalize') {
           const live = await client.get(t.def, key);
           return send(res, 200, await client.update({ ...live, spec: { ...live.spec, finalizers: obj.spec?.finalizers ?? [] } }), accept);
         }
         const updated = await client.update(obj, { dryRun });
-        return send(res, 200, dryRun && qBool(url, 'render') ? this.rendered(updated) : updated, accept);
+        return send(res, 200, dryRun && kubeBool(url, 'render') ? this.rendered(updated) : updated, accept);
       }
       case 'PATCH': {
         const ct = (req.headers['content-type'] ?? '').toLowerCase();
@@ -190,42 +212,62 @@ export class KubeApi {
           throw new ApiError(StatusReason.UnsupportedMediaType, `the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.join(', ')}`);
         }
         const type: PatchType = ct.includes('json-patch') ? 'json' : 'merge';
+        const { dryRun } = writeOptions(url, 'PatchOptions', ct);
         const patch = await this.body(req);
         return send(res, 200, await client.patch(t.def, key, patch, type, { subresource, dryRun }), accept);
       }
       case 'DELETE': {
         const opts = await this.deleteOptions(req, url);
-        const out = await client.delete(t.def, key, opts);
-        return send(res, 200, out, accept);
+        return send(res, 200, await this.deleteOne(t.def, key, opts), accept);
       }
     }
     throw new ApiError(StatusReason.MethodNotAllowed, `${method} is not supported on ${t.def.plural}/{name}${t.sub ? '/' + t.sub : ''}`);
   }
 
-  private async deleteOptions(req: IncomingMessage, url: URL): Promise<DeleteOptions> {
-    const opts: DeleteOptions = {};
+  /** DeleteOptions from the body when there is one, else from the query */
+  private async deleteOptions(req: IncomingMessage, url: URL): Promise<KubeDeleteOptions> {
     const raw = await readBody(req);
-    const body = raw.length ? (parseBody(raw, req.headers['content-type']) as any) : {};
-    const grace = body?.gracePeriodSeconds ?? qInt(url, 'gracePeriodSeconds');
-    if (grace !== undefined) opts.gracePeriodSeconds = Number(grace);
-    const policy = body?.propagationPolicy ?? q(url, 'propagationPolicy');
-    if (policy !== undefined) {
-      if (!['Background', 'Foreground', 'Orphan'].includes(policy)) throw new ApiError(StatusReason.BadRequest, `propagationPolicy ${JSON.stringify(policy)} is not one of Background, Foreground, Orphan`);
-      opts.propagationPolicy = policy;
-    }
-    if (body?.orphanDependents === true) opts.propagationPolicy = 'Orphan';
-    if (body?.preconditions?.uid) opts.uid = body.preconditions.uid;
-    if (body?.preconditions?.resourceVersion) opts.resourceVersion = body.preconditions.resourceVersion;
-    return opts;
+    return deleteOptions(url, raw.length ? parseBody(raw, req.headers['content-type']) : undefined);
   }
 
-  private async list(res: ServerResponse, url: URL, t: Target, accept?: string): Promise<void> {
+  /** the fieldValidation hook (KubeApiDeps.checkFields): its warnings go out as `Warning` headers */
+  private checkFields(res: ServerResponse, t: Target, obj: KObject, mode: FieldValidation): void {
+    const warnings = this.deps.checkFields?.(t.def, obj, mode) ?? [];
+    if (warnings.length) res.setHeader('Warning', warnings.map((w) => `299 - ${JSON.stringify(w)}`));
+  }
+
+  /** a delete; under dryRun, the object as the delete would leave it, after the same preconditions */
+  private async deleteOne(def: KindDef, key: { namespace?: string; name: string }, opts: KubeDeleteOptions): Promise<StoredObject> {
+    const { dryRun, ...storeOpts } = opts;
+    if (!dryRun) return this.deps.client.delete(def, key, storeOpts);
+    const live = await this.deps.client.get(def, key);
+    if (opts.uid && opts.uid !== live.metadata.uid) {
+      throw new ApiError(StatusReason.Conflict, `Precondition failed: UID in precondition: ${opts.uid}, UID in object meta: ${live.metadata.uid}`);
+    }
+    if (opts.resourceVersion && opts.resourceVersion !== live.metadata.resourceVersion) {
+      throw new ApiError(StatusReason.Conflict, `Precondition failed: ResourceVersion in precondition: ${opts.resourceVersion}, ResourceVersion in object meta: ${live.metadata.resourceVersion}`);
+    }
+    return live;
+  }
+
+  private watchOne(req: IncomingMessage, res: ServerResponse, url: URL, t: Target): void {
+    const lo = listOptions(url);
+    const byName = `metadata.name=${t.name}`;
+    if (lo.fieldSelector && lo.fieldSelector.replace(/==/, '=') !== byName) {
+      throw new ApiError(StatusReason.BadRequest, "fieldSelector metadata.name doesn't match requested name");
+    }
+    serveWatch(this.deps.client, req, res, { ...lo, fieldSelector: byName }, t, this.deps.bookmarkMs);
+  }
+
+  private async list(res: ServerResponse, lo: KubeListOptions, t: Target, accept?: string): Promise<void> {
     const out = await this.deps.client.list(t.def, {
       namespace: t.namespace,
-      labelSelector: q(url, 'labelSelector'),
-      fieldSelector: q(url, 'fieldSelector'),
-      limit: qInt(url, 'limit'),
-      continue: q(url, 'continue'),
+      labelSelector: lo.labelSelector,
+      fieldSelector: lo.fieldSelector,
+      limit: lo.limit > 0 ? lo.limit : undefined,
+      continue: lo.continue || undefined,
+      resourceVersion: lo.resourceVersion || undefined,
+      resourceVersionMatch: (lo.resourceVersionMatch || undefined) as 'NotOlderThan' | 'Exact' | undefined,
     });
     const metadata: Record<string, unknown> = { resourceVersion: out.resourceVersion };
     if (out.continue) metadata.continue = out.continue;
@@ -233,16 +275,19 @@ export class KubeApi {
     send(res, 200, { apiVersion: apiVersionOf(t.def), kind: `${t.def.kind}List`, metadata, items: out.items }, accept);
   }
 
-  private async deleteCollection(res: ServerResponse, url: URL, t: Target, accept?: string): Promise<void> {
-    const items = await this.deps.client.listAll(t.def, { namespace: t.namespace, labelSelector: q(url, 'labelSelector'), fieldSelector: q(url, 'fieldSelector') });
+  /** DELETE on a collection: what the list options select, each deleted with the delete options */
+  private async deleteCollection(req: IncomingMessage, res: ServerResponse, url: URL, t: Target, accept?: string): Promise<void> {
+    const lo = listOptions(url);
+    const opts = await this.deleteOptions(req, url);
+    const items = await this.deps.client.listAll(t.def, { namespace: t.namespace, labelSelector: lo.labelSelector, fieldSelector: lo.fieldSelector });
     const deleted: StoredObject[] = [];
     for (const o of items) {
       try {
-        deleted.push(await this.deps.client.delete(t.def, { namespace: o.metadata.namespace, name: o.metadata.name }));
+        deleted.push(await this.deleteOne(t.def, { namespace: o.metadata.namespace, name: o.metadata.name }, opts));
       } catch (e) {
         if (!(e instanceof ApiError && e.reason === StatusReason.NotFound)) throw e;
       }
     }
-    send(res, 200, { apiVersion: apiVersionOf(t.def), kind: `${t.def.kind}List`, metadata: {}, items: deleted }, accept);
+    send(res, 200, { apiVersion: apiVersionOf(t.def), kind: `${t.def.kind}List`, metadata: { resourceVersion: this.deps.client.store.resourceVersion() }, items: deleted }, accept);
   }
 }
