@@ -252,6 +252,37 @@ print(json.dumps(out))
     assert.deepEqual((await s.get('/api/v1/namespaces/kc-all/configmaps')).items, []);
   });
 
+  it('list at a resourceVersion (NotOlderThan, Exact), watch timeoutSeconds, the watch of one object by its path, and a delete answered with a Status', async () => {
+    const cms = '/api/v1/namespaces/default/configmaps';
+    await s.create(cms, { metadata: { name: 'rv1' } });
+    const list = await s.get(`${cms}?labelSelector=none`);
+    const rv = list.metadata.resourceVersion;
+    const exact = await s.get(`${cms}?resourceVersion=${rv}&resourceVersionMatch=Exact&labelSelector=none`);
+    assert.equal(exact.metadata.resourceVersion, rv);
+    const notOlder = await s.get(`${cms}?resourceVersion=${rv}&resourceVersionMatch=NotOlderThan`);
+    assert.ok(Number(notOlder.metadata.resourceVersion) >= Number(rv));
+    assert.ok(notOlder.items.some((o: any) => o.metadata.name === 'rv1'));
+
+    // a watch with timeoutSeconds ends by itself, after the initial state
+    const timed = await s.req('GET', `${cms}?watch=true&timeoutSeconds=1&fieldSelector=metadata.name%3Drv1`);
+    assert.equal(timed.status, 200);
+    assert.deepEqual(timed.text.trim().split('\n').map((l) => JSON.parse(l)).map((e: any) => [e.type, e.object.metadata.name]), [['ADDED', 'rv1']]);
+
+    const one = await s.req('GET', `${cms}/rv1?watch=1&timeoutSeconds=-1`);
+    assert.equal(one.status, 200);
+    assert.equal(JSON.parse(one.text.trim()).object.metadata.name, 'rv1');
+    const mismatch = await s.req('GET', `${cms}/rv1?watch=1&fieldSelector=metadata.name%3Dother`);
+    assert.equal(mismatch.status, 400);
+    assert.equal(mismatch.body.message, "fieldSelector metadata.name doesn't match requested name");
+
+    const del = await s.req('DELETE', `${cms}/rv1`);
+    assert.equal(del.status, 200);
+    assert.equal(del.body.kind, 'Status');
+    assert.equal(del.body.status, 'Success');
+    assert.equal(del.body.details.name, 'rv1');
+    assert.equal(del.body.details.kind, 'configmaps');
+  });
+
   it('refuses bad request options with kube-apiserver\'s code, reason and message, and kubectl prints them', async () => {
     const cases: [string, string, number, string, RegExp][] = [
       ['GET', '/api/v1/namespaces/default/pods?limit=ten', 400, 'BadRequest', /^strconv\.ParseInt: parsing "ten": invalid syntax$/],
@@ -267,6 +298,10 @@ print(json.dumps(out))
       ['POST', `/api/v1/namespaces/default/configmaps?fieldManager=${'x'.repeat(129)}`, 422, 'Invalid', /^CreateOptions\.meta\.k8s\.io "" is invalid: fieldManager: Too long: may not be more than 128 bytes$/],
       ['PATCH', '/api/v1/namespaces/default/configmaps/keep?force=true', 422, 'Invalid', /^PatchOptions\.meta\.k8s\.io "" is invalid: force: Forbidden: may not be specified for non-apply patch$/],
       ['DELETE', '/api/v1/namespaces/default/configmaps/keep?propagationPolicy=Later', 422, 'Invalid', /^DeleteOptions\.meta\.k8s\.io "" is invalid: propagationPolicy: Unsupported value: "Later": supported values: "Foreground", "Background", "Orphan", "nil"$/],
+      ['GET', '/api/v1/namespaces/default/configmaps?fieldSelector=data.x%3Dy', 400, 'BadRequest', /^"data\.x" is not a known field selector: only "metadata\.name", "metadata\.namespace"$/],
+      ['GET', '/api/v1/namespaces/default/pods?watch=1&fieldSelector=spec.containers%3Dx', 400, 'BadRequest', /^field label not supported: spec\.containers$/],
+      ['GET', '/apis/batch/v1/namespaces/default/jobs?fieldSelector=status.active%3D1', 400, 'BadRequest', /^field label "status\.active" not supported for Job$/],
+      ['GET', '/apis/kubeflow.org/v1/namespaces/default/pytorchjobs?fieldSelector=spec.runPolicy%3Dx', 400, 'BadRequest', /^field label not supported: spec\.runPolicy$/],
       ['DELETE', '/api/v1/namespaces/default/configmaps?dryRun=Some', 422, 'Invalid', /^DeleteOptions\.meta\.k8s\.io "" is invalid: dryRun: Unsupported value: \["Some"\]: supported values: "All"$/],
     ];
     for (const [method, path, code, reason, message] of cases) {
@@ -288,8 +323,9 @@ print(json.dumps(out))
       ],
     });
     // the Python client sends watch=True, and any other spelling kube-apiserver takes for true works too
+    await s.create('/api/v1/namespaces/default/configmaps', { metadata: { name: 'bool-watch' } });
     for (const v of ['True', 'yes', '']) {
-      const r = await s.req('GET', `/api/v1/namespaces/default/configmaps?watch=${v}&timeoutSeconds=-1`);
+      const r = await s.req('GET', `/api/v1/namespaces/default/configmaps?watch=${v}&timeoutSeconds=-1&fieldSelector=metadata.name%3Dbool-watch`);
       assert.equal(r.status, 200);
       assert.match(r.text, /"type":"ADDED"/, `watch=${v}`);
     }

@@ -10,6 +10,7 @@ import type { PodExecSource, PodLogSource } from '../../substrate/substrate.js';
 import { parseBody, readBody, send } from '../body.js';
 import { isReviewGroup, reviewResourceList, serveReview } from './auth.js';
 import { apiGroupList, apiResourceList, apiVersions } from './discovery.js';
+import { checkFieldSelector } from './field-selectors.js';
 import { deleteOptions, kubeBool, listOptions, writeOptions } from './options.js';
 import type { FieldValidation, KubeDeleteOptions, KubeListOptions } from './options.js';
 import { servePodExec, servePodLog } from './pods.js';
@@ -163,6 +164,7 @@ export class KubeApi {
       switch (method) {
         case 'GET': {
           const lo = listOptions(url);
+          checkFieldSelector(t.def, lo.fieldSelector);
           if (lo.watch) return serveWatch(this.deps.client, req, res, lo, t, this.deps.bookmarkMs);
           return this.list(res, lo, t, accept);
         }
@@ -218,7 +220,14 @@ export class KubeApi {
       }
       case 'DELETE': {
         const opts = await this.deleteOptions(req, url);
-        return send(res, 200, await this.deleteOne(t.def, key, opts), accept);
+        const out = await this.deleteOne(t.def, key, opts);
+        // as kube-apiserver: an object that waits (finalizers, a Pod's grace period) comes back as it
+        // now is; one deleted at once is answered with a Success Status naming it
+        const still = opts.dryRun ? out : await client.find(t.def, key);
+        if (still?.metadata.uid === out.metadata.uid) return send(res, 200, still, accept);
+        const details: Record<string, unknown> = { name: out.metadata.name, kind: t.def.plural, uid: out.metadata.uid };
+        if (t.def.group) details.group = t.def.group;
+        return send(res, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details }, accept);
       }
     }
     throw new ApiError(StatusReason.MethodNotAllowed, `${method} is not supported on ${t.def.plural}/{name}${t.sub ? '/' + t.sub : ''}`);
@@ -278,6 +287,7 @@ export class KubeApi {
   /** DELETE on a collection: what the list options select, each deleted with the delete options */
   private async deleteCollection(req: IncomingMessage, res: ServerResponse, url: URL, t: Target, accept?: string): Promise<void> {
     const lo = listOptions(url);
+    checkFieldSelector(t.def, lo.fieldSelector);
     const opts = await this.deleteOptions(req, url);
     const items = await this.deps.client.listAll(t.def, { namespace: t.namespace, labelSelector: lo.labelSelector, fieldSelector: lo.fieldSelector });
     const deleted: StoredObject[] = [];
