@@ -62,6 +62,10 @@ v1.delete_namespaced_config_map('cm4', 'default', dry_run='All')
 out['afterDryDelete'] = v1.read_namespaced_config_map('cm4', 'default').metadata.name
 v1.delete_collection_namespaced_config_map('default', label_selector='batch=1')
 out['afterCollection'] = sorted(c.metadata.name for c in v1.list_namespaced_config_map('default', label_selector='batch').items)
+try:
+    v1.delete_namespaced_config_map('cm3', 'default', body=client.V1DeleteOptions(preconditions=client.V1Preconditions(uid='not-its-uid')))
+except client.ApiException as e:
+    out['precondition'] = [e.status, json.loads(e.body)['message'], v1.read_namespaced_config_map('cm3', 'default').metadata.uid]
 v1.delete_namespaced_config_map('cm3', 'default', body=client.V1DeleteOptions(propagation_policy='Foreground', grace_period_seconds=0))
 try:
     v1.read_namespaced_config_map('cm3', 'default')
@@ -81,6 +85,9 @@ print(json.dumps(out))
     assert.equal(out.afterDryDelete, 'cm4');
     assert.deepEqual(out.afterCollection, ['cm3', 'cm4']);
     assert.equal(out.deleted, 404);
+    const [status, message, uid] = out.precondition;
+    assert.equal(status, 409);
+    assert.equal(message, `Operation cannot be fulfilled on configmaps "cm3": StorageError: invalid object, Code: 4, Key: /registry/configmaps/default/cm3, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: not-its-uid, UID in object meta: ${uid}`);
   });
 
   it('Python client: watch receives events (watch=True), sees objects leave a label selection, resumes from a resourceVersion', async () => {

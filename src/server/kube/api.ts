@@ -6,6 +6,7 @@ import type { KObject, StoredObject } from '../../api/meta.js';
 import type { KindDef, KindRegistry } from '../../api/registry.js';
 import { apiVersionOf } from '../../api/registry.js';
 import type { Client, PatchType } from '../../store/client.js';
+import { preconditionFailed } from '../../store/store.js';
 import type { PodExecSource, PodLogSource } from '../../substrate/substrate.js';
 import { parseBody, readBody, send } from '../body.js';
 import { isReviewGroup, reviewResourceList, serveReview } from './auth.js';
@@ -251,10 +252,10 @@ export class KubeApi {
     if (!dryRun) return this.deps.client.delete(def, key, storeOpts);
     const live = await this.deps.client.get(def, key);
     if (opts.uid && opts.uid !== live.metadata.uid) {
-      throw new ApiError(StatusReason.Conflict, `Precondition failed: UID in precondition: ${opts.uid}, UID in object meta: ${live.metadata.uid}`);
+      throw preconditionFailed(def, key.namespace, key.name, 'UID', opts.uid, live.metadata.uid);
     }
     if (opts.resourceVersion && opts.resourceVersion !== live.metadata.resourceVersion) {
-      throw new ApiError(StatusReason.Conflict, `Precondition failed: ResourceVersion in precondition: ${opts.resourceVersion}, ResourceVersion in object meta: ${live.metadata.resourceVersion}`);
+      throw preconditionFailed(def, key.namespace, key.name, 'ResourceVersion', opts.resourceVersion, live.metadata.resourceVersion);
     }
     return live;
   }

@@ -11,7 +11,7 @@ import { matchFields, matchLabels, parseFieldSelector, parseLabelSelector } from
 import type {
   DeleteOptions, ListOptions, ListResult, ResourceRef, Store, StoreChange, UpdateOptions, WatchEvent, WatchOptions,
 } from '../store.js';
-import { resourceKey } from '../store.js';
+import { preconditionFailed, resourceKey } from '../store.js';
 
 export interface SqliteStoreOptions {
   /** database file; ':memory:' for tests */
@@ -275,7 +275,7 @@ export class SqliteStore implements Store {
         throw new ApiError(StatusReason.Conflict, `Operation cannot be fulfilled on ${qualified(res)} "${name}": the object has been modified; please apply your changes to the latest version and try again`, { name, group: res.group, kind: res.plural });
       }
       if (input.metadata.uid && input.metadata.uid !== old.metadata.uid) {
-        throw new ApiError(StatusReason.Conflict, `Precondition failed for ${qualified(res)} "${name}": UID in object meta (${input.metadata.uid}) does not match the stored object's (${old.metadata.uid})`);
+        throw preconditionFailed(res, ns, name, 'UID', input.metadata.uid, old.metadata.uid);
       }
       let obj: StoredObject;
       if (opts.subresource === 'status') {
@@ -323,10 +323,10 @@ export class SqliteStore implements Store {
       const old = this.read(res, ns, key.name);
       if (!old) throw notFound(res, key.name);
       if (opts.uid && opts.uid !== old.metadata.uid) {
-        throw new ApiError(StatusReason.Conflict, `Precondition failed: UID in precondition: ${opts.uid}, UID in object meta: ${old.metadata.uid}`);
+        throw preconditionFailed(res, ns, key.name, 'UID', opts.uid, old.metadata.uid);
       }
       if (opts.resourceVersion && opts.resourceVersion !== old.metadata.resourceVersion) {
-        throw new ApiError(StatusReason.Conflict, `Precondition failed: ResourceVersion in precondition: ${opts.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`);
+        throw preconditionFailed(res, ns, key.name, 'ResourceVersion', opts.resourceVersion, old.metadata.resourceVersion);
       }
       const obj = clone(old);
       const finalizers = [...(obj.metadata.finalizers ?? [])];
