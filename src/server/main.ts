@@ -97,7 +97,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   }
   const gc = new GarbageCollector(client, store, registry, log);
   let ready = false;
-  const app = new App({ client, registry, logs: substrate, exec: substrate, version, ready: () => ready, pipelineRoot, artifacts, gateway, metrics, dryRender: dryRenderer(all) });
+  const app = new App({ client, registry, logs: substrate, exec: substrate, version, ready: () => ready, bookmarkMs: config.watchBookmarkMs, pipelineRoot, artifacts, gateway, metrics, dryRender: dryRenderer(all) });
   const server = createServer(app.handle);
   server.keepAliveTimeout = 5000;
   await new Promise<void>((resolve, reject) => {
