@@ -328,6 +328,8 @@ print(json.dumps(out))
       ['GET', '/api/v1/namespaces/default/pods?watch=1&fieldSelector=spec.containers%3Dx', 400, 'BadRequest', /^field label not supported: spec\.containers$/],
       ['GET', '/apis/batch/v1/namespaces/default/jobs?fieldSelector=status.active%3D1', 400, 'BadRequest', /^field label "status\.active" not supported for Job$/],
       ['GET', '/apis/kubeflow.org/v1/namespaces/default/pytorchjobs?fieldSelector=spec.runPolicy%3Dx', 400, 'BadRequest', /^field label not supported: spec\.runPolicy$/],
+      ['GET', '/api/v1/namespaces/default/pods?watch=1&labelSelector=app%20in%20(a%2Cb', 400, 'BadRequest', /^unable to parse requirement: found '', expected: ',' or '\)'$/],
+      ['GET', '/api/v1/namespaces/default/pods?labelSelector=app%3D-x', 400, 'BadRequest', /^unable to parse requirement: values\[0\]\[app\]: Invalid value: "-x": a valid label must be an empty string/],
       ['DELETE', '/api/v1/namespaces/default/configmaps?dryRun=Some', 422, 'Invalid', /^DeleteOptions\.meta\.k8s\.io "" is invalid: dryRun: Unsupported value: \["Some"\]: supported values: "All"$/],
     ];
     for (const [method, path, code, reason, message] of cases) {
@@ -358,6 +360,9 @@ print(json.dumps(out))
     const k = await s.kubectl(['get', '--raw', '/api/v1/namespaces/default/pods?limit=ten']);
     assert.notEqual(k.code, 0);
     assert.match(k.stderr, /Error from server \(BadRequest\): strconv\.ParseInt: parsing "ten": invalid syntax/);
+    const kl = await s.kubectl(['get', 'pods', '-l', 'app in (a,b']);
+    assert.notEqual(kl.code, 0);
+    assert.equal(kl.stderr.trim(), `Error from server (BadRequest): Unable to find "/v1, Resource=pods" that match label selector "app in (a,b", field selector "": unable to parse requirement: found '', expected: ',' or ')'`);
     const kd = await s.kubectl(['get', '--raw', '/api/v1/namespaces/default/pods?resourceVersion=1&resourceVersionMatch=Latest']);
     assert.notEqual(kd.code, 0);
     assert.match(kd.stderr, /The ListOptions "" is invalid: resourceVersionMatch: Unsupported value: "Latest": supported values: "Exact", "NotOlderThan", ""/);

@@ -1,18 +1,17 @@
 // Label and field selectors, parsed once and matched against objects.
 import { ApiError, StatusReason } from '../api/errors.js';
 import type { KObject } from '../api/meta.js';
+import { parseLabels } from './label-selector.js';
+import type { LabelRequirement } from './label-selector.js';
 
-export type Requirement =
-  | { key: string; op: 'exists' | '!exists' }
-  | { key: string; op: '=' | '!='; value: string }
-  | { key: string; op: 'in' | 'notin'; values: string[] };
+export type Requirement = LabelRequirement;
 
 export type Selector = Requirement[];
 
-const keyRe = /^([A-Za-z0-9][-A-Za-z0-9_./]*)?[A-Za-z0-9]$/;
-
-function bad(selector: string, why: string): ApiError {
-  return new ApiError(StatusReason.BadRequest, `unable to parse requirement: invalid selector "${selector}": ${why}`);
+/** Parses a label selector: `a=b,c!=d,e in (x,y),f notin (z),g,!h,n>3`, as Kubernetes does. */
+export function parseLabelSelector(s: string | undefined): Selector {
+  if (!s || !s.trim()) return [];
+  return parseLabels(s);
 }
 
 /** Splits on commas that are not inside parentheses. */
@@ -30,30 +29,6 @@ function splitTop(s: string): string[] {
   }
   out.push(cur);
   return out.map((p) => p.trim()).filter((p) => p.length > 0);
-}
-
-/** Parses a label selector: `a=b,c!=d,e in (x,y),f notin (z),g,!h`. */
-export function parseLabelSelector(s: string | undefined): Selector {
-  if (!s || !s.trim()) return [];
-  return splitTop(s).map((part): Requirement => {
-    let m = /^(\S+?)\s+(in|notin)\s+\(([^)]*)\)$/.exec(part);
-    if (m) {
-      const values = (m[3] ?? '').split(',').map((v) => v.trim()).filter(Boolean);
-      if (!keyRe.test(m[1] ?? '')) throw bad(s, `invalid label key "${m[1]}"`);
-      return { key: m[1] ?? '', op: m[2] as 'in' | 'notin', values };
-    }
-    m = /^(!?)([^=!\s]+)$/.exec(part);
-    if (m) {
-      if (!keyRe.test(m[2] ?? '')) throw bad(s, `invalid label key "${m[2]}"`);
-      return { key: m[2] ?? '', op: m[1] ? '!exists' : 'exists' };
-    }
-    m = /^([^=!\s]+)\s*(==|=|!=)\s*(\S*)$/.exec(part);
-    if (m) {
-      if (!keyRe.test(m[1] ?? '')) throw bad(s, `invalid label key "${m[1]}"`);
-      return { key: m[1] ?? '', op: m[2] === '!=' ? '!=' : '=', value: m[3] ?? '' };
-    }
-    throw bad(s, `cannot parse "${part}"`);
-  });
 }
 
 /** Parses a field selector: `metadata.name=x,status.phase!=Running` (any dotted path). */
@@ -74,6 +49,12 @@ function matches(req: Requirement, value: string | undefined): boolean {
     case '!=': return value !== req.value;
     case 'in': return value !== undefined && req.values.includes(value);
     case 'notin': return value === undefined || !req.values.includes(value);
+    // Gt and Lt compare a label that holds an integer; any other label does not match
+    case 'gt':
+    case 'lt': {
+      if (value === undefined || !/^[+-]?\d+$/.test(value)) return false;
+      return req.op === 'gt' ? Number(value) > req.value : Number(value) < req.value;
+    }
   }
 }
 

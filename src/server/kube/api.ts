@@ -11,7 +11,7 @@ import type { PodExecSource, PodLogSource } from '../../substrate/substrate.js';
 import { parseBody, readBody, send } from '../body.js';
 import { isReviewGroup, reviewResourceList, serveReview } from './auth.js';
 import { apiGroupList, apiResourceList, apiVersions } from './discovery.js';
-import { checkFieldSelector } from './field-selectors.js';
+import { checkSelectors } from './field-selectors.js';
 import { deleteOptions, kubeBool, listOptions, writeOptions } from './options.js';
 import type { FieldValidation, KubeDeleteOptions, KubeListOptions } from './options.js';
 import { servePodExec, servePodLog } from './pods.js';
@@ -165,7 +165,7 @@ export class KubeApi {
       switch (method) {
         case 'GET': {
           const lo = listOptions(url);
-          checkFieldSelector(t.def, lo.fieldSelector);
+          checkSelectors(t.def, lo);
           if (lo.watch) return serveWatch(this.deps.client, req, res, lo, t, this.deps.bookmarkMs);
           return this.list(res, lo, t, accept);
         }
@@ -274,7 +274,8 @@ export class KubeApi {
       namespace: t.namespace,
       labelSelector: lo.labelSelector,
       fieldSelector: lo.fieldSelector,
-      limit: lo.limit > 0 ? lo.limit : undefined,
+      // as kube-apiserver's watch cache: a list at resourceVersion "0" is served whole, without pages
+      limit: lo.limit > 0 && lo.resourceVersion !== '0' ? lo.limit : undefined,
       continue: lo.continue || undefined,
       resourceVersion: lo.resourceVersion || undefined,
       resourceVersionMatch: (lo.resourceVersionMatch || undefined) as 'NotOlderThan' | 'Exact' | undefined,
@@ -288,7 +289,7 @@ export class KubeApi {
   /** DELETE on a collection: what the list options select, each deleted with the delete options */
   private async deleteCollection(req: IncomingMessage, res: ServerResponse, url: URL, t: Target, accept?: string): Promise<void> {
     const lo = listOptions(url);
-    checkFieldSelector(t.def, lo.fieldSelector);
+    checkSelectors(t.def, lo);
     const opts = await this.deleteOptions(req, url);
     const items = await this.deps.client.listAll(t.def, { namespace: t.namespace, labelSelector: lo.labelSelector, fieldSelector: lo.fieldSelector });
     const deleted: StoredObject[] = [];

@@ -3,7 +3,7 @@
 // with the same 400 a cluster gives, so a query that works here works there.
 import { ApiError, StatusReason } from '../../api/errors.js';
 import type { KindDef } from '../../api/registry.js';
-import { parseFieldSelector } from '../../store/selectors.js';
+import { parseFieldSelector, parseLabelSelector } from '../../store/selectors.js';
 
 /** built-in kinds with their own conversion: the fields beyond which they refuse, and how they word it */
 const builtIn: Record<string, { fields: string[]; refuse?: (label: string) => string }> = {
@@ -38,4 +38,13 @@ export function checkFieldSelector(def: KindDef, selector: string | undefined): 
       throw new ApiError(StatusReason.BadRequest, builtin ? `"${label}" is not a known field selector: only "metadata.name", "metadata.namespace"` : `field label not supported: ${label}`);
     }
   }
+}
+
+/**
+ * The selectors of a list, watch or deletecollection, checked before anything starts, as
+ * kube-apiserver decodes them with the other options: a bad one is a 400, never an event on a watch.
+ */
+export function checkSelectors(def: KindDef, opts: { labelSelector?: string; fieldSelector?: string }): void {
+  parseLabelSelector(opts.labelSelector);
+  checkFieldSelector(def, opts.fieldSelector);
 }
