@@ -14,31 +14,58 @@ export function parseLabelSelector(s: string | undefined): Selector {
   return parseLabels(s);
 }
 
-/** Splits on commas that are not inside parentheses. */
-function splitTop(s: string): string[] {
+/** Splits a field selector into terms at commas that are not escaped with a backslash. */
+function fieldTerms(s: string): string[] {
   const out: string[] = [];
-  let depth = 0;
-  let cur = '';
-  for (const ch of s) {
-    if (ch === '(') depth++;
-    if (ch === ')') depth--;
-    if (ch === ',' && depth === 0) {
-      out.push(cur);
-      cur = '';
-    } else cur += ch;
+  let start = 0;
+  let escaped = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i];
+    if (escaped) escaped = false;
+    else if (c === '\\') escaped = true;
+    else if (c === ',') {
+      out.push(s.slice(start, i));
+      start = i + 1;
+    }
   }
-  out.push(cur);
-  return out.map((p) => p.trim()).filter((p) => p.length > 0);
+  out.push(s.slice(start));
+  return out;
 }
 
-/** Parses a field selector: `metadata.name=x,status.phase!=Running` (any dotted path). */
+/** A field selector value with its `\\`, `\,` and `\=` escapes undone, refusing bare `,` and `=`. */
+function unescapeFieldValue(v: string): string {
+  let out = '';
+  let escaped = false;
+  for (const c of v) {
+    if (escaped) {
+      if (c !== '\\' && c !== ',' && c !== '=') throw new ApiError(StatusReason.BadRequest, `invalid field selector: invalid escape sequence: \\${c}`);
+      out += c;
+      escaped = false;
+    } else if (c === '\\') escaped = true;
+    else if (c === ',' || c === '=') throw new ApiError(StatusReason.BadRequest, `invalid field selector: unescaped character in value: ${c.codePointAt(0)}`);
+    else out += c;
+  }
+  if (escaped) throw new ApiError(StatusReason.BadRequest, 'invalid field selector: invalid escape sequence: \\');
+  return out;
+}
+
+/**
+ * Parses a field selector as Kubernetes does: terms `path=value`, `path==value` or `path!=value`
+ * split at unescaped commas, the operator the first one found, nothing trimmed.
+ */
 export function parseFieldSelector(s: string | undefined): Selector {
-  if (!s || !s.trim()) return [];
-  return splitTop(s).map((part): Requirement => {
-    const m = /^([^=!\s]+)\s*(==|=|!=)\s*(.*)$/.exec(part);
-    if (!m) throw new ApiError(StatusReason.BadRequest, `invalid field selector "${s}": expected path=value or path!=value in "${part}"`);
-    return { key: m[1] ?? '', op: m[2] === '!=' ? '!=' : '=', value: (m[3] ?? '').trim() };
-  });
+  if (!s) return [];
+  const out: Selector = [];
+  for (const term of fieldTerms(s).sort()) {
+    if (term === '') continue;
+    let i = 0;
+    let op: '!=' | '==' | '=' | undefined;
+    for (; i < term.length && !op; i++) op = (['!=', '==', '='] as const).find((o) => term.startsWith(o, i));
+    if (!op) throw new ApiError(StatusReason.BadRequest, `invalid selector: '${s}'; can't understand '${term}'`);
+    const at = i - 1;
+    out.push({ key: term.slice(0, at), op: op === '!=' ? '!=' : '=', value: unescapeFieldValue(term.slice(at + op.length)) });
+  }
+  return out;
 }
 
 function matches(req: Requirement, value: string | undefined): boolean {
