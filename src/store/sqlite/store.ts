@@ -69,6 +69,12 @@ export class SqliteStore implements Store {
         rv INTEGER PRIMARY KEY, res TEXT NOT NULL, ns TEXT NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
     `);
+    // each change names its object, so a replayed watch can find what the object was before (a data
+    // file from before this column has none for its older changes: those count as not found)
+    if (!(this.db.prepare('PRAGMA table_info(changes)').all() as { name: string }[]).some((c) => c.name === 'name')) {
+      this.db.exec('ALTER TABLE changes ADD COLUMN name TEXT');
+    }
+    this.db.exec('CREATE INDEX IF NOT EXISTS changes_object ON changes (res, ns, name, rv)');
     this.historySize = opts.historySize ?? 50_000;
     this.stmts = {
       get: this.db.prepare<[string, string, string], Row>('SELECT data FROM objects WHERE res = ? AND ns = ? AND name = ?'),
@@ -85,8 +91,9 @@ export class SqliteStore implements Store {
       dependents: this.db.prepare<[string], { res: string; ns: string; name: string }>('SELECT res, ns, name FROM owners WHERE owner = ?'),
       ownerUids: this.db.prepare<[], { owner: string }>('SELECT DISTINCT owner FROM owners'),
       uidExists: this.db.prepare<[string], { one: number }>('SELECT 1 AS one FROM objects WHERE uid = ?'),
-      change: this.db.prepare('INSERT INTO changes (rv, res, ns, type, data) VALUES (?, ?, ?, ?, ?)'),
+      change: this.db.prepare('INSERT INTO changes (rv, res, ns, name, type, data) VALUES (?, ?, ?, ?, ?, ?)'),
       changedSince: this.db.prepare<[string, number], { one: number }>('SELECT 1 AS one FROM changes WHERE res = ? AND rv > ? LIMIT 1'),
+      previousChange: this.db.prepare<[string, string, string, number], { type: string; data: string }>('SELECT type, data FROM changes WHERE res = ? AND ns = ? AND name = ? AND rv < ? ORDER BY rv DESC LIMIT 1'),
       changesSince: this.db.prepare<[string, number], { type: string; ns: string; data: string }>('SELECT type, ns, data FROM changes WHERE res = ? AND rv > ? ORDER BY rv'),
       oldestChange: this.db.prepare<[], { rv: number | null }>('SELECT min(rv) AS rv FROM changes'),
       trim: this.db.prepare('DELETE FROM changes WHERE rv <= ?'),
@@ -119,7 +126,7 @@ export class SqliteStore implements Store {
 
   /** Records a change: bumps the version, logs it and tells listeners once the transaction commits. */
   private record(res: ResourceRef, type: WatchEvent['type'], obj: StoredObject, pending: StoreChange[], data = JSON.stringify(obj), prev?: StoredObject): void {
-    this.stmts.change.run(this.rv, resourceKey(res), obj.metadata.namespace ?? '', type, data);
+    this.stmts.change.run(this.rv, resourceKey(res), obj.metadata.namespace ?? '', obj.metadata.name, type, data);
     pending.push(prev ? { resource: resourceKey(res), type, object: obj, prev } : { resource: resourceKey(res), type, object: obj });
   }
 
@@ -367,9 +374,27 @@ export class SqliteStore implements Store {
     if (from !== undefined) {
       if (!Number.isInteger(from) || from < 0) throw new ApiError(StatusReason.BadRequest, `invalid resourceVersion "${opts.resourceVersion}"`);
       if (this.expired(from)) throw new ApiError(StatusReason.Gone, `too old resource version: ${from} (${this.oldestKept()})`);
+      // a replayed change that takes an object out of the selection is a DELETED, as it is live; what
+      // the object was before comes from this replay or, for its first change here, from the log
+      const matched = new Map<string, boolean>();
       for (const row of this.stmts.changesSince.all(key, from)) {
         const o = JSON.parse(row.data) as StoredObject;
-        if (wanted(o)) backlog.push({ type: row.type as WatchEvent['type'], object: o });
+        const k = `${row.ns}/${o.metadata.name}`;
+        const now = wanted(o);
+        if (row.type === 'MODIFIED' && (labels.length || fields.length)) {
+          let before = matched.get(k);
+          if (before === undefined) {
+            const prev = this.stmts.previousChange.get(key, row.ns, o.metadata.name, Number(o.metadata.resourceVersion));
+            // not in the kept log: it may have matched, and a DELETED for an object a client never had
+            // is harmless where a missing one is not
+            before = prev === undefined || (prev.type !== 'DELETED' && wanted(JSON.parse(prev.data) as StoredObject));
+          }
+          if (now) backlog.push({ type: before ? 'MODIFIED' : 'ADDED', object: o });
+          else if (before) backlog.push({ type: 'DELETED', object: o });
+        } else if (now) {
+          backlog.push({ type: row.type as WatchEvent['type'], object: o });
+        }
+        matched.set(k, row.type !== 'DELETED' && now);
       }
     } else {
       const current = this.listNow(res, { namespace: ns || undefined, labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector });
