@@ -342,6 +342,18 @@ print(json.dumps(out))
       assert.equal(r.body.reason, reason, `${method} ${path}`);
       assert.match(r.body.message, message, `${method} ${path}`);
     }
+    const bodies: [string, string, unknown, string][] = [
+      ['POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ns', namespace: 'other' } }, 'the namespace of the provided object does not match the namespace sent on the request'],
+      ['PUT', '/api/v1/namespaces/default/configmaps/keep', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'keep', namespace: 'other' } }, 'the namespace of the object (other) does not match the namespace on the request (default)'],
+      ['PUT', '/api/v1/namespaces/default/configmaps/keep', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kept' } }, 'the name of the object (kept) does not match the name on the URL (keep)'],
+      ['POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'batch/v1', kind: 'ConfigMap', metadata: { name: 'gv' } }, 'the API version in the data (batch/v1) does not match the expected API version (v1)'],
+    ];
+    await s.create('/api/v1/namespaces/default/configmaps', { metadata: { name: 'keep' } }).catch(() => undefined);
+    for (const [method, path, body, message] of bodies) {
+      const r = await s.req(method, path, body);
+      assert.equal(r.status, 400, r.text);
+      assert.equal(r.body.message, message);
+    }
     const invalid = await s.req('GET', '/api/v1/namespaces/default/pods?watch=true&sendInitialEvents=true&resourceVersionMatch=Exact');
     assert.deepEqual(invalid.body.details, {
       group: 'meta.k8s.io', kind: 'ListOptions',

@@ -136,12 +136,18 @@ export class KubeApi {
     // a body may leave apiVersion/kind out; they come from the path
     obj.apiVersion ??= apiVersionOf(t.def);
     obj.kind ??= t.def.kind;
-    if (obj.apiVersion !== apiVersionOf(t.def) || obj.kind !== t.def.kind) {
+    if (obj.apiVersion !== apiVersionOf(t.def)) {
+      throw new ApiError(StatusReason.BadRequest, `the API version in the data (${obj.apiVersion}) does not match the expected API version (${apiVersionOf(t.def)})`);
+    }
+    if (obj.kind !== t.def.kind) {
       throw new ApiError(StatusReason.BadRequest, `the body is a ${obj.apiVersion}/${obj.kind} but the path is for ${apiVersionOf(t.def)}/${t.def.kind}`);
     }
     if (t.def.namespaced) {
       if (obj.metadata.namespace && obj.metadata.namespace !== t.namespace) {
-        throw new ApiError(StatusReason.BadRequest, `the namespace of the provided object (${obj.metadata.namespace}) does not match the namespace sent on the request (${t.namespace})`);
+        // kube-apiserver's two wordings: an update's name check, a create's namespace check
+        throw new ApiError(StatusReason.BadRequest, t.name !== undefined
+          ? `the namespace of the object (${obj.metadata.namespace}) does not match the namespace on the request (${t.namespace})`
+          : 'the namespace of the provided object does not match the namespace sent on the request');
       }
       obj.metadata.namespace = t.namespace;
     }
