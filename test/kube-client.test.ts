@@ -224,6 +224,28 @@ print(json.dumps(out))
     assert.match(after.stderr, /Error from server \(NotFound\): pods "sleeper" not found/);
   });
 
+  it('kubectl create configmap, secret, namespace and job: typed clients sending protobuf', async () => {
+    const cm = await s.kubectl(['create', 'configmap', 'typed', '--from-literal=a=1', '--from-literal=b=two']);
+    assert.equal(cm.code, 0, cm.stderr);
+    assert.equal(cm.stdout.trim(), 'configmap/typed created');
+    assert.deepEqual((await s.get('/api/v1/namespaces/default/configmaps/typed')).data, { a: '1', b: 'two' });
+    const secret = await s.kubectl(['create', 'secret', 'generic', 'typed', '--from-literal=password=hunter2']);
+    assert.equal(secret.code, 0, secret.stderr);
+    assert.equal(Buffer.from((await s.get('/api/v1/namespaces/default/secrets/typed')).data.password, 'base64').toString(), 'hunter2');
+    const ns = await s.kubectl(['create', 'namespace', 'typed-ns']);
+    assert.equal(ns.code, 0, ns.stderr);
+    assert.equal((await s.get('/api/v1/namespaces/typed-ns')).metadata.name, 'typed-ns');
+    const job = await s.kubectl(['create', 'job', 'typed', '--image=python', '--', 'python3', '-c', 'print("from a typed job")']);
+    assert.equal(job.code, 0, job.stderr);
+    const done = await s.kubectl(['wait', '--for=condition=Complete', 'job/typed', '--timeout=120s']);
+    assert.equal(done.code, 0, done.stderr);
+    const logs = await s.kubectl(['logs', 'job/typed']);
+    assert.equal(logs.stdout.trim(), 'from a typed job');
+    const dup = await s.kubectl(['create', 'configmap', 'typed']);
+    assert.notEqual(dup.code, 0);
+    assert.equal(dup.stderr.trim(), 'error: failed to create configmap: configmaps "typed" already exists');
+  });
+
   it('kubectl auth can-i and whoami answer for the one local user', async () => {
     const can = await s.kubectl(['auth', 'can-i', 'create', 'pods']);
     assert.equal(can.code, 0, can.stderr);

@@ -15,6 +15,7 @@ import { checkSelectors } from './field-selectors.js';
 import { deleteOptions, kubeBool, listOptions, writeOptions } from './options.js';
 import type { FieldValidation, KubeDeleteOptions, KubeListOptions } from './options.js';
 import { servePodExec, servePodLog } from './pods.js';
+import { decodeProtobuf, isProtobuf } from './protobuf.js';
 import { serveWatch } from './watch.js';
 
 /** the patch media types Skiff applies, in the order kube-apiserver lists them */
@@ -123,7 +124,9 @@ export class KubeApi {
   }
 
   private async body(req: IncomingMessage): Promise<unknown> {
-    return parseBody(await readBody(req), req.headers['content-type']);
+    const raw = await readBody(req);
+    // kubectl's typed clients send built-in kinds as protobuf
+    return isProtobuf(req.headers['content-type']) ? decodeProtobuf(raw) : parseBody(raw, req.headers['content-type']);
   }
 
   private async objectBody(req: IncomingMessage, t: Target): Promise<KObject> {
@@ -243,7 +246,8 @@ export class KubeApi {
   /** DeleteOptions from the body when there is one, else from the query */
   private async deleteOptions(req: IncomingMessage, url: URL): Promise<KubeDeleteOptions> {
     const raw = await readBody(req);
-    return deleteOptions(url, raw.length ? parseBody(raw, req.headers['content-type']) : undefined);
+    const ct = req.headers['content-type'];
+    return deleteOptions(url, raw.length ? (isProtobuf(ct) ? decodeProtobuf(raw) : parseBody(raw, ct)) : undefined);
   }
 
   /** the fieldValidation hook (KubeApiDeps.checkFields): its warnings go out as `Warning` headers */
