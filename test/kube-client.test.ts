@@ -59,6 +59,10 @@ try:
 except client.ApiException as e:
     out['dryStored'] = e.status
 v1.delete_namespaced_config_map('cm4', 'default', dry_run='All')
+v1.create_namespaced_pod('default', {'metadata': {'name': 'dry-status'}, 'spec': {'containers': [{'name': 'main', 'image': 'python', 'command': ['sleep', '600']}]}})
+dry_status = v1.patch_namespaced_pod_status('dry-status', 'default', [{'op': 'add', 'path': '/status/message', 'value': 'dry'}], dry_run='All')
+out['dryStatus'] = [dry_status.status.message, v1.read_namespaced_pod('dry-status', 'default').status.message]
+v1.delete_namespaced_pod('dry-status', 'default', grace_period_seconds=0)
 out['afterDryDelete'] = v1.read_namespaced_config_map('cm4', 'default').metadata.name
 v1.delete_collection_namespaced_config_map('default', label_selector='batch=1')
 out['afterCollection'] = sorted(c.metadata.name for c in v1.list_namespaced_config_map('default', label_selector='batch').items)
@@ -83,6 +87,7 @@ print(json.dumps(out))
     assert.equal(out.dryName, 'dry');
     assert.equal(out.dryStored, 404);
     assert.equal(out.afterDryDelete, 'cm4');
+    assert.deepEqual(out.dryStatus, ['dry', null]);
     assert.deepEqual(out.afterCollection, ['cm3', 'cm4']);
     assert.equal(out.deleted, 404);
     const [status, message, uid] = out.precondition;

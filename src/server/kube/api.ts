@@ -208,7 +208,11 @@ export class KubeApi {
         const { dryRun, fieldValidation } = writeOptions(url, 'UpdateOptions');
         const obj = await this.objectBody(req, t);
         this.checkFields(res, t, obj, fieldValidation);
-        if (subresource) return send(res, 200, await client.updateStatus(obj), accept);
+        if (subresource) {
+          // a dry run writes nothing, the status subresource's included
+          if (dryRun) return send(res, 200, { ...(await client.get(t.def, key)), status: obj.status }, accept);
+          return send(res, 200, await client.updateStatus(obj), accept);
+        }
         if (t.sub === 'finalize') {
           const live = await client.get(t.def, key);
           return send(res, 200, await client.update({ ...live, spec: { ...live.spec, finalizers: obj.spec?.finalizers ?? [] } }), accept);
