@@ -71,6 +71,7 @@ describe('request options', () => {
     assert.deepEqual(deleteOptions(u('propagationPolicy=Orphan'), { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Foreground', gracePeriodSeconds: 0, preconditions: { uid: 'u1' } }),
       { dryRun: false, propagationPolicy: 'Foreground', gracePeriodSeconds: 0, uid: 'u1' });
     assert.deepEqual(deleteOptions(u('gracePeriodSeconds=5&orphanDependents=true&dryRun=All'), undefined), { dryRun: true, gracePeriodSeconds: 5, propagationPolicy: 'Orphan' });
+    assert.equal(deleteOptions(u('gracePeriodSeconds=-3'), undefined).gracePeriodSeconds, 1);
     assert.equal(refusal(() => deleteOptions(u('propagationPolicy=Later'), undefined)).message, 'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Later": supported values: "Foreground", "Background", "Orphan", "nil"');
     assert.equal(refusal(() => deleteOptions(u(''), { orphanDependents: true, propagationPolicy: 'Background' })).message, 'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "Background": orphanDependents and deletionPropagation cannot be both set');
     assert.equal(refusal(() => deleteOptions(u(''), { gracePeriodSeconds: 'soon' })).message, 'json: cannot unmarshal string into Go struct field DeleteOptions.gracePeriodSeconds of type int64');

@@ -301,7 +301,8 @@ export function deleteOptions(url: URL, bodyValue: unknown): KubeDeleteOptions {
   problems.push(...dryRunProblems(dryRun));
   if (problems.length) throw invalidOptions('DeleteOptions', problems);
   const out: KubeDeleteOptions = { dryRun: dryRun.length > 0 };
-  if (grace !== undefined) out.gracePeriodSeconds = grace;
+  // as kube-apiserver's delete: a negative grace period is one second
+  if (grace !== undefined) out.gracePeriodSeconds = grace < 0 ? 1 : grace;
   if (policy !== undefined) out.propagationPolicy = policy as KubeDeleteOptions['propagationPolicy'];
   else if (orphan !== undefined) out.propagationPolicy = orphan ? 'Orphan' : 'Background';
   if (uid !== undefined) out.uid = uid;
