@@ -43,7 +43,9 @@ export interface StatusDetails {
   name?: string;
   group?: string;
   kind?: string;
+  uid?: string;
   causes?: { reason: string; message: string; field: string }[];
+  retryAfterSeconds?: number;
 }
 
 /** Thrown by the store, validation and the server; carries what a Kubernetes Status carries. */
@@ -51,6 +53,8 @@ export class ApiError extends Error {
   readonly reason: StatusReason;
   readonly code: number;
   readonly details: StatusDetails;
+  /** a continue token the Status carries in its metadata (an expired list continue, as kube-apiserver answers) */
+  continueToken?: string;
 
   constructor(reason: StatusReason, message: string, details: StatusDetails = {}) {
     super(message);
@@ -64,11 +68,12 @@ export class ApiError extends Error {
     return {
       kind: 'Status',
       apiVersion: 'v1',
-      metadata: {},
+      metadata: this.continueToken ? { continue: this.continueToken } : {},
       status: 'Failure',
       message: this.message,
       reason: this.reason,
-      details: this.details,
+      // an empty cause field is left out, as Kubernetes' JSON omits it
+      details: this.details.causes ? { ...this.details, causes: this.details.causes.map(({ field, ...c }) => (field ? { ...c, field } : c)) } : this.details,
       code: this.code,
     };
   }

@@ -21,6 +21,8 @@ export interface SkiffOptions {
   crashLoopBackoffMax?: string | number;
   /** how many changes the store keeps for watches to resume from */
   watchHistory?: number;
+  /** how often a watch that allows bookmarks gets one (default 15s) */
+  watchBookmarkInterval?: string | number;
   /** how long Events are kept after they last happened (Kubernetes: 1h) */
   eventTTL?: string | number;
   /** print every controller retry, not only failures that keep coming back */
@@ -43,6 +45,7 @@ export interface SkiffConfig {
   crashLoopBackoffMs: number;
   crashLoopBackoffMaxMs: number;
   watchHistory: number;
+  watchBookmarkMs: number;
   eventTtlMs: number;
   verbose: boolean;
   pythonZygote: boolean;
@@ -82,6 +85,7 @@ export function compileConfig(opts: SkiffOptions): SkiffConfig {
     crashLoopBackoffMs: parseDuration(o.crashLoopBackoff ?? '10s', 'crashLoopBackoff'),
     crashLoopBackoffMaxMs: parseDuration(o.crashLoopBackoffMax ?? '5m', 'crashLoopBackoffMax'),
     watchHistory: o.watchHistory ?? 50_000,
+    watchBookmarkMs: parseDuration(o.watchBookmarkInterval ?? '15s', 'watchBookmarkInterval'),
     eventTtlMs: parseDuration(o.eventTTL ?? '1h', 'eventTTL'),
     verbose: o.verbose ?? process.env.SKIFF_VERBOSE === '1',
     pythonZygote: o.pythonZygote ?? process.env.SKIFF_PYTHON_ZYGOTE !== '0',

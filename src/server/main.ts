@@ -103,7 +103,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   }
   const gc = new GarbageCollector(client, store, registry, log);
   let ready = false;
-  const app = new App({ client, registry, logs: substrate, exec: substrate, version, ready: () => ready, pipelineRoot, artifacts, gateway, metrics, dryRender: dryRenderer(all) });
+  const app = new App({ client, registry, logs: substrate, exec: substrate, version, ready: () => ready, bookmarkMs: config.watchBookmarkMs, pipelineRoot, artifacts, gateway, metrics, dryRender: dryRenderer(all) });
   const server = createServer(app.handle);
   // Pod subresources that stream both ways (exec, attach, portforward) arrive as upgrade requests (kube/upgrade.ts)
   const upgrades = new Upgrades({

@@ -176,7 +176,7 @@ export class Client {
       const pinned = (patch as any)?.metadata?.resourceVersion !== undefined;
       if (!pinned) next.metadata = { ...next.metadata, resourceVersion: live.metadata.resourceVersion };
       try {
-        if (opts.subresource === 'status') return await this.updateStatus(next);
+        if (opts.subresource === 'status') return opts.dryRun ? { ...live, status: next.status } : await this.updateStatus(next);
         return await this.update(next, { dryRun: opts.dryRun });
       } catch (e) {
         if (!pinned && e instanceof ApiError && e.reason === StatusReason.Conflict && attempt < 5) continue;

@@ -1,69 +1,71 @@
 // Label and field selectors, parsed once and matched against objects.
 import { ApiError, StatusReason } from '../api/errors.js';
 import type { KObject } from '../api/meta.js';
+import { parseLabels } from './label-selector.js';
+import type { LabelRequirement } from './label-selector.js';
 
-export type Requirement =
-  | { key: string; op: 'exists' | '!exists' }
-  | { key: string; op: '=' | '!='; value: string }
-  | { key: string; op: 'in' | 'notin'; values: string[] };
+export type Requirement = LabelRequirement;
 
 export type Selector = Requirement[];
 
-const keyRe = /^([A-Za-z0-9][-A-Za-z0-9_./]*)?[A-Za-z0-9]$/;
-
-function bad(selector: string, why: string): ApiError {
-  return new ApiError(StatusReason.BadRequest, `unable to parse requirement: invalid selector "${selector}": ${why}`);
-}
-
-/** Splits on commas that are not inside parentheses. */
-function splitTop(s: string): string[] {
-  const out: string[] = [];
-  let depth = 0;
-  let cur = '';
-  for (const ch of s) {
-    if (ch === '(') depth++;
-    if (ch === ')') depth--;
-    if (ch === ',' && depth === 0) {
-      out.push(cur);
-      cur = '';
-    } else cur += ch;
-  }
-  out.push(cur);
-  return out.map((p) => p.trim()).filter((p) => p.length > 0);
-}
-
-/** Parses a label selector: `a=b,c!=d,e in (x,y),f notin (z),g,!h`. */
+/** Parses a label selector: `a=b,c!=d,e in (x,y),f notin (z),g,!h,n>3`, as Kubernetes does. */
 export function parseLabelSelector(s: string | undefined): Selector {
   if (!s || !s.trim()) return [];
-  return splitTop(s).map((part): Requirement => {
-    let m = /^(\S+?)\s+(in|notin)\s+\(([^)]*)\)$/.exec(part);
-    if (m) {
-      const values = (m[3] ?? '').split(',').map((v) => v.trim()).filter(Boolean);
-      if (!keyRe.test(m[1] ?? '')) throw bad(s, `invalid label key "${m[1]}"`);
-      return { key: m[1] ?? '', op: m[2] as 'in' | 'notin', values };
-    }
-    m = /^(!?)([^=!\s]+)$/.exec(part);
-    if (m) {
-      if (!keyRe.test(m[2] ?? '')) throw bad(s, `invalid label key "${m[2]}"`);
-      return { key: m[2] ?? '', op: m[1] ? '!exists' : 'exists' };
-    }
-    m = /^([^=!\s]+)\s*(==|=|!=)\s*(\S*)$/.exec(part);
-    if (m) {
-      if (!keyRe.test(m[1] ?? '')) throw bad(s, `invalid label key "${m[1]}"`);
-      return { key: m[1] ?? '', op: m[2] === '!=' ? '!=' : '=', value: m[3] ?? '' };
-    }
-    throw bad(s, `cannot parse "${part}"`);
-  });
+  return parseLabels(s);
 }
 
-/** Parses a field selector: `metadata.name=x,status.phase!=Running` (any dotted path). */
+/** Splits a field selector into terms at commas that are not escaped with a backslash. */
+function fieldTerms(s: string): string[] {
+  const out: string[] = [];
+  let start = 0;
+  let escaped = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i];
+    if (escaped) escaped = false;
+    else if (c === '\\') escaped = true;
+    else if (c === ',') {
+      out.push(s.slice(start, i));
+      start = i + 1;
+    }
+  }
+  out.push(s.slice(start));
+  return out;
+}
+
+/** A field selector value with its `\\`, `\,` and `\=` escapes undone, refusing bare `,` and `=`. */
+function unescapeFieldValue(v: string): string {
+  let out = '';
+  let escaped = false;
+  for (const c of v) {
+    if (escaped) {
+      if (c !== '\\' && c !== ',' && c !== '=') throw new ApiError(StatusReason.BadRequest, `invalid field selector: invalid escape sequence: \\${c}`);
+      out += c;
+      escaped = false;
+    } else if (c === '\\') escaped = true;
+    else if (c === ',' || c === '=') throw new ApiError(StatusReason.BadRequest, `invalid field selector: unescaped character in value: ${c.codePointAt(0)}`);
+    else out += c;
+  }
+  if (escaped) throw new ApiError(StatusReason.BadRequest, 'invalid field selector: invalid escape sequence: \\');
+  return out;
+}
+
+/**
+ * Parses a field selector as Kubernetes does: terms `path=value`, `path==value` or `path!=value`
+ * split at unescaped commas, the operator the first one found, nothing trimmed.
+ */
 export function parseFieldSelector(s: string | undefined): Selector {
-  if (!s || !s.trim()) return [];
-  return splitTop(s).map((part): Requirement => {
-    const m = /^([^=!\s]+)\s*(==|=|!=)\s*(.*)$/.exec(part);
-    if (!m) throw new ApiError(StatusReason.BadRequest, `invalid field selector "${s}": expected path=value or path!=value in "${part}"`);
-    return { key: m[1] ?? '', op: m[2] === '!=' ? '!=' : '=', value: (m[3] ?? '').trim() };
-  });
+  if (!s) return [];
+  const out: Selector = [];
+  for (const term of fieldTerms(s).sort()) {
+    if (term === '') continue;
+    let i = 0;
+    let op: '!=' | '==' | '=' | undefined;
+    for (; i < term.length && !op; i++) op = (['!=', '==', '='] as const).find((o) => term.startsWith(o, i));
+    if (!op) throw new ApiError(StatusReason.BadRequest, `invalid selector: '${s}'; can't understand '${term}'`);
+    const at = i - 1;
+    out.push({ key: term.slice(0, at), op: op === '!=' ? '!=' : '=', value: unescapeFieldValue(term.slice(at + op.length)) });
+  }
+  return out;
 }
 
 function matches(req: Requirement, value: string | undefined): boolean {
@@ -74,6 +76,12 @@ function matches(req: Requirement, value: string | undefined): boolean {
     case '!=': return value !== req.value;
     case 'in': return value !== undefined && req.values.includes(value);
     case 'notin': return value === undefined || !req.values.includes(value);
+    // Gt and Lt compare a label that holds an integer; any other label does not match
+    case 'gt':
+    case 'lt': {
+      if (value === undefined || !/^[+-]?\d+$/.test(value)) return false;
+      return req.op === 'gt' ? Number(value) > req.value : Number(value) < req.value;
+    }
   }
 }
 

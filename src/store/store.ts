@@ -2,6 +2,7 @@
 // finalizers and watch. SQLite implements it today; anything that keeps these promises can replace it.
 import type { KindDef } from '../api/registry.js';
 import type { ObjectKey, StoredObject, KObject } from '../api/meta.js';
+import { ApiError, StatusReason } from '../api/errors.js';
 
 export type ResourceRef = Pick<KindDef, 'group' | 'version' | 'kind' | 'plural' | 'namespaced' | 'hasStatus' | 'deletionBlocked'>;
 
@@ -11,6 +12,9 @@ export interface ListOptions {
   fieldSelector?: string;
   limit?: number;
   continue?: string;
+  /** "" or "0": any version; otherwise the list must be at least this new (or exactly it, with match Exact) */
+  resourceVersion?: string;
+  resourceVersionMatch?: '' | 'NotOlderThan' | 'Exact';
 }
 
 export interface ListResult {
@@ -38,6 +42,8 @@ export interface WatchEvent {
 /** A change to any kind, as the garbage collector and caches see it. */
 export interface StoreChange extends WatchEvent {
   resource: string; // `${group}/${plural}`
+  /** the object before a MODIFIED change, so a filtered watch sees it enter or leave its selection */
+  prev?: StoredObject;
 }
 
 export interface DeleteOptions {
@@ -81,4 +87,21 @@ export interface Store {
 
 export function resourceKey(res: Pick<ResourceRef, 'group' | 'plural'>): string {
   return `${res.group}/${res.plural}`;
+}
+
+/** where kube-apiserver keeps an object in etcd; its precondition errors name this key */
+function etcdKey(res: Pick<ResourceRef, 'group' | 'plural'>, namespace: string | undefined, name: string): string {
+  const builtIn = res.group === '' || !res.group.includes('.') || res.group.endsWith('.k8s.io');
+  const prefix = res.group === '' && res.plural === 'services' ? 'services/specs' : res.group === '' && res.plural === 'nodes' ? 'minions' : builtIn ? res.plural : `${res.group}/${res.plural}`;
+  return `/registry/${prefix}/${namespace ? namespace + '/' : ''}${name}`;
+}
+
+/**
+ * A failed uid or resourceVersion precondition, worded as kube-apiserver words it: a Conflict whose
+ * message carries the storage error it wraps.
+ */
+export function preconditionFailed(res: Pick<ResourceRef, 'group' | 'plural'>, namespace: string | undefined, name: string, field: 'UID' | 'ResourceVersion', wanted: string, actual: string): ApiError {
+  const resource = res.group ? `${res.plural}.${res.group}` : res.plural;
+  const storage = `StorageError: invalid object, Code: 4, Key: ${etcdKey(res, namespace, name)}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: ${field} in precondition: ${wanted}, ${field} in object meta: ${actual}`;
+  return new ApiError(StatusReason.Conflict, `Operation cannot be fulfilled on ${resource} "${name}": ${storage}`, { name, group: res.group, kind: res.plural });
 }

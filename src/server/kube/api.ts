@@ -6,17 +6,21 @@ import type { KObject, StoredObject } from '../../api/meta.js';
 import type { KindDef, KindRegistry } from '../../api/registry.js';
 import { apiVersionOf } from '../../api/registry.js';
 import type { Client, PatchType } from '../../store/client.js';
-import type { DeleteOptions } from '../../store/store.js';
+import { preconditionFailed } from '../../store/store.js';
 import type { PodExecSource, PodLogSource } from '../../substrate/substrate.js';
 import { parseBody, readBody, send } from '../body.js';
+import { reviewResources, serveReview } from './auth.js';
 import { Discovery, verbsOf } from './discovery.js';
+import { evictPod } from './eviction.js';
+import { checkSelectors } from './field-selectors.js';
 import { patchFieldCheck, validateBodyFields } from './fields.js';
 import { OpenApi } from './openapi.js';
+import { deleteOptions, kubeBool, listOptions, writeOptions } from './options.js';
+import type { KubeDeleteOptions, KubeListOptions } from './options.js';
 import { recordCreate, recordReplace, servePatch } from './patch.js';
-import { evictPod } from './eviction.js';
 import { servePodExec, servePodLog } from './pods.js';
+import { decodeProtobuf, isProtobuf } from './protobuf.js';
 import { serveScale } from './scale.js';
-import { q, qBool, qInt } from './query.js';
 import { eventView, negotiateView, sendViewed, type ResponseView } from './table.js';
 import { serveWatch } from './watch.js';
 
@@ -49,6 +53,16 @@ export class KubeApi {
 
   constructor(private readonly deps: KubeApiDeps) {
     this.discovery = new Discovery(deps.registry);
+    // the access reviews kubectl auth can-i / whoami send: groups of resources nothing stores
+    for (const gv of new Set(reviewResources.map((r) => `${r.group}/${r.version}`))) {
+      const [group = '', version = ''] = gv.split('/');
+      this.discovery.addGroup({
+        group, version,
+        resources: reviewResources.filter((r) => r.group === group && r.version === version)
+          .map((r) => ({ resource: r.plural, singular: r.kind.toLowerCase(), kind: r.kind, namespaced: false, verbs: ['create'] })),
+        handle: (req, res, url, rest) => serveReview(req, res, url, group, version, rest),
+      });
+    }
     this.openapi = new OpenApi(this.discovery);
   }
 
@@ -112,7 +126,8 @@ export class KubeApi {
   private async body(req: IncomingMessage): Promise<unknown> {
     const raw = await readBody(req);
     this.rawBodies.set(req, raw);
-    return parseBody(raw, req.headers['content-type']);
+    // kubectl's typed clients send built-in kinds as protobuf
+    return isProtobuf(req.headers['content-type']) ? decodeProtobuf(raw) : parseBody(raw, req.headers['content-type']);
   }
 
   private async objectBody(req: IncomingMessage, t: Target): Promise<KObject> {
@@ -125,12 +140,18 @@ export class KubeApi {
     // a body may leave apiVersion/kind out; they come from the path
     obj.apiVersion ??= apiVersionOf(t.def);
     obj.kind ??= t.def.kind;
-    if (obj.apiVersion !== apiVersionOf(t.def) || obj.kind !== t.def.kind) {
+    if (obj.apiVersion !== apiVersionOf(t.def)) {
+      throw new ApiError(StatusReason.BadRequest, `the API version in the data (${obj.apiVersion}) does not match the expected API version (${apiVersionOf(t.def)})`);
+    }
+    if (obj.kind !== t.def.kind) {
       throw new ApiError(StatusReason.BadRequest, `the body is a ${obj.apiVersion}/${obj.kind} but the path is for ${apiVersionOf(t.def)}/${t.def.kind}`);
     }
     if (t.def.namespaced) {
       if (obj.metadata.namespace && obj.metadata.namespace !== t.namespace) {
-        throw new ApiError(StatusReason.BadRequest, `the namespace of the provided object (${obj.metadata.namespace}) does not match the namespace sent on the request (${t.namespace})`);
+        // kube-apiserver's two wordings: an update's name check, a create's namespace check
+        throw new ApiError(StatusReason.BadRequest, t.name !== undefined
+          ? `the namespace of the object (${obj.metadata.namespace}) does not match the namespace on the request (${t.namespace})`
+          : 'the namespace of the provided object does not match the namespace sent on the request');
       }
       obj.metadata.namespace = t.namespace;
     }
@@ -147,7 +168,6 @@ export class KubeApi {
     const { client } = this.deps;
     const accept = req.headers.accept;
     const key = { namespace: t.namespace, name: t.name ?? '' };
-    const dryRun = q(url, 'dryRun') === 'All';
     if (t.name === undefined) {
       if (t.def.namespaced && t.namespace === undefined && method !== 'GET') {
         throw new ApiError(StatusReason.MethodNotAllowed, `${method} needs a namespace: use /namespaces/{namespace}/${t.def.plural}`);
@@ -155,19 +175,22 @@ export class KubeApi {
       switch (method) {
         case 'GET': {
           const view = negotiateView(accept);
-          if (qBool(url, 'watch') && url.searchParams.has('watch')) return serveWatch(this.deps.client, req, res, url, t, this.deps.bookmarkMs, eventView(t.def, view, url));
-          return this.list(res, url, t, accept, view);
+          const lo = listOptions(url);
+          checkSelectors(t.def, lo);
+          if (lo.watch) return serveWatch(this.deps.client, req, res, lo, t, this.deps.bookmarkMs, eventView(t.def, view, url));
+          return this.list(res, url, lo, t, accept, view);
         }
         case 'POST': {
+          const { dryRun } = writeOptions(url, 'CreateOptions');
           const obj = await this.objectBody(req, t);
           validateBodyFields(res, url, t.def, obj, this.rawBodies.get(req), 'CreateOptions', req.headers['content-type']);
           recordCreate(t.def, obj, req, url);
           const created = await client.create(obj, { dryRun });
-          return send(res, 201, dryRun && qBool(url, 'render') ? this.rendered(created) : created, accept);
+          return send(res, 201, dryRun && kubeBool(url, 'render') ? this.rendered(created) : created, accept);
         }
         case 'DELETE':
           if (!verbsOf(t.def).includes('deletecollection')) throw new ApiError(StatusReason.MethodNotAllowed, 'the server does not allow this method on the requested resource');
-          return this.deleteCollection(res, url, t, accept);
+          return this.deleteCollection(req, res, url, t, accept);
       }
       throw new ApiError(StatusReason.MethodNotAllowed, `${method} is not supported on ${t.def.plural}`);
     }
@@ -199,75 +222,109 @@ export class KubeApi {
     const subresource = t.sub === 'status' ? 'status' as const : undefined;
     switch (method) {
       case 'GET': {
+        // a watch of one object by its path (deprecated, still served by kube-apiserver)
+        if (subresource === undefined && t.sub === undefined && kubeBool(url, 'watch')) return this.watchOne(req, res, url, t, negotiateView(accept));
         const view = negotiateView(accept);
         return sendViewed(res, t.def, await client.get(t.def, key), url, view, accept);
       }
       case 'PUT': {
+        const { dryRun } = writeOptions(url, 'UpdateOptions');
         const obj = await this.objectBody(req, t);
         validateBodyFields(res, url, t.def, obj, this.rawBodies.get(req), 'UpdateOptions', req.headers['content-type']);
-        if (subresource) return send(res, 200, await client.updateStatus(obj), accept);
+        if (subresource) {
+          // a dry run writes nothing, the status subresource's included
+          if (dryRun) return send(res, 200, { ...(await client.get(t.def, key)), status: obj.status }, accept);
+          return send(res, 200, await client.updateStatus(obj), accept);
+        }
         if (t.sub === 'finalize') {
           const live = await client.get(t.def, key);
           return send(res, 200, await client.update({ ...live, spec: { ...live.spec, finalizers: obj.spec?.finalizers ?? [] } }), accept);
         }
         await recordReplace(client, t.def, key, obj, req, url);
         const updated = await client.update(obj, { dryRun });
-        return send(res, 200, dryRun && qBool(url, 'render') ? this.rendered(updated) : updated, accept);
+        return send(res, 200, dryRun && kubeBool(url, 'render') ? this.rendered(updated) : updated, accept);
       }
       case 'PATCH': {
+        const { dryRun } = writeOptions(url, 'PatchOptions', (req.headers['content-type'] ?? '').toLowerCase());
         const out = await servePatch(client, t.def, key, req, url, { subresource, dryRun, fieldCheck: (raw) => patchFieldCheck(res, url, t.def, raw) });
         return send(res, out.code, out.object, accept);
       }
       case 'DELETE': {
         const opts = await this.deleteOptions(req, url);
-        const out = await client.delete(t.def, key, opts);
-        return send(res, 200, out, accept);
+        const out = await this.deleteOne(t.def, key, opts);
+        // as kube-apiserver: an object that waits (finalizers, a Pod's grace period) comes back as it
+        // now is; one deleted at once is answered with a Success Status naming it
+        const still = opts.dryRun ? out : await client.find(t.def, key);
+        if (still?.metadata.uid === out.metadata.uid) return send(res, 200, still, accept);
+        const details: Record<string, unknown> = { name: out.metadata.name, kind: t.def.plural, uid: out.metadata.uid };
+        if (t.def.group) details.group = t.def.group;
+        return send(res, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details }, accept);
       }
     }
     throw new ApiError(StatusReason.MethodNotAllowed, `${method} is not supported on ${t.def.plural}/{name}${t.sub ? '/' + t.sub : ''}`);
   }
 
-  private async deleteOptions(req: IncomingMessage, url: URL): Promise<DeleteOptions> {
-    const opts: DeleteOptions = {};
+  /** DeleteOptions from the body when there is one, else from the query */
+  private async deleteOptions(req: IncomingMessage, url: URL): Promise<KubeDeleteOptions> {
     const raw = await readBody(req);
-    const body = raw.length ? (parseBody(raw, req.headers['content-type']) as any) : {};
-    const grace = body?.gracePeriodSeconds ?? qInt(url, 'gracePeriodSeconds');
-    if (grace !== undefined) opts.gracePeriodSeconds = Number(grace);
-    const policy = body?.propagationPolicy ?? q(url, 'propagationPolicy');
-    if (policy !== undefined) {
-      if (!['Background', 'Foreground', 'Orphan'].includes(policy)) throw new ApiError(StatusReason.BadRequest, `propagationPolicy ${JSON.stringify(policy)} is not one of Background, Foreground, Orphan`);
-      opts.propagationPolicy = policy;
-    }
-    if (body?.orphanDependents === true) opts.propagationPolicy = 'Orphan';
-    if (body?.preconditions?.uid) opts.uid = body.preconditions.uid;
-    if (body?.preconditions?.resourceVersion) opts.resourceVersion = body.preconditions.resourceVersion;
-    return opts;
+    const ct = req.headers['content-type'];
+    return deleteOptions(url, raw.length ? (isProtobuf(ct) ? decodeProtobuf(raw) : parseBody(raw, ct)) : undefined);
   }
 
-  private async list(res: ServerResponse, url: URL, t: Target, accept?: string, view?: ResponseView): Promise<void> {
+  /** a delete; under dryRun, the object as the delete would leave it, after the same preconditions */
+  private async deleteOne(def: KindDef, key: { namespace?: string; name: string }, opts: KubeDeleteOptions): Promise<StoredObject> {
+    const { dryRun, ...storeOpts } = opts;
+    if (!dryRun) return this.deps.client.delete(def, key, storeOpts);
+    const live = await this.deps.client.get(def, key);
+    if (opts.uid && opts.uid !== live.metadata.uid) {
+      throw preconditionFailed(def, key.namespace, key.name, 'UID', opts.uid, live.metadata.uid);
+    }
+    if (opts.resourceVersion && opts.resourceVersion !== live.metadata.resourceVersion) {
+      throw preconditionFailed(def, key.namespace, key.name, 'ResourceVersion', opts.resourceVersion, live.metadata.resourceVersion);
+    }
+    return live;
+  }
+
+  private watchOne(req: IncomingMessage, res: ServerResponse, url: URL, t: Target, view: ResponseView | undefined): void {
+    const lo = listOptions(url);
+    const byName = `metadata.name=${t.name}`;
+    if (lo.fieldSelector && lo.fieldSelector.replace(/==/, '=') !== byName) {
+      throw new ApiError(StatusReason.BadRequest, "fieldSelector metadata.name doesn't match requested name");
+    }
+    serveWatch(this.deps.client, req, res, { ...lo, fieldSelector: byName }, t, this.deps.bookmarkMs, eventView(t.def, view, url));
+  }
+
+  private async list(res: ServerResponse, url: URL, lo: KubeListOptions, t: Target, accept?: string, view?: ResponseView): Promise<void> {
     const out = await this.deps.client.list(t.def, {
       namespace: t.namespace,
-      labelSelector: q(url, 'labelSelector'),
-      fieldSelector: q(url, 'fieldSelector'),
-      limit: qInt(url, 'limit'),
-      continue: q(url, 'continue'),
+      labelSelector: lo.labelSelector,
+      fieldSelector: lo.fieldSelector,
+      // as kube-apiserver's watch cache: a list at resourceVersion "0" is served whole, without pages
+      limit: lo.limit > 0 && lo.resourceVersion !== '0' ? lo.limit : undefined,
+      continue: lo.continue || undefined,
+      resourceVersion: lo.resourceVersion || undefined,
+      resourceVersionMatch: (lo.resourceVersionMatch || undefined) as 'NotOlderThan' | 'Exact' | undefined,
     });
     const metadata: Record<string, unknown> = { resourceVersion: out.resourceVersion };
     if (out.continue) metadata.continue = out.continue;
     if (out.remainingItemCount !== undefined) metadata.remainingItemCount = out.remainingItemCount;
-    sendViewed(res, t.def, { apiVersion: apiVersionOf(t.def), kind: `${t.def.kind}List`, metadata, items: out.items }, url, view, accept);
+    sendViewed(res, t.def, { apiVersion: apiVersionOf(t.def), kind: `${t.def.kind}List`, metadata, items: out.items }, url, view ?? negotiateView(accept), accept);
   }
 
-  private async deleteCollection(res: ServerResponse, url: URL, t: Target, accept?: string): Promise<void> {
-    const items = await this.deps.client.listAll(t.def, { namespace: t.namespace, labelSelector: q(url, 'labelSelector'), fieldSelector: q(url, 'fieldSelector') });
+  /** DELETE on a collection: what the list options select, each deleted with the delete options */
+  private async deleteCollection(req: IncomingMessage, res: ServerResponse, url: URL, t: Target, accept?: string): Promise<void> {
+    const lo = listOptions(url);
+    checkSelectors(t.def, lo);
+    const opts = await this.deleteOptions(req, url);
+    const items = await this.deps.client.listAll(t.def, { namespace: t.namespace, labelSelector: lo.labelSelector, fieldSelector: lo.fieldSelector });
     const deleted: StoredObject[] = [];
     for (const o of items) {
       try {
-        deleted.push(await this.deps.client.delete(t.def, { namespace: o.metadata.namespace, name: o.metadata.name }));
+        deleted.push(await this.deleteOne(t.def, { namespace: o.metadata.namespace, name: o.metadata.name }, opts));
       } catch (e) {
         if (!(e instanceof ApiError && e.reason === StatusReason.NotFound)) throw e;
       }
     }
-    send(res, 200, { apiVersion: apiVersionOf(t.def), kind: `${t.def.kind}List`, metadata: {}, items: deleted }, accept);
+    send(res, 200, { apiVersion: apiVersionOf(t.def), kind: `${t.def.kind}List`, metadata: { resourceVersion: this.deps.client.store.resourceVersion() }, items: deleted }, accept);
   }
 }

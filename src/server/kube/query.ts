@@ -1,5 +1,7 @@
-// Query parameters as kube-apiserver reads them.
+// Query parameters as kube-apiserver reads them. The options of list, watch and writes are decoded
+// and validated whole in options.ts; these read the single parameters of subresources (logs, exec).
 import { ApiError, StatusReason } from '../../api/errors.js';
+import { kubeBool } from './options.js';
 
 export function q(url: URL, name: string): string | undefined {
   return url.searchParams.get(name) ?? undefined;
@@ -13,8 +15,7 @@ export function qInt(url: URL, name: string): number | undefined {
   return n;
 }
 
+/** a boolean as kube-apiserver converts one: absent, `0` and `false` (any case) are false, the rest true */
 export function qBool(url: URL, name: string): boolean {
-  const v = url.searchParams.get(name);
-  // Go's strconv.ParseBool spellings: the Python client sends follow=True
-  return v === '' || (v !== null && ['1', 't', 'T', 'true', 'TRUE', 'True'].includes(v));
+  return kubeBool(url, name) ?? false;
 }

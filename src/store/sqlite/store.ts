@@ -11,7 +11,7 @@ import { matchFields, matchLabels, parseFieldSelector, parseLabelSelector } from
 import type {
   DeleteOptions, ListOptions, ListResult, ResourceRef, Store, StoreChange, UpdateOptions, WatchEvent, WatchOptions,
 } from '../store.js';
-import { resourceKey } from '../store.js';
+import { preconditionFailed, resourceKey } from '../store.js';
 
 export interface SqliteStoreOptions {
   /** database file; ':memory:' for tests */
@@ -69,6 +69,12 @@ export class SqliteStore implements Store {
         rv INTEGER PRIMARY KEY, res TEXT NOT NULL, ns TEXT NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
     `);
+    // each change names its object, so a replayed watch can find what the object was before (a data
+    // file from before this column has none for its older changes: those count as not found)
+    if (!(this.db.prepare('PRAGMA table_info(changes)').all() as { name: string }[]).some((c) => c.name === 'name')) {
+      this.db.exec('ALTER TABLE changes ADD COLUMN name TEXT');
+    }
+    this.db.exec('CREATE INDEX IF NOT EXISTS changes_object ON changes (res, ns, name, rv)');
     this.historySize = opts.historySize ?? 50_000;
     this.stmts = {
       get: this.db.prepare<[string, string, string], Row>('SELECT data FROM objects WHERE res = ? AND ns = ? AND name = ?'),
@@ -85,7 +91,9 @@ export class SqliteStore implements Store {
       dependents: this.db.prepare<[string], { res: string; ns: string; name: string }>('SELECT res, ns, name FROM owners WHERE owner = ?'),
       ownerUids: this.db.prepare<[], { owner: string }>('SELECT DISTINCT owner FROM owners'),
       uidExists: this.db.prepare<[string], { one: number }>('SELECT 1 AS one FROM objects WHERE uid = ?'),
-      change: this.db.prepare('INSERT INTO changes (rv, res, ns, type, data) VALUES (?, ?, ?, ?, ?)'),
+      change: this.db.prepare('INSERT INTO changes (rv, res, ns, name, type, data) VALUES (?, ?, ?, ?, ?, ?)'),
+      changedSince: this.db.prepare<[string, number], { one: number }>('SELECT 1 AS one FROM changes WHERE res = ? AND rv > ? LIMIT 1'),
+      previousChange: this.db.prepare<[string, string, string, number], { type: string; data: string }>('SELECT type, data FROM changes WHERE res = ? AND ns = ? AND name = ? AND rv < ? ORDER BY rv DESC LIMIT 1'),
       changesSince: this.db.prepare<[string, number], { type: string; ns: string; data: string }>('SELECT type, ns, data FROM changes WHERE res = ? AND rv > ? ORDER BY rv'),
       oldestChange: this.db.prepare<[], { rv: number | null }>('SELECT min(rv) AS rv FROM changes'),
       trim: this.db.prepare('DELETE FROM changes WHERE rv <= ?'),
@@ -117,9 +125,18 @@ export class SqliteStore implements Store {
   }
 
   /** Records a change: bumps the version, logs it and tells listeners once the transaction commits. */
-  private record(res: ResourceRef, type: WatchEvent['type'], obj: StoredObject, pending: StoreChange[], data = JSON.stringify(obj)): void {
-    this.stmts.change.run(this.rv, resourceKey(res), obj.metadata.namespace ?? '', type, data);
-    pending.push({ resource: resourceKey(res), type, object: obj });
+  private record(res: ResourceRef, type: WatchEvent['type'], obj: StoredObject, pending: StoreChange[], data = JSON.stringify(obj), prev?: StoredObject): void {
+    this.stmts.change.run(this.rv, resourceKey(res), obj.metadata.namespace ?? '', obj.metadata.name, type, data);
+    pending.push(prev ? { resource: resourceKey(res), type, object: obj, prev } : { resource: resourceKey(res), type, object: obj });
+  }
+
+  /** the oldest version a watch or a continued list can still start from */
+  private oldestKept(): number {
+    return (this.stmts.oldestChange.get()?.rv ?? this.rv + 1) - 1;
+  }
+
+  private expired(rv: number): boolean {
+    return rv < this.rv && rv < this.oldestKept();
   }
 
   private indexOwners(res: ResourceRef, obj: StoredObject): void {
@@ -130,7 +147,7 @@ export class SqliteStore implements Store {
 
   private emit(pending: StoreChange[]): void {
     for (const change of pending) for (const l of this.listeners) l(change);
-    if (++this.writesSinceTrim >= 1000) {
+    if (++this.writesSinceTrim >= Math.min(1000, this.historySize)) {
       this.writesSinceTrim = 0;
       this.stmts.saveRv.run(this.rv);
       this.stmts.trim.run(this.rv - this.historySize);
@@ -191,16 +208,33 @@ export class SqliteStore implements Store {
     const labels = parseLabelSelector(opts.labelSelector);
     const fields = parseFieldSelector(opts.fieldSelector);
     const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
+    const key = resourceKey(res);
     let after = { ns: '', name: '' };
+    // the version the first page was listed at travels in the token, so a later page can tell when
+    // the history since then is gone, as kube-apiserver's compacted continue does
+    let startRv = this.rv;
+    let listRv = String(this.rv);
     if (opts.continue) {
-      try {
-        after = JSON.parse(Buffer.from(opts.continue, 'base64url').toString()) as typeof after;
-        if (typeof after.ns !== 'string' || typeof after.name !== 'string') throw new Error('shape');
-      } catch {
-        throw new ApiError(StatusReason.BadRequest, 'continue key is not valid: it must come from an earlier list response');
+      const token = decodeContinue(opts.continue, res.namespaced);
+      if (opts.resourceVersion && opts.resourceVersion !== '0') throw new ApiError(StatusReason.BadRequest, 'specifying resource version is not allowed when using continue');
+      if (token.rv > 0 && this.expired(token.rv)) {
+        const err = new ApiError(StatusReason.Gone, continueExpired);
+        err.continueToken = encodeContinue(token.after, res.namespaced, -1);
+        throw err;
+      }
+      after = token.after;
+      if (token.rv > 0) startRv = token.rv;
+    } else if (opts.resourceVersion && opts.resourceVersion !== '0') {
+      const wanted = parseResourceVersion(opts.resourceVersion);
+      if (wanted > this.rv) throw tooLargeResourceVersion(wanted, this.rv);
+      if (opts.resourceVersionMatch === 'Exact' && wanted !== this.rv) {
+        // the stored state is the state at `wanted` when nothing of this kind changed since; older
+        // snapshots are not kept
+        if (this.expired(wanted) || this.stmts.changedSince.get(key, wanted)) throw new ApiError(StatusReason.Gone, 'The resourceVersion for the provided list is too old.');
+        listRv = String(wanted);
+        startRv = wanted;
       }
     }
-    const key = resourceKey(res);
     const scoped = res.namespaced && opts.namespace !== undefined && opts.namespace !== '';
     const items: StoredObject[] = [];
     const batch = Math.min(limit === Infinity ? 1000 : Math.max(limit, 100), 1000);
@@ -226,13 +260,13 @@ export class SqliteStore implements Store {
       }
       if (!more && items.length < limit) exhausted = true;
     }
-    const result: ListResult = { items, resourceVersion: String(this.rv) };
+    const result: ListResult = { items, resourceVersion: listRv };
     if (items.length >= limit && !exhausted) {
       const lastItem = items[items.length - 1] as StoredObject;
       const pos = { ns: lastItem.metadata.namespace ?? '', name: lastItem.metadata.name };
       // as in Kubernetes, a continue token means more objects are stored, not that more will match
       const more = scoped ? this.stmts.moreNs.get(key, pos.ns, pos.name) : this.stmts.moreAll.get(key, pos.ns, pos.name);
-      if (more) result.continue = Buffer.from(JSON.stringify(pos)).toString('base64url');
+      if (more) result.continue = encodeContinue(pos, res.namespaced, startRv);
     }
     return result;
   }
@@ -248,7 +282,7 @@ export class SqliteStore implements Store {
         throw new ApiError(StatusReason.Conflict, `Operation cannot be fulfilled on ${qualified(res)} "${name}": the object has been modified; please apply your changes to the latest version and try again`, { name, group: res.group, kind: res.plural });
       }
       if (input.metadata.uid && input.metadata.uid !== old.metadata.uid) {
-        throw new ApiError(StatusReason.Conflict, `Precondition failed for ${qualified(res)} "${name}": UID in object meta (${input.metadata.uid}) does not match the stored object's (${old.metadata.uid})`);
+        throw preconditionFailed(res, ns, name, 'UID', input.metadata.uid, old.metadata.uid);
       }
       let obj: StoredObject;
       if (opts.subresource === 'status') {
@@ -285,7 +319,7 @@ export class SqliteStore implements Store {
       const data = JSON.stringify(obj);
       this.stmts.update.run(this.rv, data, resourceKey(res), ns, name);
       if (!deepEqual(obj.metadata.ownerReferences, old.metadata.ownerReferences)) this.indexOwners(res, obj);
-      this.record(res, 'MODIFIED', obj, pending, data);
+      this.record(res, 'MODIFIED', obj, pending, data, old);
       return obj;
     });
   }
@@ -296,10 +330,10 @@ export class SqliteStore implements Store {
       const old = this.read(res, ns, key.name);
       if (!old) throw notFound(res, key.name);
       if (opts.uid && opts.uid !== old.metadata.uid) {
-        throw new ApiError(StatusReason.Conflict, `Precondition failed: UID in precondition: ${opts.uid}, UID in object meta: ${old.metadata.uid}`);
+        throw preconditionFailed(res, ns, key.name, 'UID', opts.uid, old.metadata.uid);
       }
       if (opts.resourceVersion && opts.resourceVersion !== old.metadata.resourceVersion) {
-        throw new ApiError(StatusReason.Conflict, `Precondition failed: ResourceVersion in precondition: ${opts.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`);
+        throw preconditionFailed(res, ns, key.name, 'ResourceVersion', opts.resourceVersion, old.metadata.resourceVersion);
       }
       const obj = clone(old);
       const finalizers = [...(obj.metadata.finalizers ?? [])];
@@ -316,7 +350,7 @@ export class SqliteStore implements Store {
         obj.metadata.resourceVersion = String(++this.rv);
         const data = JSON.stringify(obj);
         this.stmts.update.run(this.rv, data, resourceKey(res), ns, key.name);
-        this.record(res, 'MODIFIED', obj, pending, data);
+        this.record(res, 'MODIFIED', obj, pending, data, old);
         return obj;
       }
       obj.metadata.deletionTimestamp ??= now();
@@ -339,22 +373,46 @@ export class SqliteStore implements Store {
     const from = opts.resourceVersion && opts.resourceVersion !== '0' ? Number(opts.resourceVersion) : undefined;
     if (from !== undefined) {
       if (!Number.isInteger(from) || from < 0) throw new ApiError(StatusReason.BadRequest, `invalid resourceVersion "${opts.resourceVersion}"`);
-      const oldest = this.stmts.oldestChange.get()?.rv ?? this.rv + 1;
-      if (from < this.rv && from < oldest - 1) {
-        throw new ApiError(StatusReason.Gone, `too old resource version: ${from} (${oldest - 1})`);
-      }
+      if (this.expired(from)) throw new ApiError(StatusReason.Gone, `too old resource version: ${from} (${this.oldestKept()})`);
+      // a replayed change that takes an object out of the selection is a DELETED, as it is live; what
+      // the object was before comes from this replay or, for its first change here, from the log
+      const matched = new Map<string, boolean>();
       for (const row of this.stmts.changesSince.all(key, from)) {
         const o = JSON.parse(row.data) as StoredObject;
-        if (wanted(o)) backlog.push({ type: row.type as WatchEvent['type'], object: o });
+        const k = `${row.ns}/${o.metadata.name}`;
+        const now = wanted(o);
+        if (row.type === 'MODIFIED' && (labels.length || fields.length)) {
+          let before = matched.get(k);
+          if (before === undefined) {
+            const prev = this.stmts.previousChange.get(key, row.ns, o.metadata.name, Number(o.metadata.resourceVersion));
+            // not in the kept log: it may have matched, and a DELETED for an object a client never had
+            // is harmless where a missing one is not
+            before = prev === undefined || (prev.type !== 'DELETED' && wanted(JSON.parse(prev.data) as StoredObject));
+          }
+          if (now) backlog.push({ type: before ? 'MODIFIED' : 'ADDED', object: o });
+          else if (before) backlog.push({ type: 'DELETED', object: o });
+        } else if (now) {
+          backlog.push({ type: row.type as WatchEvent['type'], object: o });
+        }
+        matched.set(k, row.type !== 'DELETED' && now);
       }
     } else {
       const current = this.listNow(res, { namespace: ns || undefined, labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector });
       for (const o of current.items) backlog.push({ type: 'ADDED', object: o });
     }
     let stopped = false;
+    // as kube-apiserver's watch cache does: a change that moves an object into the selection is
+    // ADDED, one that moves it out is DELETED (the object as it was, at the new version)
     const listener = (c: StoreChange): void => {
-      if (stopped || c.resource !== key || !wanted(c.object)) return;
-      onEvent({ type: c.type, object: c.object });
+      if (stopped || c.resource !== key) return;
+      const now = wanted(c.object);
+      if (c.type !== 'MODIFIED' || !c.prev) {
+        if (now) onEvent({ type: c.type, object: c.object });
+        return;
+      }
+      const before = wanted(c.prev);
+      if (now) onEvent({ type: before ? 'MODIFIED' : 'ADDED', object: c.object });
+      else if (before) onEvent({ type: 'DELETED', object: { ...c.prev, metadata: { ...c.prev.metadata, resourceVersion: c.object.metadata.resourceVersion } } });
     };
     this.listeners.add(listener);
     // Deliver the backlog before any live change; both run on this thread, so nothing slips between.
@@ -399,4 +457,50 @@ export class SqliteStore implements Store {
     this.listeners.clear();
     this.db.close();
   }
+}
+
+const continueExpired = 'The provided continue parameter is too old to display a consistent list result. You can start a ' +
+  'new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the ' +
+  'results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, ' +
+  'or deleted between the time the first chunk was returned and now may show up in the list.';
+
+/** kube-apiserver's continue token: base64url JSON of {v, rv, start}, start the key after the last item */
+function encodeContinue(pos: { ns: string; name: string }, namespaced: boolean, rv: number): string {
+  const start = (namespaced ? `${pos.ns}/${pos.name}` : pos.name) + '\u0000';
+  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv, start })).toString('base64url');
+}
+
+function decodeContinue(token: string, namespaced: boolean): { after: { ns: string; name: string }; rv: number } {
+  const invalid = (why: string): ApiError => new ApiError(StatusReason.BadRequest, `invalid continue token: continue key is not valid${why}`);
+  let parsed: { v?: unknown; rv?: unknown; start?: unknown };
+  try {
+    if (!/^[A-Za-z0-9_-]*$/.test(token)) throw new Error('illegal base64 data');
+    parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as typeof parsed;
+    if (parsed === null || typeof parsed !== 'object') throw new Error('not an object');
+  } catch (e) {
+    throw invalid(`: ${(e as Error).message}`);
+  }
+  if (parsed.v !== 'meta.k8s.io/v1') throw invalid(`: server does not recognize this encoded version ${String(parsed.v ?? '')}`);
+  if (typeof parsed.rv !== 'number' || !Number.isInteger(parsed.rv) || parsed.rv === 0) throw invalid(': incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
+  if (typeof parsed.start !== 'string' || parsed.start === '') throw invalid(': encoded start key empty (version meta.k8s.io/v1)');
+  const key = parsed.start.replace(/\u0000$/, '');
+  if (key.split('/').some((p) => p === '..' || p === '.')) throw invalid(`: ${parsed.start}`);
+  if (!namespaced) return { after: { ns: '', name: key }, rv: parsed.rv };
+  const i = key.indexOf('/');
+  return { after: i < 0 ? { ns: key, name: '' } : { ns: key.slice(0, i), name: key.slice(i + 1) }, rv: parsed.rv };
+}
+
+function parseResourceVersion(v: string): number {
+  if (!/^\d+$/.test(v) || !Number.isSafeInteger(Number(v))) {
+    throw new ApiError(StatusReason.BadRequest, `invalid resource version: resourceVersion: Invalid value: ${JSON.stringify(v)}: strconv.ParseUint: parsing ${JSON.stringify(v)}: invalid syntax`);
+  }
+  return Number(v);
+}
+
+/** kube-apiserver's answer to a version newer than any it has: 504, to retry in a second */
+function tooLargeResourceVersion(wanted: number, current: number): ApiError {
+  return new ApiError(StatusReason.Timeout, `Timeout: Too large resource version: ${wanted}, current: ${current}`, {
+    causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version', field: '' }],
+    retryAfterSeconds: 1,
+  });
 }
