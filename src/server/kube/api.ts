@@ -2,6 +2,7 @@
 // streams, pod logs and exec, and discovery.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, StatusReason } from '../../api/errors.js';
+import { isProtobufMediaType } from '../../api/protobuf.js';
 import type { KObject, StoredObject } from '../../api/meta.js';
 import type { KindDef, KindRegistry } from '../../api/registry.js';
 import { apiVersionOf } from '../../api/registry.js';
@@ -109,14 +110,17 @@ export class KubeApi {
     return { def, namespace, name, sub };
   }
 
-  private async body(req: IncomingMessage): Promise<unknown> {
+  private async body(req: IncomingMessage, t?: Target): Promise<unknown> {
     const raw = await readBody(req);
+    const ct = req.headers['content-type'];
+    // a protobuf body has no JSON text to check for repeated fields
+    if (isProtobufMediaType(ct)) return parseBody(raw, ct, t && { apiVersion: apiVersionOf(t.def), kind: t.def.kind });
     this.rawBodies.set(req, raw);
-    return parseBody(raw, req.headers['content-type']);
+    return parseBody(raw, ct);
   }
 
   private async objectBody(req: IncomingMessage, t: Target): Promise<KObject> {
-    const obj = (await this.body(req)) as KObject;
+    const obj = (await this.body(req, t)) as KObject;
     if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) throw new ApiError(StatusReason.BadRequest, 'the request body must be a single object');
     if (obj.metadata !== undefined && (typeof obj.metadata !== 'object' || obj.metadata === null || Array.isArray(obj.metadata))) {
       throw ApiError.invalid(t.def.kind, t.def.group, '', [{ field: 'metadata', type: 'FieldValueTypeInvalid', message: 'Invalid value: expected object' }]);
