@@ -14,6 +14,7 @@ import { Discovery, verbsOf } from './discovery.js';
 import { patchFieldCheck, validateBodyFields } from './fields.js';
 import { OpenApi } from './openapi.js';
 import { servePodExec, servePodLog } from './pods.js';
+import { refuseProtobufOnlyAccept } from './protobuf.js';
 import { q, qBool, qInt } from './query.js';
 import { eventView, negotiateView, sendViewed, type ResponseView } from './table.js';
 import { serveWatch } from './watch.js';
@@ -152,6 +153,7 @@ export class KubeApi {
     const accept = req.headers.accept;
     const key = { namespace: t.namespace, name: t.name ?? '' };
     const dryRun = q(url, 'dryRun') === 'All';
+    refuseProtobufOnlyAccept(accept, t.def, t.sub);
     if (t.name === undefined) {
       if (t.def.namespaced && t.namespace === undefined && method !== 'GET') {
         throw new ApiError(StatusReason.MethodNotAllowed, `${method} needs a namespace: use /namespaces/{namespace}/${t.def.plural}`);
