@@ -175,6 +175,7 @@ for (const [gv, names] of Object.entries(ROOTS)) {
     wanted.push(full);
   }
 }
+for (const kind of META_KINDS) kinds[`meta.k8s.io/v1/${kind}`] = short(`k8s.io.apimachinery.pkg.apis.meta.v1.${kind}`);
 
 const messages = {};
 const seen = new Set();

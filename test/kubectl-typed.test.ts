@@ -130,7 +130,7 @@ describe('kubectl typed commands (protobuf bodies)', () => {
     assert.match(r.stderr, /failed to create deployment: the server could not find the requested resource/);
   });
 
-  it('answers JSON to client-go Accept, 406 to protobuf alone, and refuses a protobuf custom resource as kube-apiserver does', async () => {
+  it('answers JSON to client-go Accept, 406 to protobuf alone; reads protobuf DeleteOptions; refuses a protobuf patch and custom resource as kube-apiserver does', async () => {
     const both = await s.req('GET', '/api/v1/namespaces/typed/configmaps/conf', undefined, { accept: 'application/vnd.kubernetes.protobuf, application/json' });
     assert.equal(both.status, 200);
     assert.equal(both.body.kind, 'ConfigMap');
@@ -152,5 +152,23 @@ describe('kubectl typed commands (protobuf bodies)', () => {
     const good = await post('/api/v1/namespaces/default/configmaps', cm);
     assert.equal(good.status, 201);
     assert.deepEqual(((await good.json()) as any).binaryData, { 'bin.dat': 'AAEC/w==' });
+
+    // a patch has no protobuf form
+    const patch = await fetch(s.url + '/api/v1/namespaces/default/configmaps/c2', { method: 'PATCH', body: new Uint8Array(cm), headers: { 'content-type': 'application/vnd.kubernetes.protobuf' } });
+    assert.equal(patch.status, 415);
+    // client-go's typed Delete sends its DeleteOptions as protobuf
+    const field = (num: number, text: string): Buffer => Buffer.concat([Buffer.from([(num << 3) | 2, text.length]), Buffer.from(text)]);
+    const deleteOptions = (policy: string): Uint8Array<ArrayBuffer> => {
+      const typeMeta = Buffer.concat([field(1, 'v1'), field(2, 'DeleteOptions')]);
+      const raw = field(4, policy);
+      return new Uint8Array(Buffer.concat([Buffer.from('k8s\0', 'latin1'), Buffer.from([0x0a, typeMeta.length]), typeMeta, Buffer.from([0x12, raw.length]), raw]));
+    };
+    const del = (policy: string): Promise<Response> =>
+      fetch(s.url + '/api/v1/namespaces/default/configmaps/c2', { method: 'DELETE', body: deleteOptions(policy), headers: { 'content-type': 'application/vnd.kubernetes.protobuf' } });
+    const sideways = await del('Sideways');
+    assert.equal(sideways.status, 400);
+    assert.match(((await sideways.json()) as any).message, /Sideways/);
+    assert.equal((await del('Background')).status, 200);
+    assert.equal((await s.req('GET', '/api/v1/namespaces/default/configmaps/c2')).status, 404);
   });
 });

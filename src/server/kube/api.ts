@@ -114,8 +114,11 @@ export class KubeApi {
   private async body(req: IncomingMessage, t?: Target): Promise<unknown> {
     const raw = await readBody(req);
     const ct = req.headers['content-type'];
-    // a protobuf body has no JSON text to check for repeated fields
-    if (isProtobufMediaType(ct)) return parseBody(raw, ct, t && { apiVersion: apiVersionOf(t.def), kind: t.def.kind });
+    if (isProtobufMediaType(ct)) {
+      // a patch has no protobuf form; an object's protobuf body has no JSON text to check for repeated fields
+      if (!t) throw new ApiError(StatusReason.UnsupportedMediaType, `the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.join(', ')}`);
+      return parseBody(raw, ct, { apiVersion: apiVersionOf(t.def), kind: t.def.kind });
+    }
     this.rawBodies.set(req, raw);
     return parseBody(raw, ct);
   }
