@@ -1,116 +1,220 @@
 #!/usr/bin/env node
-// Generates src/api/schemas/protobuf.json: the protobuf messages of the built-in kinds Skiff serves,
-// read from k8s.io/api's and k8s.io/apimachinery's generated.proto (field numbers, types, repeated and
-// map fields) and types.go (the fields Go inlines into the JSON object). kubectl's typed clients send
-// these kinds as protobuf (`kubectl create configmap`, `kubectl create secret`, `auth can-i`);
-// src/server/kube/protobuf.ts decodes them with this table.
+// Generates src/api/schemas/protobuf.json: how to read the protobuf bodies clients send for Kubernetes'
+// own kinds (`application/vnd.kubernetes.protobuf`, kubectl's typed commands), as data.
 //
-//   node scripts/gen-protobuf.mjs [GO_MOD_CACHE]
+// Inputs are the generated.proto files of k8s.io/api and k8s.io/apimachinery (the messages and field
+// numbers) and the Go types beside them (types.go and friends: each field's JSON name, `omitempty`,
+// pointer or value, `json:",inline"`), because a protobuf body must become the object the same client
+// would have sent as JSON, and that object is Go's JSON encoding of the struct the message fills.
 //
-// GO_MOD_CACHE defaults to ~/go/pkg/mod, with k8s.io/api and k8s.io/apimachinery v0.35.4 in it
-// (`go mod download k8s.io/api@v0.35.4 k8s.io/apimachinery@v0.35.4`).
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+//   node scripts/gen-protobuf.mjs
+//
+// The modules come from the Go module cache (fetched with `go mod download` when absent).
+//
+// Output: { kinds: { "<apiVersion>/<Kind>": "<message>" }, messages: { "<message>": { f: [[number, json,
+// type, flags], …], list?: true } } }. Message names drop the `k8s.io.api.` / `k8s.io.apimachinery.pkg.`
+// prefixes. A type is a scalar (string, int32, int64, bool, double, float, bytes…), a message name, or
+// `map<K,V>`. Flags: r repeated, p a Go pointer (absent stays absent), o omitempty, z omitzero, i inline
+// (its fields are the parent's). `list` marks a message that is a named Go slice (its one field is `items`).
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+const API_VERSION = 'v0.35.4';
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const mod = process.argv[2] ?? join(homedir(), 'go', 'pkg', 'mod');
-const api = join(mod, 'k8s.io', 'api@v0.35.4');
-const machinery = join(mod, 'k8s.io', 'apimachinery@v0.35.4');
-if (!existsSync(api) || !existsSync(machinery)) {
-  console.error(`gen-protobuf: k8s.io/api and k8s.io/apimachinery v0.35.4 are not in ${mod}`);
-  process.exit(1);
+const out = join(repo, 'src', 'api', 'schemas', 'protobuf.json');
+
+/** by apiVersion, the kinds whose bodies Skiff reads: the served built-in kinds and the request kinds clients post */
+const ROOTS = {
+  'v1': ['Namespace', 'Pod', 'ConfigMap', 'Secret', 'PersistentVolumeClaim', 'Service', 'Node', 'Event', 'Binding', 'ServiceAccount', 'Endpoints'],
+  'batch/v1': ['Job'],
+  'policy/v1': ['Eviction'],
+  'authorization.k8s.io/v1': ['SelfSubjectAccessReview', 'SubjectAccessReview', 'LocalSubjectAccessReview', 'SelfSubjectRulesReview'],
+  'authentication.k8s.io/v1': ['TokenRequest', 'TokenReview', 'SelfSubjectReview'],
+  'autoscaling/v1': ['Scale'],
+};
+/** options every group-version takes as a body (registered in each by metav1.AddToGroupVersion) */
+const META_KINDS = ['DeleteOptions', 'CreateOptions', 'UpdateOptions', 'PatchOptions'];
+
+function moduleDir(mod) {
+  const go = existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : 'go';
+  const info = JSON.parse(execFileSync(go, ['mod', 'download', '-json', `${mod}@${API_VERSION}`], { cwd: '/tmp', encoding: 'utf8' }));
+  return info.Dir;
 }
 
-const packages = [
-  { dir: join(api, 'core', 'v1') },
-  { dir: join(api, 'batch', 'v1') },
-  { dir: join(api, 'policy', 'v1') },
-  { dir: join(api, 'authorization', 'v1') },
-  { dir: join(api, 'authentication', 'v1') },
-  { dir: join(machinery, 'pkg', 'apis', 'meta', 'v1') },
-  { dir: join(machinery, 'pkg', 'runtime') },
-  { dir: join(machinery, 'pkg', 'runtime', 'schema') },
-  { dir: join(machinery, 'pkg', 'util', 'intstr') },
-  { dir: join(machinery, 'pkg', 'api', 'resource') },
-];
+const apiDir = moduleDir('k8s.io/api');
+const machineryDir = moduleDir('k8s.io/apimachinery');
 
-/** the kinds decoded: the served built-ins and the bodies kubectl's typed clients send with them */
-const roots = [
-  'k8s.io.api.core.v1.ConfigMap', 'k8s.io.api.core.v1.Secret', 'k8s.io.api.core.v1.Namespace', 'k8s.io.api.core.v1.Pod',
-  'k8s.io.api.core.v1.Service', 'k8s.io.api.core.v1.Event', 'k8s.io.api.core.v1.Node', 'k8s.io.api.core.v1.PersistentVolumeClaim',
-  'k8s.io.api.batch.v1.Job', 'k8s.io.api.policy.v1.Eviction',
-  'k8s.io.api.authorization.v1.SelfSubjectAccessReview', 'k8s.io.api.authorization.v1.SelfSubjectRulesReview',
-  'k8s.io.api.authentication.v1.SelfSubjectReview', 'k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions',
-];
+/** proto package → its directory (proto and Go sources) */
+const packages = {
+  'k8s.io.api.core.v1': join(apiDir, 'core', 'v1'),
+  'k8s.io.api.batch.v1': join(apiDir, 'batch', 'v1'),
+  'k8s.io.api.policy.v1': join(apiDir, 'policy', 'v1'),
+  'k8s.io.api.authorization.v1': join(apiDir, 'authorization', 'v1'),
+  'k8s.io.api.authentication.v1': join(apiDir, 'authentication', 'v1'),
+  'k8s.io.api.autoscaling.v1': join(apiDir, 'autoscaling', 'v1'),
+  'k8s.io.apimachinery.pkg.apis.meta.v1': join(machineryDir, 'pkg', 'apis', 'meta', 'v1'),
+  'k8s.io.apimachinery.pkg.runtime': join(machineryDir, 'pkg', 'runtime'),
+  'k8s.io.apimachinery.pkg.runtime.schema': join(machineryDir, 'pkg', 'runtime', 'schema'),
+  'k8s.io.apimachinery.pkg.util.intstr': join(machineryDir, 'pkg', 'util', 'intstr'),
+  'k8s.io.apimachinery.pkg.api.resource': join(machineryDir, 'pkg', 'api', 'resource'),
+};
+const groupVersionPackage = {
+  'v1': 'k8s.io.api.core.v1',
+  'batch/v1': 'k8s.io.api.batch.v1',
+  'policy/v1': 'k8s.io.api.policy.v1',
+  'authorization.k8s.io/v1': 'k8s.io.api.authorization.v1',
+  'authentication.k8s.io/v1': 'k8s.io.api.authentication.v1',
+  'autoscaling/v1': 'k8s.io.api.autoscaling.v1',
+};
 
-const scalars = new Set(['string', 'bytes', 'bool', 'int32', 'int64', 'uint32', 'uint64', 'double', 'float', 'fixed64', 'sfixed64', 'fixed32', 'sfixed32', 'sint32', 'sint64']);
+const short = (full) => full.replace(/^k8s\.io\.api\./, '').replace(/^k8s\.io\.apimachinery\.pkg\./, '');
 
-const messages = {};
-for (const { dir } of packages) {
-  const proto = readFileSync(join(dir, 'generated.proto'), 'utf8').replace(/\/\/.*$/gm, '');
-  const pkg = /^package\s+([\w.]+);/m.exec(proto)[1];
-  // from the Go source: the fields inlined into the JSON object, and the pointer fields (whose zero
-  // value was set on purpose, where a plain field's zero is only its default)
-  const inline = {};
-  const pointers = {};
-  for (const file of ['types.go', 'meta.go', 'types_swagger_doc_generated.go']) {
-    if (!existsSync(join(dir, file))) continue;
-    let struct;
-    for (const line of readFileSync(join(dir, file), 'utf8').split('\n')) {
-      const s = /^type (\w+) struct/.exec(line);
-      if (s) struct = s[1];
-      const f = /json:",inline".*protobuf:"[^"]*name=(\w+)/.exec(line);
-      if (f && struct) (inline[struct] ??= []).push(f[1]);
-      const p = /^\s*\w+\s+\*\S+\s+`.*protobuf:"[^"]*name=(\w+)/.exec(line);
-      if (p && struct) (pointers[struct] ??= []).push(p[1]);
-    }
-  }
-  const re = /message\s+(\w+)\s*\{([^{}]*)\}/g;
-  let m;
-  while ((m = re.exec(proto))) {
-    const [, name, body] = m;
-    const fields = {};
-    for (const line of body.split(';')) {
-      const t = line.trim();
-      let f = /^map<\s*([\w.]+)\s*,\s*([\w.]+)\s*>\s+(\w+)\s*=\s*(\d+)/.exec(t);
+// ------------------------------------------------------------------ .proto
+
+const scalars = new Set(['string', 'bytes', 'bool', 'int32', 'int64', 'uint32', 'uint64', 'sint32', 'sint64', 'fixed32', 'fixed64', 'sfixed32', 'sfixed64', 'double', 'float']);
+
+/** message name → { fields: [{ number, name, type, repeated }] } for one package */
+function parseProto(pkg, text) {
+  const messages = new Map();
+  const body = text.replace(/\/\/[^\n]*/g, '').replace(/\/\*[\s\S]*?\*\//g, '');
+  const qualify = (t) => (scalars.has(t) ? t : t.startsWith('.') ? t.slice(1) : `${pkg}.${t}`);
+  for (const m of body.matchAll(/message\s+(\w+)\s*\{([^}]*)\}/g)) {
+    const fields = [];
+    for (const line of m[2].split(';')) {
+      const s = line.trim();
+      if (!s) continue;
+      let f = /^(optional|repeated|required)\s+([\w.]+)\s+(\w+)\s*=\s*(\d+)/.exec(s);
       if (f) {
-        fields[f[4]] = { name: f[3], map: [qualify(f[1], pkg), qualify(f[2], pkg)] };
+        fields.push({ number: Number(f[4]), name: f[3], type: qualify(f[2]), repeated: f[1] === 'repeated' });
         continue;
       }
-      f = /^(optional|repeated|required)\s+([\w.]+)\s+(\w+)\s*=\s*(\d+)/.exec(t);
+      f = /^map<\s*([\w.]+)\s*,\s*([\w.]+)\s*>\s+(\w+)\s*=\s*(\d+)/.exec(s);
       if (f) {
-        const field = { name: f[3], type: qualify(f[2], pkg) };
-        if (f[1] === 'repeated') field.repeated = true;
-        if ((inline[name] ?? []).includes(f[3])) field.inline = true;
-        if ((pointers[name] ?? []).includes(f[3])) field.pointer = true;
-        fields[f[4]] = field;
+        fields.push({ number: Number(f[4]), name: f[3], type: `map<${qualify(f[1])},${qualify(f[2])}>`, repeated: false });
+        continue;
       }
+      throw new Error(`${pkg}.${m[1]}: cannot read the field "${s}"`);
     }
-    messages[`${pkg}.${name}`] = fields;
+    messages.set(`${pkg}.${m[1]}`, { fields });
   }
+  return messages;
 }
 
-function qualify(type, pkg) {
-  if (scalars.has(type)) return type;
-  return type.startsWith('.') ? type.slice(1) : `${pkg}.${type}`;
+// ------------------------------------------------------------------ Go types
+
+/**
+ * Go struct name → Map(proto field number → { json, omitempty, pointer, inline }), and the names of
+ * Go types that are slices (a message standing for one wraps its elements in `items`).
+ */
+function parseGo(dir) {
+  const structs = new Map();
+  const sliceTypes = new Set();
+  for (const file of readdirSync(dir)) {
+    if (!file.endsWith('.go') || file.endsWith('_test.go') || file.startsWith('generated.') || file.startsWith('zz_')) continue;
+    const text = readFileSync(join(dir, file), 'utf8');
+    for (const m of text.matchAll(/^type (\w+) \[\]/gm)) sliceTypes.add(m[1]);
+    for (const m of text.matchAll(/^type (\w+) struct \{\n([\s\S]*?)^\}/gm)) {
+      const fields = new Map();
+      for (const line of m[2].split('\n')) {
+        const tagAt = line.indexOf('`');
+        if (tagAt < 0) continue;
+        const head = line.slice(0, tagAt).trim().split(/\s+/);
+        const tag = line.slice(tagAt + 1, line.lastIndexOf('`'));
+        const pb = /protobuf:"([^"]*)"/.exec(tag);
+        if (!pb) continue;
+        const number = Number(pb[1].split(',')[1]);
+        if (!Number.isInteger(number)) continue;
+        const json = /json:"([^"]*)"/.exec(tag)?.[1] ?? '';
+        const [jsonName = '', ...opts] = json.split(',');
+        const goType = head.length >= 2 ? head[1] : head[0];
+        fields.set(number, {
+          json: jsonName,
+          omitempty: opts.includes('omitempty'),
+          omitzero: opts.includes('omitzero'),
+          inline: opts.includes('inline') || (head.length === 1 && jsonName === ''),
+          pointer: goType.startsWith('*'),
+          skip: jsonName === '-',
+        });
+      }
+      structs.set(m[1], fields);
+    }
+  }
+  return { structs, sliceTypes };
 }
 
-// keep what the roots reach
-const out = {};
-const queue = [...roots];
-while (queue.length) {
-  const name = queue.pop();
-  if (out[name] || scalars.has(name)) continue;
-  const fields = messages[name];
-  if (!fields) throw new Error(`gen-protobuf: no message ${name}`);
-  out[name] = fields;
-  for (const f of Object.values(fields)) {
-    if (f.type) queue.push(f.type);
-    if (f.map) queue.push(...f.map);
+// ------------------------------------------------------------------ closure
+
+const allMessages = new Map();
+const goInfo = new Map();
+for (const [pkg, dir] of Object.entries(packages)) {
+  for (const [name, msg] of parseProto(pkg, readFileSync(join(dir, 'generated.proto'), 'utf8'))) allMessages.set(name, msg);
+  goInfo.set(pkg, parseGo(dir));
+}
+
+/** messages the decoder reads by their own rules (src/api/protobuf.ts), not field by field */
+const special = new Set([
+  'k8s.io.apimachinery.pkg.apis.meta.v1.Time',
+  'k8s.io.apimachinery.pkg.apis.meta.v1.MicroTime',
+  'k8s.io.apimachinery.pkg.apis.meta.v1.Duration',
+  'k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1',
+  'k8s.io.apimachinery.pkg.api.resource.Quantity',
+  'k8s.io.apimachinery.pkg.util.intstr.IntOrString',
+  'k8s.io.apimachinery.pkg.runtime.RawExtension',
+]);
+
+const kinds = {};
+const wanted = [];
+for (const [gv, names] of Object.entries(ROOTS)) {
+  const pkg = groupVersionPackage[gv];
+  for (const kind of [...names, ...META_KINDS]) {
+    const full = META_KINDS.includes(kind) ? `k8s.io.apimachinery.pkg.apis.meta.v1.${kind}` : `${pkg}.${kind}`;
+    if (!allMessages.has(full)) throw new Error(`no message ${full} for ${gv}/${kind}`);
+    kinds[`${gv}/${kind}`] = short(full);
+    wanted.push(full);
   }
 }
-const file = join(repo, 'src', 'api', 'schemas', 'protobuf.json');
-writeFileSync(file, JSON.stringify({ source: 'k8s.io/api and k8s.io/apimachinery v0.35.4 generated.proto', roots, messages: Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b))) }) + '\n');
-console.log(`gen-protobuf: ${Object.keys(out).length} messages → ${file}`);
+for (const kind of META_KINDS) kinds[`meta.k8s.io/v1/${kind}`] = short(`k8s.io.apimachinery.pkg.apis.meta.v1.${kind}`);
+
+const messages = {};
+const seen = new Set();
+while (wanted.length) {
+  const name = wanted.pop();
+  if (seen.has(name) || special.has(name)) continue;
+  seen.add(name);
+  const msg = allMessages.get(name);
+  if (!msg) throw new Error(`no message ${name}`);
+  const pkg = name.slice(0, name.lastIndexOf('.'));
+  const goName = name.slice(pkg.length + 1);
+  const go = goInfo.get(pkg);
+  const struct = go?.structs.get(goName);
+  const isList = go?.sliceTypes.has(goName) ?? false;
+  const f = [];
+  for (const field of msg.fields) {
+    const info = struct?.get(field.number);
+    if (!struct && !isList) throw new Error(`no Go struct for ${name}`);
+    if (info?.skip && goName !== 'FieldsV1') continue;
+    const types = field.type.startsWith('map<') ? field.type.slice(4, -1).split(',') : [field.type];
+    for (const t of types) if (!scalars.has(t)) wanted.push(t);
+    const type = field.type.startsWith('map<') ? `map<${types.map((t) => (scalars.has(t) ? t : short(t))).join(',')}>` : scalars.has(field.type) ? field.type : short(field.type);
+    let flags = field.repeated ? 'r' : '';
+    if (info?.pointer) flags += 'p';
+    if (info?.omitempty) flags += 'o';
+    if (info?.omitzero) flags += 'z';
+    if (info?.inline) flags += 'i';
+    f.push([field.number, info?.inline ? '' : info?.json || field.name, type, flags]);
+  }
+  messages[short(name)] = isList ? { f, list: true } : { f };
+}
+
+const sorted = Object.fromEntries(Object.keys(messages).sort().map((k) => [k, messages[k]]));
+const doc = {
+  source: `k8s.io/api@${API_VERSION}, k8s.io/apimachinery@${API_VERSION} (generated.proto and Go types; scripts/gen-protobuf.mjs)`,
+  kinds,
+  messages: sorted,
+};
+// one message per line: small in git, readable in a diff
+const text = `{\n  "source": ${JSON.stringify(doc.source)},\n  "kinds": ${JSON.stringify(kinds)},\n  "messages": {\n${Object.entries(sorted).map(([k, v]) => `    ${JSON.stringify(k)}: ${JSON.stringify(v)}`).join(',\n')}\n  }\n}\n`;
+writeFileSync(out, text);
+console.log(`wrote ${out}: ${Object.keys(kinds).length} kinds, ${Object.keys(sorted).length} messages`);

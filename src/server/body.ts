@@ -2,6 +2,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import YAML from 'yaml';
 import { ApiError, StatusReason } from '../api/errors.js';
+import { decodeProtobufObject, isProtobufMediaType } from '../api/protobuf.js';
 
 export const maxBodyBytes = 3 * 1024 * 1024;
 
@@ -18,8 +19,12 @@ export async function readBody(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-/** Parses a body by its content type; YAML is accepted wherever JSON is. */
-export function parseBody(buf: Buffer, contentType: string | undefined): unknown {
+/**
+ * Parses a body by its content type; YAML is accepted wherever JSON is, and Kubernetes' protobuf for
+ * its own kinds (`into`: the kind the path serves, see src/api/protobuf.ts).
+ */
+export function parseBody(buf: Buffer, contentType: string | undefined, into?: { apiVersion: string; kind: string }): unknown {
+  if (isProtobufMediaType(contentType)) return decodeProtobufObject(buf, into);
   const text = buf.toString('utf8');
   if (!text.trim()) throw new ApiError(StatusReason.BadRequest, 'the request body is empty');
   const ct = (contentType ?? '').toLowerCase();

@@ -2,6 +2,7 @@
 // streams, pod logs and exec, and discovery.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, StatusReason } from '../../api/errors.js';
+import { isProtobufMediaType } from '../../api/protobuf.js';
 import type { KObject, StoredObject } from '../../api/meta.js';
 import type { KindDef, KindRegistry } from '../../api/registry.js';
 import { apiVersionOf } from '../../api/registry.js';
@@ -19,7 +20,7 @@ import { deleteOptions, kubeBool, listOptions, writeOptions } from './options.js
 import type { KubeDeleteOptions, KubeListOptions } from './options.js';
 import { recordCreate, recordReplace, servePatch } from './patch.js';
 import { servePodExec, servePodLog } from './pods.js';
-import { decodeProtobuf, isProtobuf } from './protobuf.js';
+import { refuseProtobufOnlyAccept } from './protobuf.js';
 import { serveScale } from './scale.js';
 import { eventView, negotiateView, sendViewed, type ResponseView } from './table.js';
 import { serveWatch } from './watch.js';
@@ -123,15 +124,21 @@ export class KubeApi {
     return { def, namespace, name, sub };
   }
 
-  private async body(req: IncomingMessage): Promise<unknown> {
+  /** a request body; `into` is the kind a protobuf body must hold (none: a patch, which has no protobuf form) */
+  private async body(req: IncomingMessage, into?: { apiVersion: string; kind: string }): Promise<unknown> {
     const raw = await readBody(req);
+    const ct = req.headers['content-type'];
+    if (isProtobufMediaType(ct)) {
+      if (!into) throw new ApiError(StatusReason.UnsupportedMediaType, 'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml');
+      // an object's protobuf body has no JSON text to check for repeated fields: rawBodies is not set
+      return parseBody(raw, ct, into);
+    }
     this.rawBodies.set(req, raw);
-    // kubectl's typed clients send built-in kinds as protobuf
-    return isProtobuf(req.headers['content-type']) ? decodeProtobuf(raw) : parseBody(raw, req.headers['content-type']);
+    return parseBody(raw, ct);
   }
 
   private async objectBody(req: IncomingMessage, t: Target): Promise<KObject> {
-    const obj = (await this.body(req)) as KObject;
+    const obj = (await this.body(req, { apiVersion: apiVersionOf(t.def), kind: t.def.kind })) as KObject;
     if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) throw new ApiError(StatusReason.BadRequest, 'the request body must be a single object');
     if (obj.metadata !== undefined && (typeof obj.metadata !== 'object' || obj.metadata === null || Array.isArray(obj.metadata))) {
       throw ApiError.invalid(t.def.kind, t.def.group, '', [{ field: 'metadata', type: 'FieldValueTypeInvalid', message: 'Invalid value: expected object' }]);
@@ -168,6 +175,7 @@ export class KubeApi {
     const { client } = this.deps;
     const accept = req.headers.accept;
     const key = { namespace: t.namespace, name: t.name ?? '' };
+    refuseProtobufOnlyAccept(accept, t.def, t.sub);
     if (t.name === undefined) {
       if (t.def.namespaced && t.namespace === undefined && method !== 'GET') {
         throw new ApiError(StatusReason.MethodNotAllowed, `${method} needs a namespace: use /namespaces/{namespace}/${t.def.plural}`);
@@ -213,11 +221,11 @@ export class KubeApi {
     }
     if (t.sub === 'scale') {
       const patchType: PatchType = (req.headers['content-type'] ?? '').toLowerCase().includes('json-patch') ? 'json' : 'merge';
-      return send(res, 200, await serveScale(client, t.def, key, method, () => this.body(req), patchType), accept);
+      return send(res, 200, await serveScale(client, t.def, key, method, () => this.body(req, method === 'PUT' ? { apiVersion: 'autoscaling/v1', kind: 'Scale' } : undefined), patchType), accept);
     }
     if (t.sub === 'eviction') {
       if (method !== 'POST') throw new ApiError(StatusReason.MethodNotAllowed, `${method} is not supported on pods/eviction: POST a policy/v1 Eviction`);
-      return send(res, 201, await evictPod(client, t.def, t.namespace, t.name, await this.body(req), url.searchParams.getAll('dryRun')), accept);
+      return send(res, 201, await evictPod(client, t.def, t.namespace, t.name, await this.body(req, { apiVersion: 'policy/v1', kind: 'Eviction' }), url.searchParams.getAll('dryRun')), accept);
     }
     const subresource = t.sub === 'status' ? 'status' as const : undefined;
     switch (method) {
@@ -268,7 +276,7 @@ export class KubeApi {
   private async deleteOptions(req: IncomingMessage, url: URL): Promise<KubeDeleteOptions> {
     const raw = await readBody(req);
     const ct = req.headers['content-type'];
-    return deleteOptions(url, raw.length ? (isProtobuf(ct) ? decodeProtobuf(raw) : parseBody(raw, ct)) : undefined);
+    return deleteOptions(url, raw.length ? parseBody(raw, ct) : undefined);
   }
 
   /** a delete; under dryRun, the object as the delete would leave it, after the same preconditions */

@@ -6,7 +6,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, StatusReason } from '../../api/errors.js';
 import { parseBody, readBody, send } from '../body.js';
 import { writeOptions } from './options.js';
-import { decodeProtobuf, isProtobuf } from './protobuf.js';
 
 /** who every request is, until tenancy: a cluster admin, as a kind or minikube kubeconfig's user is */
 export const localUser = { username: 'skiff-admin', groups: ['system:masters', 'system:authenticated'] };
@@ -41,7 +40,7 @@ export async function serveReview(req: IncomingMessage, res: ServerResponse, url
   writeOptions(url, 'CreateOptions');
   const raw = await readBody(req);
   // kubectl's typed clients send protobuf; the answer is JSON, which they accept too
-  const review = (isProtobuf(req.headers['content-type']) ? decodeProtobuf(raw) : parseBody(raw, req.headers['content-type'])) as Record<string, any>;
+  const review = parseBody(raw, req.headers['content-type']) as Record<string, any>;
   if (review === null || typeof review !== 'object' || Array.isArray(review)) throw new ApiError(StatusReason.BadRequest, `the request body must be a ${r.kind}`);
   const apiVersion = `${r.group}/${r.version}`;
   if ((review.kind !== undefined && review.kind !== r.kind) || (review.apiVersion !== undefined && review.apiVersion !== apiVersion)) {
