@@ -6,10 +6,11 @@ import type { KObject, StoredObject } from '../api/meta.js';
 import type { KindRegistry } from '../api/registry.js';
 import type { ArtifactStore } from '../artifacts/store.js';
 import type { Client } from '../store/client.js';
-import type { PodExecSource, PodLogSource } from '../substrate/substrate.js';
+import type { PodExecSource, PodLogSource, PodMetricsSource } from '../substrate/substrate.js';
 import { send, sendError } from './body.js';
 import { openApi } from './kube/discovery.js';
 import { KubeApi } from './kube/api.js';
+import { MetricsApi, metricsGroup, metricsGroupName } from './kube/metrics-api.js';
 import { KfpApi } from './kfp/api.js';
 import type { MetricsRegistry } from './metrics.js';
 import type { Gateway } from './inference/gateway.js';
@@ -34,16 +35,20 @@ export interface AppDeps {
   metrics?: MetricsRegistry;
   /** for `?dryRun=All&render=true`: what storing the object would create (src/server/workloads.ts) */
   dryRender?: (obj: StoredObject) => KObject[];
+  /** CPU and memory of Pods and the node, for the metrics API (metrics.k8s.io, `kubectl top`) */
+  usage?: PodMetricsSource;
 }
 
 export class App {
   private readonly openapiDoc: unknown;
   private readonly kfp: KfpApi;
   private readonly kube: KubeApi;
+  private readonly metricsApi?: MetricsApi;
 
   constructor(private readonly deps: AppDeps) {
     this.openapiDoc = openApi(deps.registry, deps.version);
-    this.kube = new KubeApi({ client: deps.client, registry: deps.registry, logs: deps.logs, ...(deps.exec ? { exec: deps.exec } : {}), ...(deps.bookmarkMs !== undefined ? { bookmarkMs: deps.bookmarkMs } : {}), ...(deps.dryRender ? { dryRender: deps.dryRender } : {}) });
+    this.kube = new KubeApi({ client: deps.client, registry: deps.registry, logs: deps.logs, ...(deps.exec ? { exec: deps.exec } : {}), ...(deps.bookmarkMs !== undefined ? { bookmarkMs: deps.bookmarkMs } : {}), ...(deps.dryRender ? { dryRender: deps.dryRender } : {}), ...(deps.usage ? { served: [metricsGroup] } : {}) });
+    if (deps.usage) this.metricsApi = new MetricsApi({ client: deps.client, usage: deps.usage });
     this.kfp = new KfpApi({ client: deps.client, version: deps.version, pipelineRoot: deps.pipelineRoot, ...(deps.artifacts ? { artifacts: deps.artifacts } : {}) });
   }
 
@@ -78,6 +83,7 @@ export class App {
     }
     // the KFP v2beta1 REST API (kfp.Client) before the Kubernetes-style /apis/{group}/{version}
     if (path === '/apis/v2beta1' || path.startsWith('/apis/v2beta1/')) return this.kfp.handle(req, res, url, path);
+    if (this.metricsApi && (path === `/apis/${metricsGroupName}` || path.startsWith(`/apis/${metricsGroupName}/`))) return this.metricsApi.handle(req, res, url, path);
     if (path === '/api' || path === '/apis' || path.startsWith('/api/') || path.startsWith('/apis/')) return this.kube.handle(req, res, url, path);
     throw new ApiError(StatusReason.NotFound, `the server could not find the requested resource (${method} ${path})`);
   }

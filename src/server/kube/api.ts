@@ -10,6 +10,7 @@ import type { DeleteOptions } from '../../store/store.js';
 import type { PodExecSource, PodLogSource } from '../../substrate/substrate.js';
 import { parseBody, readBody, send } from '../body.js';
 import { apiGroupList, apiResourceList, apiVersions } from './discovery.js';
+import type { ServedGroup } from './discovery.js';
 import { servePodExec, servePodLog } from './pods.js';
 import { q, qBool, qInt } from './query.js';
 import { serveWatch } from './watch.js';
@@ -27,6 +28,8 @@ export interface KubeApiDeps {
   bookmarkMs?: number;
   /** for `?dryRun=All&render=true`: what storing the object would create (src/server/workloads.ts) */
   dryRender?: (obj: StoredObject) => KObject[];
+  /** groups other code serves (metrics.k8s.io), listed in discovery with the registry's */
+  served?: ServedGroup[];
 }
 
 interface Target {
@@ -52,7 +55,7 @@ export class KubeApi {
   async handle(req: IncomingMessage, res: ServerResponse, url: URL, path: string): Promise<void> {
     const method = req.method ?? 'GET';
     if (path === '/api') return send(res, 200, apiVersions());
-    if (path === '/apis') return send(res, 200, apiGroupList(this.deps.registry));
+    if (path === '/apis') return send(res, 200, apiGroupList(this.deps.registry, this.deps.served));
     const { registry } = this.deps;
     const segs = path.split('/').filter(Boolean).map(decodeURIComponent);
     let group: string;

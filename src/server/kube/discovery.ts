@@ -8,8 +8,15 @@ export function apiVersions(): unknown {
   return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [] };
 }
 
-export function apiGroupList(registry: KindRegistry): unknown {
-  const groups = [...registry.groups()].filter(([g]) => g !== '').sort(([a], [b]) => a.localeCompare(b));
+/** A group served by code of its own rather than from the store (metrics.k8s.io), for discovery to list. */
+export interface ServedGroup {
+  group: string;
+  version: string;
+  resources: { name: string; singularName: string; namespaced: boolean; kind: string; verbs: string[] }[];
+}
+
+export function apiGroupList(registry: KindRegistry, served: ServedGroup[] = []): unknown {
+  const groups = [...registry.groups(), ...served.map((s): [string, string[]] => [s.group, [s.version]])].filter(([g]) => g !== '').sort(([a], [b]) => a.localeCompare(b));
   return {
     kind: 'APIGroupList',
     apiVersion: 'v1',
