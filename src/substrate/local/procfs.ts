@@ -141,7 +141,8 @@ export function containerProcesses(fs: ProcFs, procs: Map<number, ProcInfo>, roo
     out.set(key, []);
     claim(key, pid);
     const o = procs.has(pid) ? fs.stdout(pid) : undefined;
-    if (o?.startsWith('pipe:')) pipes.set(o, key);
+    // the same inode is the same end of the same pipe: inherited or passed, never a coincidence
+    if (o?.startsWith('pipe:') || o?.startsWith('socket:')) pipes.set(o, key);
   }
   if (pipes.size) {
     for (const p of procs.values()) {

@@ -126,4 +126,30 @@ describe('UsageMonitor on this machine', () => {
       holder.kill('SIGKILL');
     }
   });
+
+  it('counts a session that left the tree but writes to the container\'s output (a zygote-forked task)', async () => {
+    // the subshell exits at once: the busy loop, a session of its own, is init's child now, with
+    // the container's stdout, as a task the zygote forked for a container's skiff-pyfork is
+    const root = spawn('sh', ['-c', '(setsid sh -c \'echo $$; while :; do :; done\' &); exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const away = Number(await new Promise<string>((r) => root.stdout?.once('data', (d: Buffer) => r(d.toString()))));
+    try {
+      const m = new UsageMonitor({ nodeName: 'n', intervalMs: 60_000, containers: () => [{ uid: 'z', namespace: 'ns', pod: 'task', container: 'main', pid: root.pid ?? 0, startedAt: 'x' }] });
+      const before1 = ticksOf(away);
+      m.sample();
+      await new Promise((r) => setTimeout(r, 1000));
+      m.sample();
+      const after2 = ticksOf(away);
+      const c = m.podUsage()[0]?.containers[0];
+      assert.ok(c?.cpuCores !== undefined && c.windowMs !== undefined);
+      const used = c.cpuCores * (c.windowMs / 1000);
+      assert.ok(used > 0 && used <= (after2 - before1) / CLOCK_TICKS + 0.02, `${used} s of CPU; the escaped loop used ${(after2 - before1) / CLOCK_TICKS} s`);
+    } finally {
+      try {
+        process.kill(away, 'SIGKILL');
+      } catch {
+        // gone
+      }
+      root.kill('SIGKILL');
+    }
+  });
 });
