@@ -108,6 +108,21 @@ describe('metrics API and kubectl top', () => {
     assert.match(table.stdout, /^holder\s+\S+\s+\d+(Ki|Mi)\s+\S+s\s*$/m);
   });
 
+  it('answers the Python client as it reads metrics-server', async () => {
+    const r = await s.python([
+      'from kubernetes import client, config',
+      'config.load_kube_config()',
+      'api = client.CustomObjectsApi()',
+      'm = api.get_namespaced_custom_object("metrics.k8s.io", "v1beta1", "team", "pods", "holder")',
+      'print(m["kind"], *[c["name"] + "=" + c["usage"]["memory"] for c in m["containers"]])',
+      'nodes = api.list_cluster_custom_object("metrics.k8s.io", "v1beta1", "nodes")',
+      'print(nodes["kind"], *[n["metadata"]["name"] for n in nodes["items"]])',
+    ].join('\n'));
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^PodMetrics main=\d+(Ki|Mi) sidecar=\d+(Ki|Mi)$/m);
+    assert.match(r.stdout, /^NodeMetricsList local$/m);
+  });
+
   it('feeds the same numbers to Prometheus', async () => {
     const text = await (await fetch(`${s.url}/metrics`)).text();
     assert.match(text, /^# TYPE container_cpu_usage_seconds_total counter$/m);
