@@ -150,4 +150,14 @@ describe('metrics API and kubectl top', () => {
     const still = await s.kubectl(['top', 'pods', '-A']);
     assert.deepEqual([...rows(still.stdout, 2).keys()], ['team/holder']);
   });
+
+  it('measures the containers a restarted server adopts', async () => {
+    await s.crash();
+    await s.launch();
+    const out = await s.until('kubectl top after the restart', async () => {
+      const r = await s.kubectl(['top', 'pods', '-n', 'team']);
+      return r.code === 0 && rows(r.stdout).has('holder') ? rows(r.stdout) : undefined;
+    });
+    assert.ok(mebibytes(out.get('holder')?.[1]) > 90, JSON.stringify([...out]));
+  });
 });
