@@ -6,9 +6,10 @@ import type { KObject, StoredObject } from '../api/meta.js';
 import type { KindRegistry } from '../api/registry.js';
 import type { ArtifactStore } from '../artifacts/store.js';
 import type { Client } from '../store/client.js';
-import type { PodExecSource, PodLogSource } from '../substrate/substrate.js';
+import type { PodExecSource, PodLogSource, PodMetricsSource } from '../substrate/substrate.js';
 import { send, sendError } from './body.js';
 import { KubeApi } from './kube/api.js';
+import { MetricsApi, metricsGroup } from './kube/metrics-api.js';
 import { KfpApi } from './kfp/api.js';
 import type { MetricsRegistry } from './metrics.js';
 import type { Gateway } from './inference/gateway.js';
@@ -33,6 +34,8 @@ export interface AppDeps {
   metrics?: MetricsRegistry;
   /** for `?dryRun=All&render=true`: what storing the object would create (src/server/workloads.ts) */
   dryRender?: (obj: StoredObject) => KObject[];
+  /** CPU and memory of Pods and the node, for the metrics API (metrics.k8s.io, `kubectl top`) */
+  usage?: PodMetricsSource;
 }
 
 export class App {
@@ -41,6 +44,11 @@ export class App {
 
   constructor(private readonly deps: AppDeps) {
     this.kube = new KubeApi({ client: deps.client, registry: deps.registry, logs: deps.logs, ...(deps.exec ? { exec: deps.exec } : {}), ...(deps.bookmarkMs !== undefined ? { bookmarkMs: deps.bookmarkMs } : {}), ...(deps.dryRender ? { dryRender: deps.dryRender } : {}) });
+    if (deps.usage) {
+      const metricsApi = new MetricsApi({ client: deps.client, usage: deps.usage });
+      // metrics.k8s.io: listed by discovery, answered by its own handler (nothing is stored)
+      this.kube.discovery.addGroup({ ...metricsGroup, handle: (req, res, url, rest) => metricsApi.handle(req, res, url, ['', 'apis', metricsGroup.group, metricsGroup.version, ...rest].join('/')) });
+    }
     this.kfp = new KfpApi({ client: deps.client, version: deps.version, pipelineRoot: deps.pipelineRoot, ...(deps.artifacts ? { artifacts: deps.artifacts } : {}) });
   }
 

@@ -31,6 +31,8 @@ export interface SkiffOptions {
   pythonZygote?: boolean;
   /** the domain of InferenceService hosts, `<name>.<namespace>.<domain>` (default example.com, as KServe's) */
   ingressDomain?: string;
+  /** how often running containers' CPU and memory are sampled, the window of `kubectl top` (default 5s) */
+  metricsResolution?: string | number;
 }
 
 export interface SkiffConfig {
@@ -50,6 +52,7 @@ export interface SkiffConfig {
   verbose: boolean;
   pythonZygote: boolean;
   ingressDomain: string;
+  metricsResolutionMs: number;
 }
 
 /** "30s", "5m", "1h30m", "250ms" or a number of milliseconds */
@@ -90,5 +93,6 @@ export function compileConfig(opts: SkiffOptions): SkiffConfig {
     verbose: o.verbose ?? process.env.SKIFF_VERBOSE === '1',
     pythonZygote: o.pythonZygote ?? process.env.SKIFF_PYTHON_ZYGOTE !== '0',
     ingressDomain: o.ingressDomain ?? 'example.com',
+    metricsResolutionMs: Math.max(100, parseDuration(o.metricsResolution ?? '5s', 'metricsResolution')),
   };
 }

@@ -20,7 +20,7 @@ abstract class BoundMetric {
   readonly aggregator = 'sum';
   protected readonly series = new Map<string, { labels: Record<string, string> }>();
 
-  constructor(readonly name: string, readonly help: string, readonly labelNames: readonly string[], readonly type: 'counter' | 'histogram') {}
+  constructor(readonly name: string, readonly help: string, readonly labelNames: readonly string[], readonly type: 'counter' | 'gauge' | 'histogram') {}
 
   protected labelsOf(values: readonly string[]): Record<string, string> {
     if (values.length !== this.labelNames.length) throw new Error(`metric ${this.name}: ${values.length} label values for labels ${this.labelNames.join(', ')}`);
@@ -140,6 +140,17 @@ export class Histogram extends BoundMetric {
   }
 }
 
+/** A metric kept elsewhere (the substrate's CPU and memory samples), whose series are read when collected. */
+export class Collected extends BoundMetric {
+  constructor(name: string, help: string, labelNames: readonly string[], type: 'counter' | 'gauge', private readonly read: () => { labels: readonly string[]; value: number }[]) {
+    super(name, help, labelNames, type);
+  }
+
+  protected samples(): Sample[] {
+    return this.read().map((s) => ({ value: s.value, labels: this.labelsOf(s.labels) }));
+  }
+}
+
 /** Latency buckets in seconds, from 0.5 ms to 60 s. */
 export const latencyBuckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
@@ -157,6 +168,10 @@ export class MetricsRegistry {
 
   histogram(name: string, help: string, labels: readonly string[], buckets: readonly number[] = latencyBuckets): Histogram {
     return this.add(new Histogram(name, help, labels, buckets));
+  }
+
+  collected(name: string, help: string, labels: readonly string[], type: 'counter' | 'gauge', read: () => { labels: readonly string[]; value: number }[]): Collected {
+    return this.add(new Collected(name, help, labels, type, read));
   }
 
   private add<T extends BoundMetric>(m: T): T {

@@ -92,6 +92,48 @@ export interface PodPortForwarder {
   connect(pod: StoredObject, port: number): Promise<Duplex>;
 }
 
+/** A container's resource use as the node last measured it (what a kubelet's summary API reports). */
+export interface ContainerUsage {
+  name: string;
+  /** when this container run started (RFC3339): a restart begins a new, separate count */
+  startedAt: string;
+  /** ms since the epoch of the latest sample */
+  timestamp: number;
+  /** CPU time the run has used since it started, in seconds (a counter) */
+  cpuSeconds: number;
+  /** the CPU rate between the previous sample and this one, in cores; absent after a single sample */
+  cpuCores?: number;
+  /** the span of that rate, in ms */
+  windowMs?: number;
+  /** memory the container's processes hold and the kernel cannot simply drop, in bytes */
+  memoryWorkingSetBytes: number;
+}
+
+export interface PodUsage {
+  uid: string;
+  namespace: string;
+  name: string;
+  containers: ContainerUsage[];
+}
+
+/** The whole machine's use, as a Node's. */
+export interface NodeUsage {
+  name: string;
+  timestamp: number;
+  cpuSeconds: number;
+  cpuCores?: number;
+  windowMs?: number;
+  memoryWorkingSetBytes: number;
+}
+
+/** Where the metrics API and Prometheus read resource use: the substrate that runs the Pods. */
+export interface PodMetricsSource {
+  /** the latest sample of every Pod with a running container; none once its containers have ended */
+  podUsage(): PodUsage[];
+  /** the node's latest sample (taken now when the last one is stale) */
+  nodeUsage(): NodeUsage | undefined;
+}
+
 export interface Substrate extends PodLogSource, PodExecSource, PodAttachSource, PodPortForwarder {
   /** the Node this substrate runs Pods for */
   readonly nodeName: string;

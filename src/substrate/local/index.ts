@@ -8,7 +8,7 @@ import type { StoredObject } from '../../api/meta.js';
 import type { Manager } from '../../control/controller.js';
 import type { Recorder } from '../../control/events.js';
 import { nodeObject } from '../../scheduler/node.js';
-import type { PodAttachOptions, PodAttachSession, PodExecOptions, PodExecSession, PodLogOptions } from '../substrate.js';
+import type { NodeUsage, PodAttachOptions, PodAttachSession, PodExecOptions, PodExecSession, PodLogOptions, PodMetricsSource, PodUsage } from '../substrate.js';
 import type { Client } from '../../store/client.js';
 import type { Substrate } from '../substrate.js';
 import type { CapacityOverrides } from './capacity.js';
@@ -20,6 +20,7 @@ import { PythonEnvironments } from './python-envs.js';
 import { PythonPods } from './python-pods.js';
 import type { InClusterContract } from './serviceaccount.js';
 import { shellShim } from './shell.js';
+import { UsageMonitor } from './usage.js';
 import { PythonZygote } from './zygote.js';
 
 export interface LocalSubstrateOptions {
@@ -40,17 +41,21 @@ export interface LocalSubstrateOptions {
   version: string;
   crashLoopBaseMs?: number;
   crashLoopMaxMs?: number;
+  /** how often running containers' CPU and memory are sampled (default 5 s) */
+  metricsIntervalMs?: number;
   log?: (msg: string) => void;
 }
 
-export class LocalSubstrate implements Substrate {
+export class LocalSubstrate implements Substrate, PodMetricsSource {
   readonly nodeName: string;
   private agent?: Kubelet;
   private readonly zygote?: PythonZygote;
   private readonly python?: PythonPods;
+  private readonly usage: UsageMonitor;
 
   constructor(private readonly opts: LocalSubstrateOptions) {
     this.nodeName = opts.nodeName;
+    this.usage = new UsageMonitor({ nodeName: opts.nodeName, intervalMs: opts.metricsIntervalMs ?? 5000, containers: () => this.agent?.liveContainers() ?? [] });
     const py = opts.python;
     if (py) {
       const z = py.zygote && { python: py.basePython, ...py.zygote };
@@ -78,6 +83,7 @@ export class LocalSubstrate implements Substrate {
       client, recorder: this.opts.recorder, dataDir: this.opts.dataDir, nodeName, environments: this.opts.environments,
       gpuCount: capacity.gpus.length, python: this.python, shellDir: shellShim(join(this.opts.dataDir, 'shell')),
       crashLoopBaseMs: this.opts.crashLoopBaseMs, crashLoopMaxMs: this.opts.crashLoopMaxMs, log: this.opts.log,
+      onContainerStart: () => this.usage.wake(),
     });
     const desired = nodeObject(nodeName, capacity, version);
     const existing = await client.find(Kinds.Node, { name: nodeName });
@@ -97,6 +103,15 @@ export class LocalSubstrate implements Substrate {
     // controllers stop with the manager; containers keep running for the next server to adopt. The
     // zygote finishes the tasks it forked, then exits; a later server starts another
     this.zygote?.stop();
+    this.usage.stop();
+  }
+
+  podUsage(): PodUsage[] {
+    return this.usage.podUsage();
+  }
+
+  nodeUsage(): NodeUsage | undefined {
+    return this.usage.nodeUsage();
   }
 
   runningContainers(): number {

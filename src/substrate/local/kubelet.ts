@@ -35,6 +35,7 @@ import { TerminalSizer } from './tty.js';
 import { after, type Timer } from '../../util/timers.js';
 import { containerBinds, prepareVolumes } from './volumes.js';
 import { automounts, inClusterEnv, serviceAccountBind, serviceAccountMountPath, type InClusterContract } from './serviceaccount.js';
+import type { LiveContainer } from './usage.js';
 
 export interface KubeletOptions {
   client: Client;
@@ -52,6 +53,8 @@ export interface KubeletOptions {
   crashLoopBaseMs?: number;
   crashLoopMaxMs?: number;
   log?: (msg: string) => void;
+  /** a container started or was adopted (the usage monitor samples while any runs) */
+  onContainerStart?: () => void;
 }
 
 const osSignals = constants.signals as Record<string, number>;
@@ -162,6 +165,7 @@ export class Kubelet {
     for (const c of pod.spec.initContainers ?? []) rt.containers.set(c.name, loadContainer(dir, c.name, true));
     for (const c of pod.spec.containers) rt.containers.set(c.name, loadContainer(dir, c.name, false));
     for (const c of rt.containers.values()) if (c.proc) this.watchExit(rt, c, c.proc);
+    if ([...rt.containers.values()].some((c) => c.proc)) this.opts.onContainerStart?.();
     this.pods.set(rt.uid, rt);
     this.uidByKey.set(keyString({ namespace: rt.namespace, name: rt.name }), rt.uid);
     return rt;
@@ -429,6 +433,7 @@ export class Kubelet {
     c.current = { n, startedAt: proc.startedAt };
     c.proc = proc;
     this.watchExit(rt, c, proc);
+    this.opts.onContainerStart?.();
     this.opts.recorder.event(pod, 'Normal', 'Started', `Started container ${spec.name}`);
     return Infinity;
   }
@@ -447,6 +452,18 @@ export class Kubelet {
     }
     // a Pod's name resolves once its address is known (init containers may be waiting for a peer's)
     if ((wasRunning !== status.phase && (status.phase === 'Running' || status.phase === 'Succeeded' || status.phase === 'Failed')) || (!hadIp && status.podIP)) this.scheduleHosts();
+  }
+
+  /** the containers running now, by their main process (what the usage monitor measures) */
+  liveContainers(): LiveContainer[] {
+    const out: LiveContainer[] = [];
+    for (const rt of this.pods.values()) {
+      for (const c of rt.containers.values()) {
+        if (!c.proc || c.proc.pid <= 0 || !c.current || c.current.exit) continue;
+        out.push({ uid: rt.uid, namespace: rt.namespace, pod: rt.name, container: c.name, pid: c.proc.pid, startedAt: c.current.startedAt });
+      }
+    }
+    return out;
   }
 
   runningContainers(): number {
