@@ -20,4 +20,26 @@ describe('kubectl', () => {
     assert.equal(ns.code, 0, ns.stderr);
     assert.match(ns.stdout, /namespace\/default/);
   });
+
+  it('creates a token for a ServiceAccount (serviceaccounts/token)', async () => {
+    await s.until('the default ServiceAccount', async () => (await s.req('GET', '/api/v1/namespaces/default/serviceaccounts/default')).status === 200);
+    const t = await s.kubectl(['create', 'token', 'default', '--duration=20m']);
+    assert.equal(t.code, 0, t.stderr);
+    const claims = JSON.parse(Buffer.from(t.stdout.trim().split('.')[1] ?? '', 'base64url').toString());
+    assert.equal(claims.sub, 'system:serviceaccount:default:default');
+    assert.equal(claims.exp - claims.iat, 1200);
+    const short = await s.kubectl(['create', 'token', 'default', '--duration=1m']);
+    assert.notEqual(short.code, 0);
+    assert.match(short.stderr, /spec\.expirationSeconds: Invalid value: 60/);
+    const missing = await s.kubectl(['create', 'token', 'nosuch']);
+    assert.match(missing.stderr, /serviceaccounts "nosuch" not found/);
+  });
+
+  it('runs `kubectl run --image=python:3.11 -- python3 ...`: an image without an entrypoint runs the args', async () => {
+    const r = await s.kubectl(['run', 'argsonly', '--image=python:3.11', '--restart=Never', '--', 'python3', '-c', 'print("args ran")']);
+    assert.equal(r.code, 0, r.stderr);
+    await s.until('the Pod to succeed', async () => (await s.get('/api/v1/namespaces/default/pods/argsonly')).status?.phase === 'Succeeded');
+    const logs = await s.kubectl(['logs', 'argsonly']);
+    assert.equal(logs.stdout.trim(), 'args ran');
+  });
 });

@@ -40,7 +40,7 @@ export interface AppDeps {
 
 export class App {
   private readonly kfp: KfpApi;
-  private readonly kube: KubeApi;
+  readonly kube: KubeApi;
 
   constructor(private readonly deps: AppDeps) {
     this.kube = new KubeApi({ client: deps.client, registry: deps.registry, logs: deps.logs, ...(deps.exec ? { exec: deps.exec } : {}), ...(deps.bookmarkMs !== undefined ? { bookmarkMs: deps.bookmarkMs } : {}), ...(deps.dryRender ? { dryRender: deps.dryRender } : {}) });

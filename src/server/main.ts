@@ -147,7 +147,10 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     substrate.setApiServer(`http://${reach}`);
   }
   const inCluster = await startInCluster({ dataDir: config.dataDir, handler: app.handle, upgrades: server, log });
-  if (inCluster) substrate.setInCluster(inCluster.contract);
+  if (inCluster) {
+    substrate.setInCluster(inCluster.contract);
+    app.kube.tokens = inCluster.tokens;
+  }
   writeKubeconfig(config.dataDir, kubeconfig(serverUrl, inCluster, inCluster?.adminToken));
   manager.start();
   await gc.start();

@@ -22,6 +22,8 @@ import { recordCreate, recordReplace, servePatch } from './patch.js';
 import { servePodExec, servePodLog } from './pods.js';
 import { refuseProtobufOnlyAccept } from './protobuf.js';
 import { serveScale } from './scale.js';
+import { tokenRequest } from './token-request.js';
+import type { ServiceAccountTokens } from './tokens.js';
 import { eventView, negotiateView, sendViewed, type ResponseView } from './table.js';
 import { serveWatch } from './watch.js';
 
@@ -51,6 +53,9 @@ export class KubeApi {
   readonly openapi: OpenApi;
   /** each request's body as it came, for the checks that read the text (repeated JSON fields) */
   private readonly rawBodies = new WeakMap<IncomingMessage, Buffer>();
+
+  /** signs serviceaccounts/token answers; set once the in-cluster endpoint has its key */
+  tokens?: ServiceAccountTokens;
 
   constructor(private readonly deps: KubeApiDeps) {
     this.discovery = new Discovery(deps.registry);
@@ -222,6 +227,11 @@ export class KubeApi {
     if (t.sub === 'scale') {
       const patchType: PatchType = (req.headers['content-type'] ?? '').toLowerCase().includes('json-patch') ? 'json' : 'merge';
       return send(res, 200, await serveScale(client, t.def, key, method, () => this.body(req, method === 'PUT' ? { apiVersion: 'autoscaling/v1', kind: 'Scale' } : undefined), patchType), accept);
+    }
+    if (t.sub === 'token') {
+      if (method !== 'POST') throw new ApiError(StatusReason.MethodNotAllowed, `${method} is not supported on serviceaccounts/token: POST an authentication.k8s.io/v1 TokenRequest`);
+      const sa = await client.get(t.def, key);
+      return send(res, 201, tokenRequest(this.tokens, sa, await this.body(req, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest' })), accept);
     }
     if (t.sub === 'eviction') {
       if (method !== 'POST') throw new ApiError(StatusReason.MethodNotAllowed, `${method} is not supported on pods/eviction: POST a policy/v1 Eviction`);

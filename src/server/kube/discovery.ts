@@ -63,6 +63,7 @@ export const servedSubresources: Record<string, SubresourceInfo[]> = {
     { name: 'log', responseKind: { group: '', version: 'v1', kind: 'Pod' }, verbs: ['get'] },
     { name: 'portforward', responseKind: { group: '', version: 'v1', kind: 'PodPortForwardOptions' }, verbs: ['create', 'get'] },
   ],
+  '/ServiceAccount': [{ name: 'token', responseKind: { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' }, verbs: ['create'] }],
   '/Namespace': [{ name: 'finalize', responseKind: { group: '', version: 'v1', kind: 'Namespace' }, verbs: ['update'] }],
 };
 

@@ -14,6 +14,9 @@ export interface TokenSubject {
   serviceAccountUid?: string;
   pod?: { name: string; uid: string };
   node?: string;
+  /** how long the token is good for (a Pod's: a year) */
+  expirationSeconds?: number;
+  audiences?: string[];
 }
 
 /** who a request is from */
@@ -41,8 +44,8 @@ export class ServiceAccountTokens {
     if (s.pod) k8s.pod = s.pod;
     if (s.node) k8s.node = { name: s.node };
     return signJwt({
-      aud: [tokenIssuer], iss: tokenIssuer, sub: `system:serviceaccount:${s.namespace}:${s.serviceAccount}`,
-      iat: nowSeconds, nbf: nowSeconds, exp: nowSeconds + podTokenSeconds, jti: randomUUID(),
+      aud: s.audiences ?? [tokenIssuer], iss: tokenIssuer, sub: `system:serviceaccount:${s.namespace}:${s.serviceAccount}`,
+      iat: nowSeconds, nbf: nowSeconds, exp: nowSeconds + (s.expirationSeconds ?? podTokenSeconds), jti: randomUUID(),
       'kubernetes.io': k8s,
     }, this.key.privateKey);
   }

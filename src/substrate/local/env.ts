@@ -130,9 +130,14 @@ export async function containerEnv(pod: Pod, container: Container, src: EnvSourc
   return vars;
 }
 
-/** command + args with $(VAR) expanded; the environment's entrypoint stands in for a missing command */
+/**
+ * command + args with $(VAR) expanded; the environment's entrypoint stands in for a missing command.
+ * As a container runtime does, an image without an entrypoint runs the args themselves (`kubectl run x
+ * --image=python:3.11 -- python3 app.py` sets only args).
+ */
 export function containerArgv(container: Container, env: Record<string, string>, entrypoint?: string[]): string[] {
   const command = container.command ?? entrypoint;
+  if ((!command || command.length === 0) && container.args?.length) return container.args.map((s) => expand(s, env));
   if (!command || command.length === 0) {
     throw new ConfigError(`container "${container.name}" has no command, and image "${container.image ?? ''}" names an environment without an entrypoint`);
   }
