@@ -44,7 +44,7 @@ function k8sDir() {
 
 /** the group-version documents to read, and the kinds of each that Skiff serves or accepts */
 const builtins = [
-  { file: 'api__v1_openapi.json', kinds: ['Pod', 'PodList', 'Namespace', 'NamespaceList', 'ConfigMap', 'ConfigMapList', 'Secret', 'SecretList', 'PersistentVolumeClaim', 'PersistentVolumeClaimList', 'Service', 'ServiceList', 'Node', 'NodeList', 'Event', 'EventList', 'Binding', 'Eviction'] },
+  { file: 'api__v1_openapi.json', kinds: ['Pod', 'PodList', 'Namespace', 'NamespaceList', 'ConfigMap', 'ConfigMapList', 'Secret', 'SecretList', 'PersistentVolumeClaim', 'PersistentVolumeClaimList', 'Service', 'ServiceList', 'Node', 'NodeList', 'Event', 'EventList', 'Binding', 'Eviction', 'ServiceAccount', 'ServiceAccountList', 'TokenRequest'] },
   { file: 'apis__batch__v1_openapi.json', kinds: ['Job', 'JobList'] },
   { file: 'apis__authorization.k8s.io__v1_openapi.json', kinds: ['SelfSubjectAccessReview', 'SelfSubjectRulesReview'] },
   { file: 'apis__authentication.k8s.io__v1_openapi.json', kinds: ['SelfSubjectReview'] },
