@@ -97,5 +97,7 @@ cat <<TXT
                 bin/skiff get pods; bin/skiff logs job/pi; bin/skiff describe job flaky
   The API:      curl http://127.0.0.1:8080/apis/batch/v1/namespaces/default/jobs ; /openapi/v3 describes every route
   Serving:      bin/skiff get isvc,revisions; curl http://127.0.0.1:8080/serving/default/sklearn-digits/v1/models/sklearn-digits ; /metrics
+  kubectl:      export KUBECONFIG=\$(bin/skiff kubeconfig --path --data-dir $data); .venv-clients/bin/kubectl get pods,jobs
+                (while skiff up runs; the Python kubernetes client, TrainingClient and KServeClient read it too)
   Your own:     bin/skiff apply -f your-job.yaml
 TXT
