@@ -199,7 +199,7 @@ describe('kubectl get: server-side printing', () => {
     const jobRows = parseTable(jobs, ['NAME', 'STATUS', 'COMPLETIONS', 'DURATION', 'AGE']);
     assert.deepEqual([jobRows[0]?.NAME, jobRows[0]?.STATUS, jobRows[0]?.COMPLETIONS], ['job.batch/pi', 'Complete', '1/1']);
     assert.match(jobRows[0]?.DURATION ?? '', age);
-    assert.deepEqual(parseTable(cms, ['NAME', 'DATA', 'AGE']).map((x) => [x.NAME, x.DATA]), [['configmap/settings', '2']]);
+    assert.deepEqual(parseTable(cms, ['NAME', 'DATA', 'AGE']).map((x) => [x.NAME, x.DATA]), [['configmap/kube-root-ca.crt', '1'], ['configmap/settings', '2']]);
     assert.deepEqual(parseTable(secrets, ['NAME', 'TYPE', 'DATA', 'AGE']).map((x) => [x.NAME, x.TYPE, x.DATA]), [['secret/creds', 'Opaque', '1']]);
     const svc = parseTable(svcs, ['NAME', 'TYPE', 'CLUSTER-IP', 'EXTERNAL-IP', 'PORT(S)', 'AGE']);
     assert.deepEqual([svc[0]?.NAME, svc[0]?.TYPE, svc[0]?.['EXTERNAL-IP'], svc[0]?.['PORT(S)']], ['service/web', 'ClusterIP', '<none>', '80/TCP']);

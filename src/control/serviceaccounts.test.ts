@@ -53,3 +53,29 @@ it('a ServiceAccount is validated as kube-apiserver does: field paths in the cau
     await store.close();
   }
 });
+
+it('every Namespace gets the kube-root-ca.crt ConfigMap with the CA, put back when changed or deleted', async () => {
+  const store = new SqliteStore({ file: ':memory:' });
+  const client = new Client(store, defaultRegistry());
+  const mgr = new Manager(client);
+  const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+  addServiceAccountController(mgr, client, () => pem);
+  mgr.start();
+  try {
+    await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-b' } });
+    const key = { namespace: 'team-b', name: 'kube-root-ca.crt' };
+    const cm = await until(() => client.find(Kinds.ConfigMap, key));
+    assert.equal((cm.data as Record<string, string>)['ca.crt'], pem);
+    await client.update({ ...cm, data: { 'ca.crt': 'tampered' } });
+    await until(async () => ((await client.find(Kinds.ConfigMap, key))?.data as Record<string, string> | undefined)?.['ca.crt'] === pem || undefined);
+    await client.delete(Kinds.ConfigMap, key);
+    const again = await until(async () => {
+      const c = await client.find(Kinds.ConfigMap, key);
+      return c && c.metadata.uid !== cm.metadata.uid ? c : undefined;
+    });
+    assert.equal((again.data as Record<string, string>)['ca.crt'], pem);
+  } finally {
+    await mgr.stop();
+    await store.close();
+  }
+});

@@ -88,7 +88,9 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   await substrate.start();
   addScheduler(manager, { client, recorder: new EventRecorder(client, 'default-scheduler'), nodeName: config.nodeName, placement: new ResourceFit() });
   addNamespaceController(manager, client, registry);
-  addServiceAccountController(manager, client);
+  // the CA is known once the in-cluster endpoint has its certificates, before the controllers start
+  let rootCA: string | undefined;
+  addServiceAccountController(manager, client, () => rootCA);
   const pipelineRoot = join(config.dataDir, 'pipeline-root');
   // one artifact store for everything that reads or moves task outputs and models
   const artifacts = new LocalArtifactStore(pipelineRoot);
@@ -150,6 +152,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   if (inCluster) {
     substrate.setInCluster(inCluster.contract);
     app.kube.tokens = inCluster.tokens;
+    rootCA = inCluster.contract.caPem;
   }
   writeKubeconfig(config.dataDir, kubeconfig(serverUrl, inCluster, inCluster?.adminToken));
   manager.start();
