@@ -4,10 +4,18 @@ import { createHash, createPublicKey, sign, verify, type KeyObject } from 'node:
 
 const b64url = (b: Buffer): string => b.toString('base64url');
 
+// a key's id is asked for at every signing (one per Pod): exporting the key each time is not free
+const keyIds = new WeakMap<KeyObject, string>();
+
 /** the `kid` of a public key, as kube-apiserver derives it: SHA-256 over its SubjectPublicKeyInfo */
 export function keyIdOf(key: KeyObject): string {
-  const pub = key.type === 'private' ? createPublicKey(key) : key;
-  return b64url(createHash('sha256').update(pub.export({ type: 'spki', format: 'der' })).digest());
+  let kid = keyIds.get(key);
+  if (kid === undefined) {
+    const pub = key.type === 'private' ? createPublicKey(key) : key;
+    kid = b64url(createHash('sha256').update(pub.export({ type: 'spki', format: 'der' })).digest());
+    keyIds.set(key, kid);
+  }
+  return kid;
 }
 
 export function signJwt(claims: Record<string, unknown>, privateKey: KeyObject): string {

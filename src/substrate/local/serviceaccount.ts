@@ -3,7 +3,7 @@
 // ca.crt, which `config.load_incluster_config()` and client-go's rest.InClusterConfig read. Skiff
 // also tells kfp.Client() where the KFP API is (KF_PIPELINES_ENDPOINT), since the in-cluster address
 // kfp would guess (ml-pipeline.kubeflow.svc) does not exist here.
-import { existsSync, mkdirSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import type { Pod } from '../../api/core-types.js';
 import type { StoredObject } from '../../api/meta.js';
@@ -64,20 +64,21 @@ export function resolvedMountPath(path: string): string {
   }
 }
 
+/** where the service-account directory is bound in the sandbox (resolved once) */
+let mountTarget: string | undefined;
+
 /** writes token, namespace and ca.crt under the Pod's run directory (once: restarts keep the token)
  *  and returns the read-only bind that shows them at the service-account path */
 export function serviceAccountBind(pod: Pod & StoredObject, podDir: string, c: InClusterContract, serviceAccount?: StoredObject): BindMount {
   const dir = join(podDir, 'serviceaccount');
   if (!existsSync(join(dir, 'token'))) {
     mkdirSync(dir, { recursive: true });
-    const tmp = join(podDir, 'serviceaccount.tmp');
-    mkdirSync(tmp, { recursive: true });
-    writeFileSync(join(tmp, 'ca.crt'), c.caPem, { mode: 0o644 });
-    writeFileSync(join(tmp, 'namespace'), pod.metadata.namespace ?? 'default', { mode: 0o644 });
-    writeFileSync(join(tmp, 'token'), c.token(pod, serviceAccount), { mode: 0o644 });
-    // the token last and by rename: a half-written directory is never taken for a finished one
-    for (const f of ['ca.crt', 'namespace', 'token']) renameSync(join(tmp, f), join(dir, f));
-    rmSync(tmp, { recursive: true, force: true });
+    writeFileSync(join(dir, 'ca.crt'), c.caPem, { mode: 0o644 });
+    writeFileSync(join(dir, 'namespace'), pod.metadata.namespace ?? 'default', { mode: 0o644 });
+    // the token last and by rename: a directory with a token is a finished one
+    writeFileSync(join(dir, 'token.tmp'), c.token(pod, serviceAccount), { mode: 0o644 });
+    renameSync(join(dir, 'token.tmp'), join(dir, 'token'));
   }
-  return { source: dir, target: resolvedMountPath(serviceAccountMountPath), readOnly: true };
+  mountTarget ??= resolvedMountPath(serviceAccountMountPath);
+  return { source: dir, target: mountTarget, readOnly: true };
 }
