@@ -20,6 +20,8 @@ has_module torch || need_apt+=(python3-torch)
 has_module mpi4py || need_apt+=(python3-mpi4py)
 { command -v mpirun >/dev/null 2>&1 && command -v orted >/dev/null 2>&1; } || need_apt+=(openmpi-bin)
 command -v nsenter >/dev/null 2>&1 || need_apt+=(util-linux)
+# the dashboard's end-to-end tests drive a real browser (playwright-core, no browser download)
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     say "installing Debian packages: ${need_apt[*]}"
@@ -100,5 +102,13 @@ if [ ! -f dist/.built ] || [ "$(cat dist/.built)" != "$sources" ] || [ -n "$(fin
   rm -rf dist
   npx tsc -p tsconfig.json
   echo "$sources" > dist/.built
+fi
+# the dashboard (web/): type-checked, then bundled by Vite into build/web (served by `skiff up` at /ui/)
+web_sum=$( { find web src/api -type f \( -name '*.ts' -o -name '*.tsx' -o -name '*.css' -o -name '*.html' -o -name '*.json' \) -not -name '*.test.ts' -not -name '*.test.tsx' | sort | xargs md5sum; md5sum package-lock.json; } | md5sum | cut -d' ' -f1)
+if [ ! -f build/web/.built ] || [ "$(cat build/web/.built)" != "$web_sum" ]; then
+  say "building the dashboard"
+  npx tsc -p web/tsconfig.json
+  npx vite build web --logLevel warn
+  echo "$web_sum" > build/web/.built
 fi
 say "ready"

@@ -6,6 +6,9 @@ echo "[test] lint"
 npx eslint src test bench
 # the layer map: no import cycles, no import from a layer above (.dependency-cruiser.cjs)
 npx depcruise src --config .dependency-cruiser.cjs --output-type err
+# the dashboard's pure parts (graph from spec and state, renderers, router) in vitest
+echo "[test] web units"
+npx vitest run --root web --reporter=dot
 mapfile -t files < <(find dist/src dist/test -name '*.test.js' | sort)
 echo "[test] ${#files[@]} test files"
 # e2e tests start real servers and processes: two at a time suits a 2-core machine

@@ -1,5 +1,5 @@
 // The API server's front door: health, version, metrics and OpenAPI, then inference requests, the KFP
-// REST API (kfp.Client) and the Kubernetes REST API (src/server/kube/), by path.
+// REST API (kfp.Client), the Kubernetes REST API (src/server/kube/) and the dashboard (/ui/), by path.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, StatusReason } from '../api/errors.js';
 import type { KObject, StoredObject } from '../api/meta.js';
@@ -13,6 +13,7 @@ import { MetricsApi, metricsGroup } from './kube/metrics-api.js';
 import { KfpApi } from './kfp/api.js';
 import type { MetricsRegistry } from './metrics.js';
 import type { Gateway } from './inference/gateway.js';
+import { UiFiles } from './ui.js';
 
 export interface AppDeps {
   client: Client;
@@ -36,11 +37,14 @@ export interface AppDeps {
   dryRender?: (obj: StoredObject) => KObject[];
   /** CPU and memory of Pods and the node, for the metrics API (metrics.k8s.io, `kubectl top`) */
   usage?: PodMetricsSource;
+  /** the dashboard's built files (default: build/web) */
+  uiRoot?: string;
 }
 
 export class App {
   private readonly kfp: KfpApi;
   readonly kube: KubeApi;
+  private readonly ui: UiFiles;
 
   constructor(private readonly deps: AppDeps) {
     this.kube = new KubeApi({ client: deps.client, registry: deps.registry, logs: deps.logs, ...(deps.exec ? { exec: deps.exec } : {}), ...(deps.bookmarkMs !== undefined ? { bookmarkMs: deps.bookmarkMs } : {}), ...(deps.dryRender ? { dryRender: deps.dryRender } : {}) });
@@ -49,6 +53,7 @@ export class App {
       // metrics.k8s.io: listed by discovery, answered by its own handler (nothing is stored)
       this.kube.discovery.addGroup({ ...metricsGroup, handle: (req, res, url, rest) => metricsApi.handle(req, res, url, ['', 'apis', metricsGroup.group, metricsGroup.version, ...rest].join('/')) });
     }
+    this.ui = new UiFiles(deps.uiRoot);
     this.kfp = new KfpApi({ client: deps.client, version: deps.version, pipelineRoot: deps.pipelineRoot, ...(deps.artifacts ? { artifacts: deps.artifacts } : {}) });
   }
 
@@ -78,6 +83,7 @@ export class App {
         return void res.end(text);
       }
     }
+    if (this.ui.handles(url.pathname)) return this.ui.handle(req, res, url.pathname);
     if (path === '/openapi.json' || path === '/openapi/v2' || path === '/openapi/v3' || path.startsWith('/openapi/v3/')) {
       if (this.kube.openapi.handle(req, res, url, path, this.deps.version)) return;
     }

@@ -1,0 +1,111 @@
+// The dashboard's frame in real Chromium: served by `skiff up` at /ui/, deep links, lists and object
+// pages kept live by watches, the YAML editor showing the server's refusal on the field's line, a
+// deleted object's page, the KFP UI's links, and the banner when the server goes away.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { openUi, type Ui } from './browser.js';
+import { TestServer } from './harness.js';
+
+const jobs = '/apis/batch/v1/namespaces/default/jobs';
+const job = (name: string, code = 'print(1)') => ({
+  apiVersion: 'batch/v1', kind: 'Job', metadata: { name },
+  spec: { backoffLimit: 0, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'python', command: ['python3', '-c', code] }] } } },
+});
+
+describe('the dashboard', () => {
+  let s: TestServer;
+  let ui: Ui;
+  before(async () => {
+    s = await TestServer.start();
+    ui = await openUi(s);
+  });
+  after(async () => {
+    await ui?.close();
+    await s?.cleanup();
+  });
+
+  it('sends / to /ui/ and serves every page of the app from one index.html', async () => {
+    const root = await fetch(`${s.url}/`, { redirect: 'manual' });
+    assert.equal(root.status, 302);
+    assert.equal(root.headers.get('location'), '/ui/');
+    const deep = await fetch(`${s.url}/ui/default/jobs/pi`);
+    assert.equal(deep.status, 200);
+    assert.match(await deep.text(), /<div id="root">/);
+    const missing = await fetch(`${s.url}/ui/assets/nope.js`);
+    assert.equal(missing.status, 404);
+    const escape = await fetch(`${s.url}/ui/..%2f..%2fpackage.json`);
+    assert.notEqual(escape.status, 500);
+    assert.doesNotMatch(await escape.text(), /"name": "skiff"/);
+  });
+
+  it('shows a list that changes live and a deep-linked object page', async () => {
+    await ui.open('/ui/default/jobs');
+    await ui.page.getByRole('heading', { name: 'jobs' }).waitFor();
+    await ui.page.getByText('No jobs in default.').waitFor();
+    await s.create(jobs, job('hello'));
+    // no reload: the watch brings the row
+    await ui.page.getByRole('link', { name: 'hello' }).waitFor();
+    await ui.page.getByRole('link', { name: 'hello' }).click();
+    assert.equal(new URL(ui.page.url()).pathname, '/ui/default/jobs/hello');
+    await ui.page.locator('.objhead .badge', { hasText: 'Complete' }).waitFor({ timeout: 60_000 });
+    await ui.shot('job');
+  });
+
+  it('edits YAML and shows the server’s refusal on the line of the field', async () => {
+    await ui.open('/ui/default/jobs/hello?tab=yaml');
+    await ui.page.getByRole('button', { name: 'Edit' }).click();
+    const area = ui.page.getByRole('textbox', { name: 'YAML' });
+    const text = await area.inputValue();
+    const bad = text.replace(/backoffLimit: 0/, 'backoffLimit: -3');
+    assert.notEqual(bad, text);
+    await area.fill(bad);
+    await ui.page.getByRole('button', { name: 'Save' }).click();
+    const alert = ui.page.getByRole('alert').filter({ hasText: 'spec.backoffLimit' });
+    await alert.waitFor();
+    const line = bad.split('\n').findIndex((l) => l.includes('backoffLimit: -3')) + 1;
+    assert.match(await alert.innerText(), new RegExp(`line ${line}`));
+    assert.equal(await ui.page.locator('.gutter .bad').innerText(), String(line));
+    await ui.shot('yaml-error');
+  });
+
+  it('says so when the object it shows is deleted', async () => {
+    await ui.open('/ui/default/jobs/hello');
+    await ui.page.locator('.objhead').waitFor();
+    const r = await s.req('DELETE', `${jobs}/hello?propagationPolicy=Background`);
+    assert.equal(r.status, 200);
+    await ui.page.getByText('was deleted').waitFor();
+  });
+
+  it('switches namespaces and lists every kind', async () => {
+    await s.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } });
+    await s.create('/apis/batch/v1/namespaces/team-a/jobs', job('in-team-a'));
+    await ui.open('/ui/default/jobs');
+    await ui.page.getByLabel('Namespace').selectOption('team-a');
+    await ui.page.getByRole('link', { name: 'in-team-a' }).waitFor();
+    assert.equal(new URL(ui.page.url()).pathname, '/ui/team-a/jobs');
+    await ui.open('/ui/default/kinds');
+    await ui.page.getByRole('link', { name: 'InferenceService' }).waitFor();
+    await ui.open('/ui/default/nonsense');
+    await ui.page.getByText('serves no kind called').waitFor();
+  });
+
+  it('resolves the links kfp.Client prints (#/experiments/details/<id>)', async () => {
+    const exp = (await s.req('POST', '/apis/v2beta1/experiments', { display_name: 'exp-one' })).body;
+    await ui.open(`/#/experiments/details/${exp.experiment_id}`);
+    await ui.page.waitForURL((u) => u.pathname === `/ui/default/experiments/${exp.experiment_id}`);
+  });
+
+  it('shows a banner while the server is away and resumes its watches after', async () => {
+    await ui.open('/ui/default/jobs');
+    await ui.page.getByRole('heading', { name: 'jobs' }).waitFor();
+    await s.crash();
+    await ui.page.getByText('Lost the connection').waitFor({ timeout: 30_000 });
+    await ui.shot('connection-lost');
+    await s.launch();
+    // the page is the old one, pointing at the old port: follow the server to its new address
+    await ui.open('/ui/default/jobs');
+    await s.create(jobs, job('after-restart'));
+    await ui.page.getByRole('link', { name: 'after-restart' }).waitFor({ timeout: 30_000 });
+    assert.equal(await ui.page.getByText('Lost the connection').count(), 0);
+  });
+});

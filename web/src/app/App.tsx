@@ -1,0 +1,200 @@
+// The dashboard's frame: top bar (namespace, theme), navigation, the connection banner, and the page
+// the URL names.
+import { useEffect, useMemo, useState } from 'react';
+import { HttpClient } from '../api/client';
+import { ApiProvider, useApi, useConnectionLost, useList } from '../api/context';
+import { messageOf } from '../api/errors';
+import type { KObject } from '../api/types';
+import { GenericDetail, GenericList } from '../pages/generic';
+import { Home } from '../pages/home';
+import { AllKinds } from '../pages/kinds';
+import { allPages, pageFor } from '../pages/registry';
+import type { NavSection } from '../pages/types';
+import { Link, NavProvider, useNav, useRoute } from './nav';
+import { href, legacyTarget, objectHref } from './router';
+import { ThemeToggle } from './theme';
+
+const SECTIONS: NavSection[] = ['Workloads', 'Pipelines', 'Training', 'Tuning', 'Serving', 'Notebooks', 'Queues', 'Cluster', 'Config'];
+
+export function App() {
+  const api = useMemo(() => new HttpClient(), []);
+  return (
+    <ApiProvider
+      api={api}
+      fallback={(error) => (
+        <div className="boot">
+          <h1>Skiff</h1>
+          <p className="muted">{error ? `Cannot reach the server: ${error}. Retrying…` : 'Connecting…'}</p>
+        </div>
+      )}
+    >
+      <NavProvider>
+        <Shell />
+      </NavProvider>
+    </ApiProvider>
+  );
+}
+
+function Shell() {
+  const lost = useConnectionLost();
+  const [navOpen, setNavOpen] = useState(true);
+  return (
+    <div className={`shell ${navOpen ? '' : 'nav-closed'}`}>
+      <TopBar onToggleNav={() => setNavOpen((v) => !v)} />
+      {lost && (
+        <div className="banner" role="alert">
+          Lost the connection to the server. Live views resume when it is back.
+        </div>
+      )}
+      <SideNav />
+      <main id="main" tabIndex={-1}>
+        <LegacyRedirect />
+        <Content />
+      </main>
+    </div>
+  );
+}
+
+function TopBar({ onToggleNav }: { onToggleNav: () => void }) {
+  const route = useRoute();
+  return (
+    <header className="topbar">
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
+      <button type="button" className="iconbtn" aria-label="Toggle navigation" onClick={onToggleNav}>
+        ☰
+      </button>
+      <Link to={href({ namespace: route.namespace })} className="brand">
+        <Logo /> Skiff
+      </Link>
+      <NamespaceSwitcher />
+      <span className="spacer" />
+      <ThemeToggle />
+    </header>
+  );
+}
+
+function Logo() {
+  return (
+    <svg width="20" height="20" viewBox="0 0 16 16" aria-hidden="true">
+      <path d="M1 10h14l-3 4H4z" fill="currentColor" />
+      <path d="M8 1v8H3z" fill="var(--accent)" />
+    </svg>
+  );
+}
+
+function NamespaceSwitcher() {
+  const { route, navigate } = useNav();
+  const list = useList<KObject>('namespaces', undefined);
+  const names = list.items.map((n) => n.metadata?.name ?? '').sort();
+  const current = route.cluster ? '' : route.namespace ?? '';
+  return (
+    <label className="nsswitch">
+      <span className="muted">Namespace</span>
+      <select
+        aria-label="Namespace"
+        value={current}
+        onChange={(e) => {
+          const ns = e.target.value || undefined;
+          // stay on the same kind of list; an object page does not exist in another namespace
+          navigate(href({ namespace: ns, plural: route.cluster ? undefined : route.plural }));
+        }}
+      >
+        <option value="">All namespaces</option>
+        {names.map((n) => (
+          <option key={n} value={n}>
+            {n}
+          </option>
+        ))}
+        {current && !names.includes(current) ? <option value={current}>{current}</option> : null}
+      </select>
+    </label>
+  );
+}
+
+function SideNav() {
+  const route = useRoute();
+  const { kinds } = useApi();
+  const ns = route.namespace;
+  return (
+    <nav className="sidenav" aria-label="Pages">
+      {SECTIONS.map((section) => {
+        const items = allPages.filter((p) => p.section === section && (p.page || kinds.plural(p.plural)));
+        if (!items.length) return null;
+        return (
+          <div key={section} className="navsection">
+            <div className="navtitle">{section}</div>
+            {items.map((p) => {
+              const clusterScoped = p.cluster || kinds.isClusterScoped(p.plural);
+              const to = clusterScoped ? href({ cluster: true, plural: p.plural }) : href({ namespace: ns, plural: p.plural });
+              const active = route.plural === p.plural || (p.plural === 'overview' && !route.plural);
+              return (
+                <Link key={p.plural} to={to} className={active ? 'active' : ''} aria-current={active ? 'page' : undefined}>
+                  {p.title}
+                </Link>
+              );
+            })}
+          </div>
+        );
+      })}
+      <div className="navsection">
+        <div className="navtitle">More</div>
+        <Link to={href({ namespace: ns, plural: 'kinds' })} className={route.plural === 'kinds' ? 'active' : ''}>
+          All kinds
+        </Link>
+      </div>
+    </nav>
+  );
+}
+
+function Content() {
+  const route = useRoute();
+  const { kinds } = useApi();
+  const { plural, name, namespace } = route;
+  if (!plural || plural === 'overview') return <Home namespace={namespace} />;
+  if (plural === 'kinds') return <AllKinds namespace={namespace} />;
+  const def = pageFor(plural);
+  if (def?.page) {
+    const Page = def.page;
+    return <Page namespace={namespace} />;
+  }
+  const kind = kinds.plural(plural);
+  if (!kind) {
+    return (
+      <section className="page">
+        <div className="notice bad">
+          This server serves no kind called <b>{plural}</b>. <Link to={href({ namespace, plural: 'kinds' })}>See every kind</Link>
+        </div>
+      </section>
+    );
+  }
+  if (name) {
+    const Detail = def?.detail ?? GenericDetail;
+    return <Detail key={`${namespace}/${plural}/${name}`} kind={kind} namespace={kind.namespaced ? namespace : undefined} name={name} rest={route.rest} />;
+  }
+  const List = def?.list ?? GenericList;
+  return <List key={`${namespace}/${plural}`} kind={kind} namespace={kind.namespaced ? namespace : undefined} />;
+}
+
+/** `/#/runs/details/<id>` (the links kfp.Client prints) → the object's page */
+function LegacyRedirect() {
+  const { api, kinds } = useApi();
+  const { navigate } = useNav();
+  const [problem, setProblem] = useState<string>();
+  useEffect(() => {
+    const target = legacyTarget(window.location.hash);
+    if (!target) return;
+    const kind = kinds.plural(target.plural);
+    if (!kind) return setProblem(`This server serves no ${target.plural}.`);
+    api.list(kind, undefined, { fieldSelector: `metadata.name=${target.id}` }).then(
+      (l) => {
+        const o = l.items[0];
+        if (!o) return setProblem(`No ${kind.kind} with the id ${target.id}.`);
+        navigate(objectHref(kind.plural, o.metadata?.namespace, o.metadata?.name ?? target.id), { replace: true });
+      },
+      (e) => setProblem(messageOf(e)),
+    );
+  }, [api, kinds, navigate]);
+  return problem ? <div className="notice bad">{problem}</div> : null;
+}
