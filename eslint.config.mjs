@@ -1,9 +1,12 @@
 import tseslint from 'typescript-eslint';
 
+const unused = ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }];
+
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'build/**', 'web/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'build/**', 'web/vite.config.ts'] },
   ...tseslint.configs.recommended,
   {
+    files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'],
     languageOptions: {
       parserOptions: { project: './tsconfig.json', tsconfigRootDir: import.meta.dirname },
     },
@@ -13,7 +16,18 @@ export default tseslint.config(
         allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['describe', 'it', 'test', 'suite', 'before', 'after'] }],
       }],
       '@typescript-eslint/no-explicit-any': 'off',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': unused,
+    },
+  },
+  {
+    // the dashboard: a promise nobody awaits loses its error, as on the server
+    files: ['web/src/**/*.ts', 'web/src/**/*.tsx'],
+    languageOptions: {
+      parserOptions: { project: './web/tsconfig.json', tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-unused-vars': unused,
     },
   },
 );

@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 echo "[test] lint"
-npx eslint src test bench
+npx eslint src test bench web/src
 # the layer map: no import cycles, no import from a layer above (.dependency-cruiser.cjs)
 npx depcruise src --config .dependency-cruiser.cjs --output-type err
 # the dashboard's pure parts (graph from spec and state, renderers, router) in vitest
