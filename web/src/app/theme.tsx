@@ -30,3 +30,15 @@ export function ThemeToggle() {
     </button>
   );
 }
+
+/** the theme in force, for components that draw their own colours (graphs, charts) */
+export function useTheme(): Theme {
+  const read = (): Theme => (document.documentElement.dataset.theme === 'dark' ? 'dark' : 'light');
+  const [theme, setTheme] = useState<Theme>(read);
+  useEffect(() => {
+    const obs = new MutationObserver(() => setTheme(read()));
+    obs.observe(document.documentElement, { attributes: true, attributeFilter: ['data-theme'] });
+    return () => obs.disconnect();
+  }, []);
+  return theme;
+}
