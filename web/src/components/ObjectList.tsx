@@ -28,14 +28,22 @@ export interface ObjectListProps<T extends KObject> {
   onSelect?: (key: string, on: boolean) => void;
   filterRows?: (rows: T[]) => T[];
   height?: number;
+  /** what the Name column shows when the kind has a display name (KFP ids are UUIDs) */
+  displayName?: (o: T) => string;
 }
 
-export function nameColumn<T extends KObject>(kind: KindInfo): Column<T> {
+export function nameColumn<T extends KObject>(kind: KindInfo, displayName?: (o: T) => string): Column<T> {
+  const shown = (o: T): string => displayName?.(o) || o.metadata?.name || '';
   return {
     id: 'name',
     header: 'Name',
-    value: (o) => o.metadata?.name,
-    cell: (o) => <Link to={objectHref(kind.plural, o.metadata?.namespace, o.metadata?.name ?? '', !kind.namespaced)}>{o.metadata?.name}</Link>,
+    value: shown,
+    cell: (o) => (
+      <>
+        <Link to={objectHref(kind.plural, o.metadata?.namespace, o.metadata?.name ?? '', !kind.namespaced)}>{shown(o)}</Link>
+        {shown(o) !== o.metadata?.name ? <span className="muted small" title={o.metadata?.name}>{o.metadata?.name?.slice(0, 8)}</span> : null}
+      </>
+    ),
   };
 }
 
@@ -45,7 +53,7 @@ export function ObjectList<T extends KObject>(props: ObjectListProps<T>) {
   const rows = props.filterRows ? props.filterRows(list.items) : list.items;
   const state = props.state === null ? undefined : props.state ?? summaryState;
   const columns: Column<T>[] = [
-    nameColumn(kind),
+    nameColumn(kind, props.displayName),
     ...(kind.namespaced && namespace === undefined
       ? [{ id: 'namespace', header: 'Namespace', width: 140, value: (o: T) => o.metadata?.namespace, cell: (o: T) => <Link to={href({ namespace: o.metadata?.namespace, plural: kind.plural })}>{o.metadata?.namespace}</Link> }]
       : []),

@@ -25,6 +25,8 @@ export interface ObjectPageProps<T extends KObject> {
   summary?: (obj: T) => ReactNode;
   actions?: (obj: T) => ReactNode;
   state?: (obj: T) => string | undefined;
+  /** a display name to show instead of the object's name (KFP ids are UUIDs) */
+  title?: (obj: T) => string | undefined;
 }
 
 export function ObjectPage<T extends KObject>(props: ObjectPageProps<T>) {
@@ -69,10 +71,11 @@ export function ObjectPage<T extends KObject>(props: ObjectPageProps<T>) {
       <header className="objhead">
         <div>
           <h1>
-            <span className="kindtag">{kind.kind}</span> {name} <StatusBadge state={state} />
+            <span className="kindtag">{kind.kind}</span> {props.title?.(obj) || name} <StatusBadge state={state} />
           </h1>
           <div className="muted meta">
             {obj.metadata?.namespace ? <>namespace {obj.metadata.namespace} · </> : null}
+            {props.title?.(obj) && props.title(obj) !== name ? <>id {name} · </> : null}
             created <Age ts={obj.metadata?.creationTimestamp} /> ago
             {obj.metadata?.deletionTimestamp ? <> · deleting</> : null}
           </div>

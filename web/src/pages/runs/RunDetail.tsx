@@ -9,6 +9,7 @@ import { between } from '../../components/time';
 import type { DetailPageProps } from '../types';
 import { taskRecords } from './graph/state';
 import { RunGraph } from './RunGraph';
+import { runLabel } from './RunList';
 import { Timeline } from './Timeline';
 
 const FINISHED = new Set(['SUCCEEDED', 'FAILED', 'CANCELED', 'SKIPPED']);
@@ -122,6 +123,7 @@ export function RunDetail({ kind, namespace, name }: DetailPageProps) {
       kind={kind}
       namespace={namespace}
       name={name}
+      title={runLabel}
       state={(r) => r.status?.state ?? 'PENDING'}
       summary={(r) => <Summary run={r} />}
       actions={(r) => <Actions run={r} />}
