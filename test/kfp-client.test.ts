@@ -193,6 +193,12 @@ out['delete_refused'] = rejected(lambda: c.delete_pipeline(p.pipeline_id))
     const md = await s.req('GET', `/apis/v2beta1/runs/${run1.run_id}/nodes/report/artifacts/page:read`);
     assert.equal(md.status, 200);
     assert.equal(md.text, '# ABC!');
+    // a capped preview: the first bytes, and the whole size beside them
+    const head = await s.req('GET', `/apis/v2beta1/runs/${run1.run_id}/nodes/report/artifacts/page:read?limit=3`);
+    assert.equal(head.text, '# A');
+    const bad = await s.req('GET', `/apis/v2beta1/runs/${run1.run_id}/nodes/report/artifacts/page:read?limit=-1`);
+    assert.equal(bad.status, 400);
+    assert.match(bad.text, /limit/);
     const metrics = await s.get(`/apis/v2beta1/runs/${run1.run_id}/nodes/report/artifacts/scores:read`);
     assert.deepEqual(metrics, { length: 4 });
     const missing = await s.req('GET', `/apis/v2beta1/runs/${run1.run_id}/nodes/report/artifacts/nothing:read`);

@@ -57,9 +57,27 @@ async function readArtifact({ ctx: k, res, url, params }: KfpCall): Promise<unde
   if (!st) throw notFound('artifact content', a.uri);
   if (a.uri === rootUri || !(await store.contains(rootUri, a.uri))) throw new KfpError(403, `artifact ${name}: ${a.uri} is outside the pipeline root ${rootUri}`);
   if (st.directory) throw badRequest(`artifact ${name}: ${a.uri} is a directory; read-back serves files`);
+  // ?limit=N: the first N bytes, for previews (the dashboard shows a capped preview of big files)
+  const limitText = q(url, 'limit');
+  const limit = limitText === undefined ? undefined : Number(limitText);
+  if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) throw badRequest(`limit: ${limitText} must be a whole number of bytes`);
+  const size = limit === undefined ? st.size : Math.min(limit, st.size);
   const body = await store.openRead(a.uri);
-  res.writeHead(200, { 'content-type': CONTENT_TYPES[schema] ?? 'application/octet-stream', 'content-length': st.size });
-  await pipeline(body, res);
+  res.writeHead(200, { 'content-type': CONTENT_TYPES[schema] ?? 'application/octet-stream', 'content-length': size, 'x-artifact-size': String(st.size) });
+  if (size === st.size) {
+    await pipeline(body, res);
+    return undefined;
+  }
+  let sent = 0;
+  for await (const chunk of body) {
+    const c = chunk as Buffer;
+    const take = Math.min(c.length, size - sent);
+    if (take > 0) res.write(c.subarray(0, take));
+    sent += take;
+    if (sent >= size) break;
+  }
+  body.destroy();
+  res.end();
   return undefined;
 }
 

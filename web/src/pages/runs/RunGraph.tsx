@@ -121,7 +121,6 @@ export function RunGraph({ run, tasks }: { run: Run; tasks: Record<string, TaskS
             <Controls showInteractive={false} />
             {level.nodes.length > 12 ? <MiniMap pannable zoomable /> : null}
           </ReactFlow>
-          <Legend />
         </div>
         {selected ? (
           <TaskPanel
@@ -137,6 +136,7 @@ export function RunGraph({ run, tasks }: { run: Run; tasks: Record<string, TaskS
           />
         ) : null}
       </div>
+      <Legend />
     </div>
   );
 }

@@ -42,6 +42,9 @@ async function run(level: Level): Promise<Positions> {
       'elk.layered.nodePlacement.strategy': 'BRANDES_KOEPF',
       'elk.separateConnectedComponents': 'true',
       'elk.spacing.componentComponent': '48',
+      // unconnected tasks sit side by side rather than in one tall column
+      'elk.layered.compaction.connectedComponents': 'true',
+      'elk.aspectRatio': '3',
     },
     children: level.nodes.map((n) => ({ id: n.id, width: NODE_W, height: NODE_H })),
     edges: level.edges.filter((e) => ids.has(e.source) && ids.has(e.target)).map((e) => ({ id: e.id, sources: [e.source], targets: [e.target] })),
