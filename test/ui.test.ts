@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { openUi, type Ui } from './browser.js';
+import WebSocket from 'ws';
 import { TestServer } from './harness.js';
 
 const jobs = '/apis/batch/v1/namespaces/default/jobs';
@@ -36,6 +37,36 @@ describe('the dashboard', () => {
     const escape = await fetch(`${s.url}/ui/..%2f..%2fpackage.json`);
     assert.notEqual(escape.status, 500);
     assert.doesNotMatch(await escape.text(), /"name": "skiff"/);
+  });
+
+  it('multiplexes many streams over one WebSocket, each answered as its own GET would be', async () => {
+    const ws = new WebSocket(`${s.url.replace('http', 'ws')}/skiff/v1/streams`);
+    await new Promise((r, j) => { ws.once('open', r); ws.once('error', j); });
+    const got = new Map<number, { status?: number; data: string; end?: boolean; error?: string }>();
+    ws.on('message', (raw) => {
+      const m = JSON.parse(String(raw));
+      const e = got.get(m.id) ?? { data: '' };
+      if (m.status !== undefined) e.status = m.status;
+      if (m.data !== undefined) e.data += m.data;
+      if (m.end) e.end = true;
+      if (m.error) e.error = m.error;
+      got.set(m.id, e);
+    });
+    // more watches than a browser's six connections, all open at once
+    for (let id = 1; id <= 10; id++) ws.send(JSON.stringify({ op: 'open', id, path: `/apis/batch/v1/namespaces/default/jobs?watch=true&labelSelector=n%3D${id}` }));
+    ws.send(JSON.stringify({ op: 'open', id: 11, path: '/apis/batch/v1/namespaces/default/jobs/missing' }));
+    ws.send(JSON.stringify({ op: 'open', id: 12, path: '/ui/' }));
+    await s.create(jobs, { ...job('mux-7'), metadata: { name: 'mux-7', labels: { n: '7' } } });
+    await s.until('the watch with n=7 to see its job', async () => got.get(7)?.data.includes('"mux-7"'));
+    assert.equal(got.get(3)?.data.includes('mux-7'), false);
+    await s.until('the 404 and the refusal', async () => got.get(11)?.end && got.get(12)?.error);
+    assert.equal(got.get(11)?.status, 404);
+    assert.match(got.get(11)?.data ?? '', /"reason":"NotFound"/);
+    assert.match(got.get(12)?.error ?? '', /API path/);
+    ws.send(JSON.stringify({ op: 'close', id: 7 }));
+    ws.close();
+    await s.req('DELETE', `${jobs}/mux-7?propagationPolicy=Background`);
+    await s.until('mux-7 gone', async () => (await s.req('GET', `${jobs}/mux-7`)).status === 404);
   });
 
   it('shows a list that changes live and a deep-linked object page', async () => {

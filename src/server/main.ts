@@ -31,6 +31,7 @@ import type { SkiffOptions } from './config.js';
 import { compileConfig } from './config.js';
 import { every } from '../util/timers.js';
 import { kubeconfig, startInCluster, writeKubeconfig } from './kube/incluster.js';
+import { StreamMux } from './stream-mux.js';
 
 export type { SkiffOptions } from './config.js';
 
@@ -109,10 +110,12 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   let ready = false;
   const app = new App({ client, registry, logs: substrate, exec: substrate, version, ready: () => ready, bookmarkMs: config.watchBookmarkMs, pipelineRoot, artifacts, gateway, metrics, dryRender: dryRenderer(all), usage: substrate });
   const server = createServer(app.handle);
+  // the dashboard's live views share one WebSocket (a browser holds six connections per server)
+  const streamMux = new StreamMux(() => serverUrl);
   // Pod subresources that stream both ways (exec, attach, portforward) arrive as upgrade requests (kube/upgrade.ts)
   const upgrades = new Upgrades({
     client, fallback: app.handle,
-    handlers: [remoteCommandUpgrade({ client, exec: substrate, attach: substrate, log })],
+    handlers: [remoteCommandUpgrade({ client, exec: substrate, attach: substrate, log }), streamMux.upgrade],
     pods: { portforward: (pod, req, socket, head, url) => servePortForward({ forwarder: substrate, log }, pod, req, socket, head, url) },
   });
   server.on('upgrade', upgrades.listener);

@@ -5,6 +5,7 @@ import type { KObject } from './types';
 import { ApiError, errorFromBody } from './errors';
 import type { KindInfo } from './kinds';
 import { collectionPath, objectPath } from './kinds';
+import { StreamMux } from './mux';
 
 export interface ListOptions {
   labelSelector?: string;
@@ -54,7 +55,14 @@ function query(params: Record<string, string | number | undefined>): string {
 }
 
 export class HttpClient implements ApiClient {
-  constructor(private readonly base = '') {}
+  /** `mux`: live streams share one WebSocket instead of holding a connection each */
+  constructor(private readonly base = '', private readonly mux?: StreamMux) {}
+
+  /** the client the dashboard uses: this page's origin, streams multiplexed */
+  static forPage(): HttpClient {
+    const proto = window.location.protocol === 'https:' ? 'wss:' : 'ws:';
+    return new HttpClient('', new StreamMux(`${proto}//${window.location.host}/skiff/v1/streams`));
+  }
 
   private async fetch(path: string, init?: RequestInit): Promise<Response> {
     const res = await fetch(this.base + path, init);
@@ -117,6 +125,19 @@ export class HttpClient implements ApiClient {
   }
 
   async watch(path: string, params: Record<string, string>, onEvent: (e: WatchEvent) => void, signal: AbortSignal): Promise<void> {
+    if (this.mux) {
+      let buf = '';
+      await this.mux.get(path + query({ ...params, watch: 'true' }), (chunk) => {
+        buf += chunk;
+        let i: number;
+        while ((i = buf.indexOf('\n')) >= 0) {
+          const line = buf.slice(0, i);
+          buf = buf.slice(i + 1);
+          if (line.trim()) onEvent(JSON.parse(line) as WatchEvent);
+        }
+      }, signal);
+      return;
+    }
     const res = await this.fetch(path + query({ ...params, watch: 'true' }), { signal, headers: { accept: 'application/json' } });
     await readLines(res, signal, (line) => {
       if (line.trim()) onEvent(JSON.parse(line) as WatchEvent);
@@ -124,6 +145,7 @@ export class HttpClient implements ApiClient {
   }
 
   async stream(path: string, onText: (chunk: string) => void, signal: AbortSignal): Promise<void> {
+    if (this.mux) return this.mux.get(path, onText, signal);
     const res = await this.fetch(path, { signal });
     if (!res.body) return onText(await res.text());
     const reader = res.body.getReader();

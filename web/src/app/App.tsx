@@ -17,7 +17,7 @@ import { ThemeToggle } from './theme';
 const SECTIONS: NavSection[] = ['Workloads', 'Pipelines', 'Training', 'Tuning', 'Serving', 'Notebooks', 'Queues', 'Cluster', 'Config'];
 
 export function App() {
-  const api = useMemo(() => new HttpClient(), []);
+  const api = useMemo(() => HttpClient.forPage(), []);
   return (
     <ApiProvider
       api={api}
