@@ -5,23 +5,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, StatusReason } from '../api/errors.js';
 import { Kinds } from '../api/index.js';
+import type { UsageSample } from '../api/usage.js';
 import type { Client } from '../store/client.js';
 import type { PodMetricsSource } from '../substrate/substrate.js';
 import { every, type Timer } from '../util/timers.js';
 import { send } from './body.js';
-
-export interface ContainerSample {
-  name: string;
-  /** cores used over the window before this sample; absent for a container's first sample */
-  cpuCores?: number;
-  memoryBytes: number;
-}
-
-export interface UsageSample {
-  /** ms since the epoch */
-  t: number;
-  containers: ContainerSample[];
-}
 
 export interface UsageHistoryOptions {
   usage: PodMetricsSource;
@@ -44,6 +32,8 @@ interface PodSeries {
 type Listener = (s: UsageSample) => void;
 
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
+
+export type { ContainerSample, UsageSample } from '../api/usage.js';
 
 export class UsageHistory {
   private readonly pods = new Map<string, PodSeries>();
@@ -150,42 +140,53 @@ export class UsageHistory {
 }
 
 const USAGE_PATH = /^\/skiff\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/usage$/;
+const MANY_PATH = /^\/skiff\/v1\/namespaces\/([^/]+)\/usage$/;
 
 /** true for the paths `serveUsage` answers */
 export function isUsagePath(path: string): boolean {
-  return USAGE_PATH.test(path);
+  return USAGE_PATH.test(path) || MANY_PATH.test(path);
 }
 
 /**
- * `GET /skiff/v1/namespaces/<ns>/pods/<pod>/usage`: `{ intervalSeconds, samples }`. With `?watch=true`,
- * NDJSON: every sample kept so far, then each new one as it is taken, one `{ "sample": … }` a line.
- * A Pod that does not exist answers 404 (and its samples are forgotten).
+ * `GET /skiff/v1/namespaces/<ns>/pods/<pod>/usage`: `{ intervalSeconds, samples }`; a Pod that does not
+ * exist answers 404 (and its samples are forgotten). `GET /skiff/v1/namespaces/<ns>/usage?pod=a&pod=b`:
+ * several Pods at once, `{ intervalSeconds, pods: { a: [...], b: [...] } }`, Pods that do not exist
+ * left out. With `?watch=true` either streams NDJSON instead: every sample kept so far, then each new
+ * one as it is taken, one `{ "pod": …, "sample": … }` a line. One stream for all the Pods of a job
+ * matters: a browser opens at most six connections to a server, and every live list holds one.
  */
 export async function serveUsage(history: UsageHistory, client: Client, req: IncomingMessage, res: ServerResponse, url: URL, path: string): Promise<void> {
-  const m = USAGE_PATH.exec(path);
-  if (!m) throw new ApiError(StatusReason.NotFound, `no usage history at ${path}`);
   if ((req.method ?? 'GET') !== 'GET') throw new ApiError(StatusReason.MethodNotAllowed, `${req.method} is not allowed on ${path}; use GET`);
-  const namespace = decodeURIComponent(m[1] ?? '');
-  const name = decodeURIComponent(m[2] ?? '');
-  let uid: string | undefined;
-  try {
-    uid = (await client.get(Kinds.Pod, { namespace, name })).metadata.uid;
-  } catch (e) {
-    if (e instanceof ApiError && e.reason === StatusReason.NotFound) history.forget(namespace, name);
-    throw e;
+  const one = USAGE_PATH.exec(path);
+  const many = one ? undefined : MANY_PATH.exec(path);
+  if (!one && !many) throw new ApiError(StatusReason.NotFound, `no usage history at ${path}`);
+  const namespace = decodeURIComponent((one ?? many)?.[1] ?? '');
+  const names = one ? [decodeURIComponent(one[2] ?? '')] : [...new Set(url.searchParams.getAll('pod').flatMap((p) => p.split(',')).filter(Boolean))];
+  if (many && !names.length) throw new ApiError(StatusReason.BadRequest, 'name the Pods: ?pod=<name>&pod=<name>');
+  if (names.length > 200) throw new ApiError(StatusReason.BadRequest, `at most 200 Pods at once, not ${names.length}`);
+  const uids = new Map<string, string>();
+  for (const name of names) {
+    try {
+      uids.set(name, (await client.get(Kinds.Pod, { namespace, name })).metadata.uid);
+    } catch (e) {
+      if (!(e instanceof ApiError && e.reason === StatusReason.NotFound)) throw e;
+      history.forget(namespace, name);
+      if (one) throw e;
+    }
   }
   if (url.searchParams.get('watch') !== 'true') {
-    return send(res, 200, { kind: 'PodUsageHistory', namespace, name, intervalSeconds: history.intervalSeconds, samples: history.history(namespace, name, uid) });
+    if (one) return send(res, 200, { kind: 'PodUsageHistory', namespace, name: names[0], intervalSeconds: history.intervalSeconds, samples: history.history(namespace, names[0] ?? '', uids.get(names[0] ?? '')) });
+    return send(res, 200, { kind: 'PodUsageHistoryList', namespace, intervalSeconds: history.intervalSeconds, pods: Object.fromEntries([...uids].map(([name, uid]) => [name, history.history(namespace, name, uid)])) });
   }
   res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' });
-  const write = (s: UsageSample): void => void res.write(`${JSON.stringify({ sample: s })}\n`);
-  for (const s of history.history(namespace, name, uid)) write(s);
+  const write = (pod: string, s: UsageSample): void => void res.write(`${JSON.stringify({ pod, sample: s })}\n`);
+  for (const [name, uid] of uids) for (const s of history.history(namespace, name, uid)) write(name, s);
   // headers out now, so the client sees the stream open even with no sample yet
-  if (typeof (res as { flushHeaders?: () => void }).flushHeaders === 'function') res.flushHeaders();
-  const unsubscribe = history.subscribe(namespace, name, write);
+  res.flushHeaders();
+  const offs = [...uids.keys()].map((name) => history.subscribe(namespace, name, (s) => write(name, s)));
   await new Promise<void>((resolve) => {
     const done = (): void => {
-      unsubscribe();
+      for (const off of offs) off();
       resolve();
     };
     req.on('close', done);

@@ -1,0 +1,31 @@
+// A Pod's CPU and memory over the last half hour, appended live while it runs: the charts take the
+// samples as props; PodUsage and PodsUsage below fetch them with one stream per page.
+import { useMemo } from 'react';
+import type { UsageSample } from '../../api/workload-types';
+import { UsageChart } from './UsageChart';
+import { cpuSeries, formatCores, formatMiB, latest, memorySeries } from './series';
+import { useUsage } from './useUsage';
+
+export function UsageCharts({ samples, running, height, error }: { samples: UsageSample[]; running: boolean; height?: number; error?: string }) {
+  const cpu = useMemo(() => cpuSeries(samples), [samples]);
+  const mem = useMemo(() => memorySeries(samples), [samples]);
+  if (error && !samples.length) return <div className="notice bad">CPU and memory: {error}</div>;
+  if (!samples.length) {
+    return (
+      <p className="muted usagenote">
+        {running ? 'No CPU or memory sample yet: the node samples running containers every few seconds.' : 'No CPU or memory samples: Skiff keeps them for the last 30 minutes of a Pod that ran.'}
+      </p>
+    );
+  }
+  return (
+    <div className="usagecharts">
+      <UsageChart title={`CPU (cores) · now ${formatCores(latest(cpu))}`} data={cpu} format={formatCores} height={height} />
+      <UsageChart title={`Memory (working set) · now ${formatMiB(latest(mem))}`} data={mem} format={formatMiB} height={height} />
+    </div>
+  );
+}
+
+export function PodUsage({ namespace, pod, running, height }: { namespace: string; pod: string; running: boolean; height?: number }) {
+  const usage = useUsage(namespace, [pod]);
+  return <UsageCharts samples={usage.samples[pod] ?? []} running={running} height={height} error={usage.error} />;
+}
