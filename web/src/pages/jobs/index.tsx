@@ -44,7 +44,7 @@ function Summary({ job }: { job: Job }) {
       <div><div className="label">Active · ready</div><div className="value">{job.status?.active ?? 0} · {job.status?.ready ?? 0}</div></div>
       <div><div className="label">Succeeded · failed</div><div className="value">{job.status?.succeeded ?? 0} · <span className={job.status?.failed ? 'exitbad' : ''}>{job.status?.failed ?? 0}</span></div></div>
       <div><div className="label">Duration</div><div className="value">{duration(job)}</div></div>
-      <div><div className="label">Failures</div><div className={`value ${b.exhausted ? 'exitbad' : ''}`}>{b.text}</div></div>
+      <div><div className="label">Failures of backoffLimit</div><div className={`value ${b.exhausted ? 'exitbad' : ''}`}>{b.text}</div></div>
       {b.completedIndexes ? <div><div className="label">Completed indexes</div><div className="value">{b.completedIndexes}</div></div> : null}
       {b.failedIndexes ? <div><div className="label">Failed indexes</div><div className="value exitbad">{b.failedIndexes}</div></div> : null}
       {b.perIndex ? <div><div className="label">Per-index limit</div><div className="value">{b.perIndex}</div></div> : null}

@@ -53,7 +53,7 @@ export function ruleText(r: PodFailurePolicyRule): string {
 }
 
 export interface Budget {
-  /** "1 of 6 failures allowed" */
+  /** "1 of 6": failures counted of backoffLimit */
   text: string;
   /** failures reached the limit */
   exhausted: boolean;
@@ -67,7 +67,7 @@ export function failureBudget(job: Job): Budget {
   const limit = job.spec?.backoffLimit ?? 6;
   const failed = job.status?.failed ?? 0;
   return {
-    text: `${failed} failed of ${limit} allowed (backoffLimit)`,
+    text: `${failed} of ${limit}`,
     exhausted: failed > limit,
     ...(job.spec?.backoffLimitPerIndex !== undefined ? { perIndex: `${job.spec.backoffLimitPerIndex} per index${job.spec.maxFailedIndexes !== undefined ? `, at most ${job.spec.maxFailedIndexes} failed indexes` : ''}` } : {}),
     ...(job.status?.failedIndexes ? { failedIndexes: job.status.failedIndexes } : {}),

@@ -39,9 +39,9 @@ export function PodTable({ pods, extra, onLogs }: { pods: Pod[]; extra?: { heade
         <col />
         <col style={{ width: 140 }} />
         <col style={{ width: 60 }} />
-        <col style={{ width: 72 }} />
-        <col style={{ width: 84 }} />
-        <col style={{ width: '24%' }} />
+        <col style={{ width: 80 }} />
+        <col style={{ width: 96 }} />
+        <col style={{ width: '22%' }} />
         <col style={{ width: 80 }} />
         <col style={{ width: 72 }} />
         {onLogs ? <col style={{ width: 56 }} /> : null}

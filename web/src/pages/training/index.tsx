@@ -4,7 +4,6 @@
 import { Fragment } from 'react';
 import { useList } from '../../api/context';
 import type { Pod, TrainingJob } from '../../api/workload-types';
-import { Conditions } from '../../components/Conditions';
 import { ObjectList } from '../../components/ObjectList';
 import { ObjectPage } from '../../components/ObjectPage';
 import { StatusBadge } from '../../components/Status';
@@ -176,10 +175,6 @@ function Policy({ job }: { job: TrainingJob }) {
           </dl>
         </div>
       ) : null}
-      <div className="card">
-        <h3>Conditions</h3>
-        <Conditions conditions={job.status?.conditions} />
-      </div>
     </div>
   );
 }
