@@ -75,6 +75,19 @@ describe('the dashboard: jobs, training jobs and Pods', () => {
     assert.match(await master.locator('tbody tr').first().innerText(), /Succeeded[\s\S]*\b0\b/);
     await ui.shot('training-pytorchjob-succeeded');
 
+    // CPU and memory of each replica Pod, kept after they ended, from one stream for the page
+    await ui.page.getByRole('tab', { name: 'CPU and memory' }).click();
+    await ui.page.getByRole('figure', { name: /^Memory/ }).nth(1).waitFor({ timeout: 30_000 });
+    assert.equal(await ui.page.getByRole('figure', { name: /^Memory/ }).count(), 2);
+    await ui.shot('training-pytorchjob-usage');
+    await dark.open('/ui/default/pytorchjobs/ddp?tab=usage');
+    await dark.page.getByRole('figure', { name: /^Memory/ }).nth(1).waitFor({ timeout: 30_000 });
+    await dark.shot('training-pytorchjob-usage-dark');
+    const both = await s.req('GET', '/skiff/v1/namespaces/default/usage?pod=ddp-master-0&pod=ddp-worker-0&pod=nope');
+    assert.equal(both.status, 200);
+    assert.deepEqual(Object.keys(both.body.pods).sort(), ['ddp-master-0', 'ddp-worker-0']);
+    assert.ok(both.body.pods['ddp-master-0'].length >= 1);
+
     // the list: replica counts and state
     await ui.open('/ui/default/pytorchjobs');
     const row = ui.page.getByRole('row').filter({ hasText: 'ddp' });

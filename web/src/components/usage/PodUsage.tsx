@@ -6,7 +6,7 @@ import { UsageChart } from './UsageChart';
 import { cpuSeries, formatCores, formatMiB, latest, memorySeries } from './series';
 import { useUsage } from './useUsage';
 
-export function UsageCharts({ samples, running, height, error }: { samples: UsageSample[]; running: boolean; height?: number; error?: string }) {
+export function UsageCharts({ samples, running, height, error, xRange }: { samples: UsageSample[]; running: boolean; height?: number; error?: string; xRange?: [number, number] }) {
   const cpu = useMemo(() => cpuSeries(samples), [samples]);
   const mem = useMemo(() => memorySeries(samples), [samples]);
   if (error && !samples.length) return <div className="notice bad">CPU and memory: {error}</div>;
@@ -19,8 +19,8 @@ export function UsageCharts({ samples, running, height, error }: { samples: Usag
   }
   return (
     <div className="usagecharts">
-      <UsageChart title={`CPU (cores) · now ${formatCores(latest(cpu))}`} data={cpu} format={formatCores} height={height} />
-      <UsageChart title={`Memory (working set) · now ${formatMiB(latest(mem))}`} data={mem} format={formatMiB} height={height} />
+      <UsageChart title={`CPU (cores) · now ${formatCores(latest(cpu))}`} data={cpu} format={formatCores} height={height} xRange={xRange} />
+      <UsageChart title={`Memory (working set) · now ${formatMiB(latest(mem))}`} data={mem} format={formatMiB} height={height} xRange={xRange} />
     </div>
   );
 }

@@ -20,10 +20,11 @@ function subscribeTheme(fn: () => void): () => void {
 }
 const themeName = (): string => document.documentElement.dataset.theme ?? '';
 
-export function UsageChart({ title, data, format, height = 160 }: { title: string; data: ChartData; format: (v: number | undefined) => string; height?: number }) {
+/** `xRange` (seconds): the same time axis for several charts, so a job's replicas line up */
+export function UsageChart({ title, data, format, height = 160, xRange }: { title: string; data: ChartData; format: (v: number | undefined) => string; height?: number; xRange?: [number, number] }) {
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
-  const shape = data.series.map((s) => s.label).join('\n');
+  const shape = `${data.series.map((s) => s.label).join('\n')}|${xRange?.join('-') ?? ''}`;
   // a new plot when the lines change (a container appears) or the theme does; new points only update it
   const theme = useSyncExternalStore(subscribeTheme, themeName);
   useEffect(() => {
@@ -37,7 +38,7 @@ export function UsageChart({ title, data, format, height = 160 }: { title: strin
       // one line needs no legend; several (a Pod's containers and their total) do
       legend: { show: data.series.length > 1 },
       cursor: { drag: { x: false, y: false } },
-      scales: { x: { time: true }, y: { range: (_u, min, max) => [0, Math.max(max ?? 0, min ?? 0) * 1.15 || 1] } },
+      scales: { x: xRange ? { time: true, range: () => xRange } : { time: true }, y: { range: (_u, min, max) => [0, Math.max(max ?? 0, min ?? 0) * 1.15 || 0.01] } },
       axes: [
         { stroke: text, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid } },
         { stroke: text, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid }, size: 76, values: (_u, vals) => vals.map((v) => format(v)) },

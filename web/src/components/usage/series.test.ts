@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { UsageSample } from '../../api/workload-types';
-import { cpuSeries, formatCores, formatMiB, latest, memorySeries, mergeSamples } from './series';
+import { cpuSeries, formatCores, formatMiB, latest, memorySeries, mergeSamples, sharedRange } from './series';
 
 const MiB = 1024 * 1024;
 // as /skiff/v1/.../usage answers for a Pod with a trainer and a sidecar: the first sample has no CPU rate yet
@@ -54,5 +54,12 @@ describe('usage stream lines', () => {
     const out = parseUsageLines(lines);
     expect(Object.keys(out)).toEqual(['a', 'b']);
     expect(out.a?.map((s) => s.t)).toEqual([1_000_000, 1_010_000]);
+  });
+});
+
+describe('a shared time axis', () => {
+  it('spans the earliest to the latest sample of every Pod', () => {
+    expect(sharedRange({ a: [samples[1]!, samples[2]!], b: [samples[0]!], c: [] })).toEqual([1000, 1010]);
+    expect(sharedRange({ a: [samples[0]!] })).toBeUndefined();
   });
 });

@@ -76,3 +76,16 @@ export function formatMiB(v: number | undefined): string {
   if (v >= 1024) return `${(v / 1024).toFixed(2)} GiB`;
   return v >= 10 ? `${Math.round(v)} MiB` : `${v.toFixed(1)} MiB`;
 }
+
+/** the time span (seconds) covering every Pod's samples, so charts side by side share one axis; undefined with fewer than two distinct times */
+export function sharedRange(byPod: Record<string, UsageSample[]>): [number, number] | undefined {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const list of Object.values(byPod)) {
+    const first = list[0];
+    const last = list[list.length - 1];
+    if (first) lo = Math.min(lo, first.t);
+    if (last) hi = Math.max(hi, last.t);
+  }
+  return hi > lo ? [lo / 1000, hi / 1000] : undefined;
+}

@@ -10,6 +10,7 @@ import { StatusBadge } from '../../components/Status';
 import type { Pod } from '../../api/workload-types';
 import { UsageCharts } from '../../components/usage/PodUsage';
 import { useUsage } from '../../components/usage/useUsage';
+import { sharedRange } from '../../components/usage/series';
 import { containerRows, podSummary } from './view';
 import type { StateText } from './view';
 import './pods.css';
@@ -186,15 +187,17 @@ export function ContainersTable({ pod }: { pod: Pod }) {
 /** CPU and memory of each Pod in a group, one row of charts per Pod */
 export function PodsUsage({ pods, labelOf }: { pods: Pod[]; labelOf?: (p: Pod) => string }) {
   const usage = useUsage(pods[0]?.metadata?.namespace, pods.map((p) => p.metadata?.name ?? ''));
+  const xRange = sharedRange(usage.samples);
   if (!pods.length) return <p className="muted">No Pods.</p>;
   return (
     <div className="stack">
+      {pods.length > 1 ? <p className="muted small usagenote">One time axis for every Pod, so the replicas line up.</p> : null}
       {pods.map((p) => (
         <section key={p.metadata?.uid} className="podusage">
           <h3>
             <Link to={objectHref('pods', p.metadata?.namespace, p.metadata?.name ?? '')}>{labelOf ? labelOf(p) : p.metadata?.name}</Link> <StatusBadge state={podSummary(p).state} />
           </h3>
-          <UsageCharts samples={usage.samples[p.metadata?.name ?? ''] ?? []} running={p.status?.phase === 'Running'} height={130} error={usage.error} />
+          <UsageCharts samples={usage.samples[p.metadata?.name ?? ''] ?? []} running={p.status?.phase === 'Running'} height={130} error={usage.error} xRange={xRange} />
         </section>
       ))}
     </div>
