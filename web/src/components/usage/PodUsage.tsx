@@ -6,14 +6,18 @@ import { UsageChart } from './UsageChart';
 import { cpuSeries, formatCores, formatMiB, latest, memorySeries } from './series';
 import { useUsage } from './useUsage';
 
-export function UsageCharts({ samples, running, height, error, xRange }: { samples: UsageSample[]; running: boolean; height?: number; error?: string; xRange?: [number, number] }) {
+export function UsageCharts({ samples, phase, height, error, xRange }: { samples: UsageSample[]; phase: string | undefined; height?: number; error?: string; xRange?: [number, number] }) {
   const cpu = useMemo(() => cpuSeries(samples), [samples]);
   const mem = useMemo(() => memorySeries(samples), [samples]);
   if (error && !samples.length) return <div className="notice bad">CPU and memory: {error}</div>;
   if (!samples.length) {
     return (
       <p className="muted usagenote">
-        {running ? 'No CPU or memory sample yet: the node samples running containers every few seconds.' : 'No CPU or memory samples: Skiff keeps them for the last 30 minutes of a Pod that ran.'}
+        {phase === 'Running'
+          ? 'No CPU or memory sample yet: the node samples running containers every few seconds.'
+          : phase === 'Pending' || phase === undefined
+            ? 'Not started yet: CPU and memory appear once its containers run.'
+            : 'No CPU or memory samples: Skiff keeps them for the last 30 minutes of a Pod that ran.'}
       </p>
     );
   }
@@ -25,7 +29,7 @@ export function UsageCharts({ samples, running, height, error, xRange }: { sampl
   );
 }
 
-export function PodUsage({ namespace, pod, running, height }: { namespace: string; pod: string; running: boolean; height?: number }) {
+export function PodUsage({ namespace, pod, phase, height }: { namespace: string; pod: string; phase: string | undefined; height?: number }) {
   const usage = useUsage(namespace, [pod]);
-  return <UsageCharts samples={usage.samples[pod] ?? []} running={running} height={height} error={usage.error} />;
+  return <UsageCharts samples={usage.samples[pod] ?? []} phase={phase} height={height} error={usage.error} />;
 }

@@ -109,7 +109,7 @@ function PodDetail({ kind, namespace, name }: DetailPageProps) {
             <div className="stack">
               <ContainersTable pod={p} />
               <h2>CPU and memory</h2>
-              <PodUsage namespace={p.metadata?.namespace ?? ''} pod={p.metadata?.name ?? ''} running={p.status?.phase === 'Running'} />
+              <PodUsage namespace={p.metadata?.namespace ?? ''} pod={p.metadata?.name ?? ''} phase={p.status?.phase} />
             </div>
           ),
         },

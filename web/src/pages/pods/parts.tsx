@@ -197,7 +197,7 @@ export function PodsUsage({ pods, labelOf }: { pods: Pod[]; labelOf?: (p: Pod) =
           <h3>
             <Link to={objectHref('pods', p.metadata?.namespace, p.metadata?.name ?? '')}>{labelOf ? labelOf(p) : p.metadata?.name}</Link> <StatusBadge state={podSummary(p).state} />
           </h3>
-          <UsageCharts samples={usage.samples[p.metadata?.name ?? ''] ?? []} running={p.status?.phase === 'Running'} height={130} error={usage.error} xRange={xRange} />
+          <UsageCharts samples={usage.samples[p.metadata?.name ?? ''] ?? []} phase={p.status?.phase} height={130} error={usage.error} xRange={xRange} />
         </section>
       ))}
     </div>
