@@ -14,6 +14,7 @@ import { KfpApi } from './kfp/api.js';
 import type { MetricsRegistry } from './metrics.js';
 import type { Gateway } from './inference/gateway.js';
 import { UiFiles } from './ui.js';
+import { isUsagePath, serveUsage, type UsageHistory } from './usage-history.js';
 
 export interface AppDeps {
   client: Client;
@@ -39,6 +40,8 @@ export interface AppDeps {
   usage?: PodMetricsSource;
   /** the dashboard's built files (default: build/web) */
   uiRoot?: string;
+  /** each Pod's recent CPU and memory, at /skiff/v1/namespaces/<ns>/pods/<pod>/usage */
+  usageHistory?: UsageHistory;
 }
 
 export class App {
@@ -84,6 +87,7 @@ export class App {
       }
     }
     if (this.ui.handles(url.pathname)) return this.ui.handle(req, res, url.pathname);
+    if (this.deps.usageHistory && isUsagePath(path)) return serveUsage(this.deps.usageHistory, this.deps.client, req, res, url, path);
     if (path === '/openapi.json' || path === '/openapi/v2' || path === '/openapi/v3' || path.startsWith('/openapi/v3/')) {
       if (this.kube.openapi.handle(req, res, url, path, this.deps.version)) return;
     }

@@ -25,6 +25,7 @@ import { remoteCommandUpgrade } from './kube/remotecommand.js';
 import { Upgrades } from './kube/upgrade.js';
 import { MetricsRegistry } from './metrics.js';
 import { registerUsageMetrics } from './usage-metrics.js';
+import { UsageHistory } from './usage-history.js';
 import type { StartedWorkload } from '../workloads/workload.js';
 import { dryRenderer, registryOf, workloads } from './workloads.js';
 import type { SkiffOptions } from './config.js';
@@ -108,7 +109,9 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   }
   const gc = new GarbageCollector(client, store, registry, log);
   let ready = false;
-  const app = new App({ client, registry, logs: substrate, exec: substrate, version, ready: () => ready, bookmarkMs: config.watchBookmarkMs, pipelineRoot, artifacts, gateway, metrics, dryRender: dryRenderer(all), usage: substrate });
+  const usageHistory = new UsageHistory({ usage: substrate, intervalMs: config.metricsResolutionMs });
+  usageHistory.start();
+  const app = new App({ client, registry, logs: substrate, exec: substrate, version, ready: () => ready, bookmarkMs: config.watchBookmarkMs, pipelineRoot, artifacts, gateway, metrics, dryRender: dryRenderer(all), usage: substrate, usageHistory });
   const server = createServer(app.handle);
   // the dashboard's live views share one WebSocket (a browser holds six connections per server)
   const streamMux = new StreamMux(() => serverUrl);
@@ -179,6 +182,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
       ready = false;
       sweeper.clear();
       gateway.stop();
+      usageHistory.stop();
       server.closeAllConnections();
       upgrades.closeAll();
       await new Promise<void>((resolve) => server.close(() => resolve()));
