@@ -1,7 +1,13 @@
 // A pipeline artifact, rendered by its type (system.Metrics, system.ClassificationMetrics, system.HTML,
 // system.Markdown, system.Dataset, system.Model, …). The run page's task panel and the compare page
 // show artifacts only through this component.
+import type { ComponentType } from 'react';
 import type { RunArtifact } from '../api/types';
+import { href } from '../app/router';
+import { Link } from '../app/nav';
+import { schemaOf } from './model';
+import { ClassificationView, GenericView, HtmlView, MarkdownView, MetricsView } from './views';
+import './artifacts.css';
 
 export interface ArtifactViewProps {
   artifact: RunArtifact;
@@ -17,14 +23,36 @@ export interface ArtifactViewProps {
   compact?: boolean;
 }
 
-export function ArtifactView({ artifact }: ArtifactViewProps) {
+/** renderers by schema title; any other type gets the generic one (metadata, URI, text preview) */
+export const RENDERERS: Record<string, ComponentType<ArtifactViewProps>> = {
+  'system.Metrics': MetricsView,
+  'system.ClassificationMetrics': ClassificationView,
+  'system.HTML': HtmlView,
+  'system.Markdown': MarkdownView,
+};
+
+/** the full-size page of one artifact */
+export function artifactHref(p: Pick<ArtifactViewProps, 'namespace' | 'run' | 'task' | 'output' | 'index'>): string {
+  return href({ namespace: p.namespace, plural: 'artifact', query: { run: p.run, task: p.task, output: p.output, index: String(p.index ?? 0) } });
+}
+
+export function ArtifactView(props: ArtifactViewProps) {
+  const { artifact, compact } = props;
+  const schema = schemaOf(artifact);
+  const View = RENDERERS[schema] ?? GenericView;
   return (
-    <div className="card">
-      <h3>
-        {artifact.name} <span className="muted">{String(artifact.type?.schemaTitle ?? '')}</span>
-      </h3>
-      <code>{artifact.uri}</code>
-      <pre>{JSON.stringify(artifact.metadata ?? {}, null, 2)}</pre>
-    </div>
+    <section className={`card artifact${compact ? ' compact' : ''}`} aria-label={`artifact ${artifact.name}`}>
+      <header className="artifact-head">
+        <h3>
+          {artifact.name} <span className="kindtag">{schema || 'no type'}</span>
+        </h3>
+        {compact ? (
+          <Link className="small" to={artifactHref(props)}>
+            Open
+          </Link>
+        ) : null}
+      </header>
+      <View {...props} />
+    </section>
   );
 }
