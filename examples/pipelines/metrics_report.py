@@ -44,11 +44,13 @@ def train(
     tpr = [0.0, min(1.0, accuracy - 0.3), min(1.0, accuracy - 0.1), min(1.0, accuracy), min(1.0, accuracy + 0.05), 1.0]
     classification.log_roc_curve(fpr, tpr, thresholds)
 
+    # the report carries a script on purpose: the dashboard must show it without running it
     with open(report.path, "w") as f:
         f.write(
             "<html><body><h1>Training report</h1>"
             f"<p>accuracy <b>{accuracy}</b> after {epochs} epochs</p>"
-            "<script>window.artifactScriptRan = true; document.body.append('script ran');</script>"
+            "<script>window.artifactScriptRan = true; try { parent.artifactScriptRan = true; } catch (e) {}"
+            " document.body.append('script ran');</script>"
             "</body></html>"
         )
     with open(summary.path, "w") as f:

@@ -95,7 +95,7 @@ export function ClassificationView({ artifact, compact }: ArtifactViewProps) {
       {roc ? (
         <figure>
           <figcaption>ROC curve</figcaption>
-          {roc.ok ? <RocChart curve={roc.value} size={compact ? 220 : 280} /> : <Problem>{roc.error}</Problem>}
+          {roc.ok ? <RocChart curve={roc.value} size={compact ? 220 : 320} /> : <Problem>{roc.error}</Problem>}
         </figure>
       ) : null}
     </div>
@@ -195,20 +195,28 @@ function RocChart({ curve, size }: { curve: RocCurve; size: number }) {
   );
 }
 
+function readColors(): DocColors {
+  const s = getComputedStyle(document.documentElement);
+  const v = (n: string, d: string): string => s.getPropertyValue(n).trim() || d;
+  return { text: v('--text', '#1b1f24'), background: v('--panel', '#ffffff'), border: v('--border', '#d9dde3'), link: v('--accent', '#2f6fde') };
+}
+
+const sameColors = (a: DocColors, b: DocColors): boolean => a.text === b.text && a.background === b.background && a.border === b.border && a.link === b.link;
+
 /** the dashboard's colours for a document in an iframe, which cannot read its CSS variables; follows the theme toggle */
 function useDocColors(): DocColors {
-  const [theme, setTheme] = useState(() => document.documentElement.dataset.theme);
+  const [colors, setColors] = useState(readColors);
   useEffect(() => {
-    const o = new MutationObserver(() => setTheme(document.documentElement.dataset.theme));
+    const update = (): void => setColors((old) => {
+      const next = readColors();
+      return sameColors(old, next) ? old : next;
+    });
+    const o = new MutationObserver(update);
     o.observe(document.documentElement, { attributes: true, attributeFilter: ['data-theme'] });
+    update();
     return () => o.disconnect();
   }, []);
-  return useMemo(() => {
-    const s = getComputedStyle(document.documentElement);
-    const v = (n: string, d: string): string => s.getPropertyValue(n).trim() || d;
-    return { text: v('--text', '#1b1f24'), background: v('--panel', '#ffffff'), border: v('--border', '#d9dde3'), link: v('--accent', '#2f6fde') };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [theme]);
+  return colors;
 }
 
 function DocumentView({ p, markdown }: { p: ArtifactViewProps; markdown: boolean }) {
@@ -240,6 +248,7 @@ function DocumentView({ p, markdown }: { p: ArtifactViewProps; markdown: boolean
         <Uri uri={p.artifact.uri} />
         {cut ? null : <Download p={p} />}
       </div>
+      {markdown ? null : <p className="muted small artifact-note">Scripts in this report do not run here (it comes from a pipeline, not from Skiff); download it to open it whole.</p>}
     </div>
   );
 }
