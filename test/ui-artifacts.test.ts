@@ -96,6 +96,23 @@ describe('artifacts and compare in the dashboard', () => {
     await ui.page.getByText(`Task train of run ${a} has no output artifact nothing`).waitFor();
   });
 
+  it('shows malformed metrics and a ragged confusion matrix as errors inside their panels', async () => {
+    const c = await s.cli(['run', join(repoRoot, 'test', 'fixtures', 'artifacts', 'bad_metrics.yaml'), '--watch']);
+    assert.equal(c.code, 0, c.stdout + c.stderr);
+    const name = /run\.pipelines\.kubeflow\.org\/(\S+) created/.exec(c.stdout)?.[1] ?? '';
+    await ui.open(artifact(name, 'train', 'metrics'));
+    await ui.page.getByRole('alert').filter({ hasText: 'metric accuracy: "high" is not a number' }).waitFor();
+    assert.deepEqual(await ui.page.locator('table.artifact-metrics tbody tr').allInnerTexts(), ['loss\t0.5']);
+    await ui.open(artifact(name, 'train', 'classification'));
+    await ui.page.getByRole('alert').filter({ hasText: 'confusionMatrix.rows[1] has 2 values for 3 labels' }).waitFor();
+    // the ROC curve beside it is still drawn
+    await ui.page.getByRole('img', { name: /ROC curve/ }).waitFor();
+    await ui.shot('artifact-bad-metadata');
+    await ui.open(`/ui/default/compare?runs=${a},${name}`);
+    await ui.page.getByRole('alert').filter({ hasText: `${name}: train/metrics: metric accuracy: "high" is not a number` }).waitFor();
+    assert.deepEqual(realErrors(ui), []);
+  });
+
   it('compares the two runs: differing parameters and metrics marked, artifacts side by side', async () => {
     await ui.open(`/ui/default/compare?runs=${a},${b}`);
     const params = ui.page.getByRole('table', { name: 'Parameters' });
