@@ -100,6 +100,7 @@ describe('artifact read-back with a byte cap', () => {
     assert.equal(r.status, 206);
     assert.equal(r.headers.get('content-type'), 'text/markdown; charset=utf-8');
     assert.equal(r.headers.get('content-range'), 'bytes 0-4/12');
+    assert.equal(r.headers.get('x-artifact-size'), '12');
     assert.equal(await r.text(), 'hello');
     const whole = await read('notes', {}, '?limit=4096');
     assert.equal(whole.status, 200);

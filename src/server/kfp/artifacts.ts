@@ -114,11 +114,15 @@ async function readArtifact({ ctx: k, req, res, url, params }: KfpCall): Promise
   }
   const body = await store.openRead(a.uri);
   if (range) {
-    res.writeHead(206, { 'content-type': contentType, 'content-length': range.end - range.start + 1, 'content-range': `bytes ${range.start}-${range.end}/${st.size}`, 'accept-ranges': 'bytes' });
+    res.writeHead(206, {
+      'content-type': contentType, 'content-length': range.end - range.start + 1, 'content-range': `bytes ${range.start}-${range.end}/${st.size}`,
+      // the whole size again, for clients that read a capped preview without parsing Content-Range
+      'accept-ranges': 'bytes', 'x-artifact-size': String(st.size),
+    });
     await sendSlice(body, res, range.start, range.end);
     return undefined;
   }
-  res.writeHead(200, { 'content-type': contentType, 'content-length': st.size, 'accept-ranges': 'bytes' });
+  res.writeHead(200, { 'content-type': contentType, 'content-length': st.size, 'accept-ranges': 'bytes', 'x-artifact-size': String(st.size) });
   await pipeline(body, res);
   return undefined;
 }
