@@ -145,6 +145,11 @@ describe('artifacts and compare in the dashboard', () => {
     await ui.page.getByRole('button', { name: 'Add' }).click();
     await ui.page.waitForURL((u) => u.searchParams.get('runs') === `${b},${a}`);
     assert.deepEqual(await row('epochs').locator('td').allInnerTexts(), ['9', '5']);
+    // each panel opens its artifact full size
+    await ui.page.getByRole('link', { name: 'Open classification full size' }).first().click();
+    await ui.page.waitForURL((u) => u.pathname === '/ui/default/artifact' && u.searchParams.get('run') === b && u.searchParams.get('output') === 'classification');
+    await ui.page.locator('table.confusion').waitFor();
+    assert.equal(await ui.page.getByRole('link', { name: /full size/ }).count(), 0);
     assert.deepEqual(realErrors(ui), []);
   });
 

@@ -4,7 +4,7 @@
 import type { ComponentType } from 'react';
 import type { RunArtifact } from '../api/types';
 import { href } from '../app/router';
-import { Link } from '../app/nav';
+import { Link, useRoute } from '../app/nav';
 import { schemaOf } from './model';
 import { ClassificationView, GenericView, HtmlView, MarkdownView, MetricsView } from './views';
 import './artifacts.css';
@@ -40,17 +40,19 @@ export function ArtifactView(props: ArtifactViewProps) {
   const { artifact, compact } = props;
   const schema = schemaOf(artifact);
   const View = RENDERERS[schema] ?? GenericView;
+  // everywhere but on its own page (the run page's task panel, compare), a link to the full-size view
+  const onOwnPage = useRoute().plural === 'artifact';
   return (
     <section className={`card artifact${compact ? ' compact' : ''}`} aria-label={`artifact ${artifact.name}`}>
       <header className="artifact-head">
         <h3>
           {artifact.name} <span className="kindtag">{schema || 'no type'}</span>
         </h3>
-        {compact ? (
-          <Link className="small" to={artifactHref(props)}>
+        {onOwnPage ? null : (
+          <Link className="small" to={artifactHref(props)} aria-label={`Open ${artifact.name} full size`}>
             Open
           </Link>
-        ) : null}
+        )}
       </header>
       <View {...props} />
     </section>
