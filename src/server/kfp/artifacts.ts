@@ -1,6 +1,9 @@
 // Skiff's lineage and artifact read-back: a run's artifacts, one artifact by id, and an artifact's
 // content. Metrics answer with their metadata; files are served only from under the run's pipeline
-// root (after resolving links), never from elsewhere on the host.
+// root (after resolving links), never from elsewhere on the host. A file can be read in part (a
+// `Range: bytes=` header or `limit=N`), so the dashboard previews a large artifact without fetching it.
+import type { ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Kinds } from '../../api/index.js';
 import type { Run } from '../../api/pipelines.js';
@@ -31,7 +34,52 @@ async function getArtifact({ ctx: k, url, params }: KfpCall): Promise<Shape> {
   throw notFound('artifact', artifactId);
 }
 
-async function readArtifact({ ctx: k, res, url, params }: KfpCall): Promise<undefined> {
+/** the bytes [start, end] (inclusive) of a file of `size` bytes that a request asks for; undefined: all of it */
+export function requestedRange(rangeHeader: string | undefined, limit: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | undefined {
+  if (limit !== undefined) {
+    if (!/^\d+$/.test(limit)) throw badRequest(`limit: ${JSON.stringify(limit)} is not a number of bytes`);
+    const n = Number(limit);
+    if (n >= size) return undefined;
+    return n === 0 ? 'unsatisfiable' : { start: 0, end: n - 1 };
+  }
+  if (!rangeHeader) return undefined;
+  // one range only; a header Skiff cannot parse (several ranges, other units) is ignored, as HTTP allows
+  const m = /^bytes=(\d*)-(\d*)$/.exec(rangeHeader.trim());
+  if (!m || (m[1] === '' && m[2] === '')) return undefined;
+  let start: number;
+  let end: number;
+  if (m[1] === '') {
+    const suffix = Number(m[2]);
+    if (suffix === 0) return 'unsatisfiable';
+    start = Math.max(0, size - suffix);
+    end = size - 1;
+  } else {
+    start = Number(m[1]);
+    end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
+    if (m[2] !== '' && Number(m[2]) < start) return undefined;
+  }
+  if (start >= size) return 'unsatisfiable';
+  return { start, end };
+}
+
+/** writes bytes [start, end] of a stream and stops reading it there */
+async function sendSlice(body: Readable, res: ServerResponse, start: number, end: number): Promise<void> {
+  let pos = 0;
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      const from = Math.max(0, start - pos);
+      const to = Math.min(chunk.length, end + 1 - pos);
+      pos += chunk.length;
+      if (to > from && !res.write(chunk.subarray(from, to))) await new Promise((ok) => res.once('drain', ok));
+      if (pos > end) break;
+    }
+  } finally {
+    body.destroy();
+  }
+  res.end();
+}
+
+async function readArtifact({ ctx: k, req, res, url, params }: KfpCall): Promise<undefined> {
   const runId = params.run_id as string;
   const nodeId = params.node_id as string;
   const name = params.artifact_name as string;
@@ -57,27 +105,25 @@ async function readArtifact({ ctx: k, res, url, params }: KfpCall): Promise<unde
   if (!st) throw notFound('artifact content', a.uri);
   if (a.uri === rootUri || !(await store.contains(rootUri, a.uri))) throw new KfpError(403, `artifact ${name}: ${a.uri} is outside the pipeline root ${rootUri}`);
   if (st.directory) throw badRequest(`artifact ${name}: ${a.uri} is a directory; read-back serves files`);
-  // ?limit=N: the first N bytes, for previews (the dashboard shows a capped preview of big files)
-  const limitText = q(url, 'limit');
-  const limit = limitText === undefined ? undefined : Number(limitText);
-  if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) throw badRequest(`limit: ${limitText} must be a whole number of bytes`);
-  const size = limit === undefined ? st.size : Math.min(limit, st.size);
-  const body = await store.openRead(a.uri);
-  res.writeHead(200, { 'content-type': CONTENT_TYPES[schema] ?? 'application/octet-stream', 'content-length': size, 'x-artifact-size': String(st.size) });
-  if (size === st.size) {
-    await pipeline(body, res);
+  const contentType = CONTENT_TYPES[schema] ?? 'application/octet-stream';
+  const range = requestedRange(req.headers.range, q(url, 'limit'), st.size);
+  if (range === 'unsatisfiable') {
+    res.writeHead(416, { 'content-range': `bytes */${st.size}`, 'accept-ranges': 'bytes' });
+    res.end();
     return undefined;
   }
-  let sent = 0;
-  for await (const chunk of body) {
-    const c = chunk as Buffer;
-    const take = Math.min(c.length, size - sent);
-    if (take > 0) res.write(c.subarray(0, take));
-    sent += take;
-    if (sent >= size) break;
+  const body = await store.openRead(a.uri);
+  if (range) {
+    res.writeHead(206, {
+      'content-type': contentType, 'content-length': range.end - range.start + 1, 'content-range': `bytes ${range.start}-${range.end}/${st.size}`,
+      // the whole size again, for clients that read a capped preview without parsing Content-Range
+      'accept-ranges': 'bytes', 'x-artifact-size': String(st.size),
+    });
+    await sendSlice(body, res, range.start, range.end);
+    return undefined;
   }
-  body.destroy();
-  res.end();
+  res.writeHead(200, { 'content-type': contentType, 'content-length': st.size, 'accept-ranges': 'bytes', 'x-artifact-size': String(st.size) });
+  await pipeline(body, res);
   return undefined;
 }
 

@@ -1,5 +1,5 @@
 // The API's shapes, from the server's own definitions (src/api): the dashboard declares none of its own.
 export type { KObject, ObjectMeta, OwnerReference } from '../../../src/api/meta';
 export type { Condition } from '../../../src/api/conditions';
-export type { Run, RunSpec, RunStatus, TaskStatus, RunState, RunArtifact, RunOutputs } from '../../../src/api/pipelines';
+export type { Run, RunSpec, RunStatus, TaskStatus, RunState, RunArtifact, RunOutputs, RunTask } from '../../../src/api/pipelines';
 export type { PipelineSpec, ComponentSpec, DagSpec, PipelineTaskSpec, IODefinitions, ParameterSpec, ArtifactSpec, ExecutorSpec } from '../../../src/api/kfp/ir';

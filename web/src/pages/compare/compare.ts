@@ -1,80 +1,135 @@
-// Runs side by side, as tables built from the runs alone: parameters (differences marked), every
-// scalar metric of every system.Metrics artifact (no cap on how many), and the rich artifacts
-// (confusion matrices, ROC curves, HTML, Markdown) lined up by task and output.
-import type { Run, RunArtifact } from '../../api/types';
-import { scalars } from '../../artifacts/model';
+// The compare page's tables as plain data: run facts, parameters (rows = names, columns = runs),
+// scalar metrics from every system.Metrics artifact (rows = task/output/metric) and the artifacts to
+// show side by side, grouped by what they are.
+import type { Run, TaskStatus } from '../../api/types';
+import type { ArtifactRef } from '../../artifacts/model';
+import { runArtifacts, scalarMetrics, schemaOf } from '../../artifacts/model';
 
-export interface Row {
-  key: string;
-  values: (string | number | undefined)[];
-  /** the runs do not all agree */
-  differs: boolean;
-  /** the index of the largest numeric value, where values differ */
-  best?: number;
+export interface RunColumn {
+  name: string;
+  /** not (yet) in the namespace */
+  missing: boolean;
+  state?: string;
+  pipeline?: string;
+  startedAt?: string;
+  finishedAt?: string;
 }
 
-export interface Panel {
+export interface ParamRow {
+  name: string;
+  /** one per run, as text; undefined where a run has no such parameter */
+  values: (string | undefined)[];
+  differs: boolean;
+}
+
+export interface MetricRow {
+  /** task/output/metric, or task/output[i]/metric for the later artifacts of a list */
   key: string;
-  task: string;
-  output: string;
-  schema: string;
-  /** per run: the artifact and its index, or nothing */
-  cells: ({ artifact: RunArtifact; index: number } | undefined)[];
+  values: (number | undefined)[];
+  /** the runs holding the best value (several on a tie); empty when fewer than two runs have one */
+  best: number[];
+  /** lower is better for this metric (loss, error, …) */
+  lowerIsBetter: boolean;
+  differs: boolean;
+}
+
+export interface PanelRow {
+  /** task/output or task/output[i] */
+  key: string;
+  type: string;
+  refs: (ArtifactRef | undefined)[];
 }
 
 export interface Comparison {
-  parameters: Row[];
-  metrics: Row[];
-  panels: Panel[];
+  runs: RunColumn[];
+  params: ParamRow[];
+  metrics: MetricRow[];
+  /** malformed metrics, by run and artifact, to say so rather than drop them silently */
+  metricErrors: string[];
+  panels: PanelRow[];
 }
 
-const show = (v: unknown): string | number | undefined => (v === undefined ? undefined : typeof v === 'number' || typeof v === 'string' ? v : JSON.stringify(v));
+/** the artifact types compared as panels side by side */
+export const PANEL_TYPES = ['system.ClassificationMetrics', 'system.HTML', 'system.Markdown'];
 
-function row(key: string, values: (string | number | undefined)[], numericBest: boolean): Row {
-  const distinct = new Set(values.map((v) => JSON.stringify(v ?? null)));
-  const r: Row = { key, values, differs: distinct.size > 1 };
-  if (numericBest && r.differs) {
-    let best: number | undefined;
-    values.forEach((v, i) => {
-      if (typeof v === 'number' && (best === undefined || v > (values[best] as number))) best = i;
+const LOWER_IS_BETTER = /loss|err|mse|mae|rmse|perplexity|latency|time|duration|cost/i;
+
+export function lowerIsBetter(metric: string): boolean {
+  return LOWER_IS_BETTER.test(metric);
+}
+
+function text(v: unknown): string {
+  return typeof v === 'string' ? v : JSON.stringify(v);
+}
+
+function refKey(r: ArtifactRef): string {
+  return r.index === 0 ? `${r.task}/${r.output}` : `${r.task}/${r.output}[${r.index}]`;
+}
+
+/** `names` in the order asked; `runs` the objects found; `tasks` RunTask records of running runs, by run then path */
+export function buildComparison(names: string[], runs: Run[], tasks: Record<string, Record<string, TaskStatus>> = {}): Comparison {
+  const byName = new Map(runs.map((r) => [r.metadata.name, r]));
+  const cols = names.map((n) => byName.get(n));
+  const columns: RunColumn[] = names.map((name, i) => {
+    const r = cols[i];
+    if (!r) return { name, missing: true };
+    const info = r.spec?.pipelineSpec?.pipelineInfo as { name?: string; displayName?: string } | undefined;
+    return { name, missing: false, state: r.status?.state, pipeline: info?.displayName ?? info?.name, startedAt: r.status?.startedAt, finishedAt: r.status?.finishedAt };
+  });
+
+  const paramNames = [...new Set(cols.flatMap((r) => Object.keys(r?.spec?.parameters ?? {})))].sort();
+  const params = paramNames.map((name) => {
+    const values = cols.map((r) => {
+      const ps = r?.spec?.parameters ?? {};
+      return Object.hasOwn(ps, name) ? text(ps[name]) : undefined;
     });
-    if (best !== undefined) r.best = best;
-  }
-  return r;
-}
+    return { name, values, differs: new Set(values).size > 1 };
+  });
 
-const RICH = new Set(['system.ClassificationMetrics', 'system.HTML', 'system.Markdown', 'system.SlicedClassificationMetrics']);
-
-export function compareRuns(runs: Run[]): Comparison {
-  const paramNames = [...new Set(runs.flatMap((r) => Object.keys(r.spec.parameters ?? {})))].sort();
-  const parameters = paramNames.map((n) => row(n, runs.map((r) => show(r.spec.parameters?.[n])), false));
-
-  const metricValues = new Map<string, (string | number | undefined)[]>();
-  const panels = new Map<string, Panel>();
-  runs.forEach((r, ri) => {
-    for (const [task, t] of Object.entries(r.status?.tasks ?? {})) {
-      for (const [output, list] of Object.entries(t.outputs?.artifacts ?? {})) {
-        list.forEach((a, index) => {
-          const schema = String(a.type?.schemaTitle ?? '');
-          const where = list.length > 1 ? `${task}/${output}[${index}]` : `${task}/${output}`;
-          if (schema === 'system.Metrics') {
-            const s = scalars(a.metadata);
-            if (!s.ok) return;
-            for (const m of s.value) {
-              const k = `${where}/${m.name}`;
-              const vals = metricValues.get(k) ?? runs.map(() => undefined);
-              vals[ri] = m.value;
-              metricValues.set(k, vals);
-            }
-          } else if (RICH.has(schema)) {
-            const p = panels.get(where) ?? { key: where, task, output, schema, cells: runs.map(() => undefined) };
-            p.cells[ri] = { artifact: a, index };
-            panels.set(where, p);
-          }
-        });
+  const arts = cols.map((r) => (r ? runArtifacts(r, tasks[r.metadata.name ?? '']) : []));
+  const metricValues = new Map<string, (number | undefined)[]>();
+  const metricErrors: string[] = [];
+  arts.forEach((list, col) => {
+    for (const ref of list) {
+      if (schemaOf(ref.artifact) !== 'system.Metrics') continue;
+      const { metrics, errors } = scalarMetrics(ref.artifact.metadata);
+      for (const e of errors) metricErrors.push(`${names[col]}: ${refKey(ref)}: ${e}`);
+      for (const m of metrics) {
+        const key = `${refKey(ref)}/${m.name}`;
+        let row = metricValues.get(key);
+        if (!row) metricValues.set(key, (row = names.map(() => undefined)));
+        row[col] = m.value;
       }
     }
   });
-  const metrics = [...metricValues.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => row(k, v, true));
-  return { parameters, metrics, panels: [...panels.values()].sort((a, b) => a.key.localeCompare(b.key)) };
+  const metrics = [...metricValues.keys()].sort().map((key) => {
+    const values = metricValues.get(key) as (number | undefined)[];
+    const lower = lowerIsBetter(key.slice(key.lastIndexOf('/') + 1));
+    const present = values.filter((v): v is number => v !== undefined);
+    let best: number[] = [];
+    if (present.length >= 2 && new Set(present).size > 1) {
+      const target = lower ? Math.min(...present) : Math.max(...present);
+      best = values.flatMap((v, i) => (v === target ? [i] : []));
+    }
+    return { key, values, best, lowerIsBetter: lower, differs: new Set(values).size > 1 };
+  });
+
+  const panelMap = new Map<string, PanelRow>();
+  arts.forEach((list, col) => {
+    for (const ref of list) {
+      const type = schemaOf(ref.artifact);
+      if (!PANEL_TYPES.includes(type)) continue;
+      const key = refKey(ref);
+      let row = panelMap.get(`${type} ${key}`);
+      if (!row) panelMap.set(`${type} ${key}`, (row = { key, type, refs: names.map(() => undefined) }));
+      row.refs[col] = ref;
+    }
+  });
+  const panels = [...panelMap.values()].sort((a, b) => PANEL_TYPES.indexOf(a.type) - PANEL_TYPES.indexOf(b.type) || a.key.localeCompare(b.key));
+  return { runs: columns, params, metrics, metricErrors, panels };
+}
+
+/** the `runs=` query as a list: trimmed, no empties, no repeats, in order */
+export function parseRunList(q: string | undefined): string[] {
+  return [...new Set((q ?? '').split(',').map((s) => s.trim()).filter(Boolean))];
 }
