@@ -19,16 +19,17 @@ function useTasks(run: Run) {
   // while a run runs each task's record is its own RunTask; when it ends they fold into its status
   const live = !run.status?.tasks;
   const rts = useList('runtasks', run.metadata?.namespace, { labelSelector: `pipelines.kubeflow.org/run=${name}`, enabled: live });
-  return useMemo(() => taskRecords(run, live ? rts.items : []), [run, live, rts.items]);
+  const tasks = useMemo(() => taskRecords(run, live ? rts.items : []), [run, live, rts.items]);
+  return { tasks, loaded: !live || rts.loaded };
 }
 
 function GraphTab({ run }: { run: Run }) {
-  const tasks = useTasks(run);
-  return <RunGraph run={run} tasks={tasks} />;
+  const { tasks, loaded } = useTasks(run);
+  return <RunGraph run={run} tasks={tasks} loaded={loaded} />;
 }
 
 function TimelineTab({ run }: { run: Run }) {
-  return <Timeline tasks={useTasks(run)} />;
+  return <Timeline tasks={useTasks(run).tasks} />;
 }
 
 function Values({ values, empty }: { values: Record<string, unknown> | undefined; empty: string }) {

@@ -3,7 +3,7 @@
 import { Background, Controls, MiniMap, ReactFlow } from '@xyflow/react';
 import type { Edge, Node } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
-import { useEffect, useMemo, useState } from 'react';
+import { useCallback, useEffect, useMemo, useState } from 'react';
 import type { Run, TaskStatus } from '../../api/types';
 import { useQueryParam } from '../../app/nav';
 import { useTheme } from '../../app/theme';
@@ -18,8 +18,11 @@ import { TaskPanel } from './TaskPanel';
 
 const nodeTypes = { task: TaskNode };
 
-export function RunGraph({ run, tasks }: { run: Run; tasks: Record<string, TaskStatus> }) {
-  const spec = run.spec.pipelineSpec;
+/** `loaded`: the task records have arrived (until then every task would read as not started) */
+export function RunGraph({ run, tasks, loaded = true }: { run: Run; tasks: Record<string, TaskStatus>; loaded?: boolean }) {
+  // a Run's spec never changes (the API refuses it), but every watch event parses a new copy: keyed
+  // by the run's uid, the graph is built and laid out once instead of on every task's change
+  const spec = useMemo(() => run.spec.pipelineSpec, [run.metadata?.uid]);
   const [layerParam, setLayer] = useQueryParam('layer');
   const [selected, setSelected] = useQueryParam('task');
   const layerPath = layerParam ?? '';
@@ -40,6 +43,8 @@ export function RunGraph({ run, tasks }: { run: Run; tasks: Record<string, TaskS
       live = false;
     };
   }, [level]);
+  const open = useCallback((path: string): void => setLayer(path || undefined), [setLayer]);
+  const select = useCallback((id: string): void => setSelected(id), [setSelected]);
   const nodes: Node[] = useMemo(
     () =>
       pos
@@ -47,12 +52,11 @@ export function RunGraph({ run, tasks }: { run: Run; tasks: Record<string, TaskS
             id: n.id,
             type: 'task',
             position: pos.nodes.get(n.id) ?? { x: 0, y: 0 },
-            data: { node: n, state: states.get(n.id)!, selected: n.id === selected } satisfies TaskNodeData,
+            data: { node: n, state: states.get(n.id)!, selected: n.id === selected, onSelect: select, onOpen: open } satisfies TaskNodeData,
             selected: n.id === selected,
-            ariaLabel: `${n.label}: ${states.get(n.id)?.state.toLowerCase()}`,
           }))
         : [],
-    [pos, level, states, selected],
+    [pos, level, states, selected, select, open],
   );
   const edges: Edge[] = useMemo(
     () =>
@@ -72,9 +76,6 @@ export function RunGraph({ run, tasks }: { run: Run; tasks: Record<string, TaskS
       }),
     [level, states],
   );
-  const open = (path: string): void => {
-    setLayer(path || undefined);
-  };
   const selectedNode = level.nodes.find((n) => n.id === selected);
   return (
     <div className="rungraph">
@@ -96,8 +97,9 @@ export function RunGraph({ run, tasks }: { run: Run; tasks: Record<string, TaskS
       {layer.error ? <div className="notice bad">{layer.error}</div> : null}
       {layoutError ? <div className="notice bad">The graph could not be laid out: {layoutError}</div> : null}
       <div className={`graphwrap ${selected ? 'with-panel' : ''}`}>
-        <div className="canvas" data-testid="run-graph" data-ready={pos && nodes.length === level.nodes.length ? 'true' : 'false'} data-layer={layerPath}>
+        <div className="canvas" data-testid="run-graph" data-ready={pos && loaded && nodes.length === level.nodes.length ? 'true' : 'false'} data-layer={layerPath}>
           {level.nodes.length === 0 && !layer.error ? <div className="empty">This DAG has no tasks.</div> : null}
+          {!loaded ? <div className="graphnote muted" role="status">Loading the tasks’ states…</div> : null}
           <ReactFlow
             key={layerPath}
             nodes={nodes}
@@ -109,11 +111,10 @@ export function RunGraph({ run, tasks }: { run: Run; tasks: Record<string, TaskS
             minZoom={0.1}
             nodesDraggable={false}
             nodesConnectable={false}
-            onNodeClick={(_, n) => setSelected(n.id)}
-            onNodeDoubleClick={(_, n) => {
-              const gn = level.nodes.find((x) => x.id === n.id);
-              if (gn && (gn.kind === 'dag' || gn.kind === 'condition')) open(gn.id);
-            }}
+            // each node is a button (TaskNode): the node wrapper itself need not take focus too
+            nodesFocusable={false}
+            edgesFocusable={false}
+            elementsSelectable={false}
             onPaneClick={() => setSelected(undefined)}
             proOptions={{ hideAttribution: true }}
           >

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { PipelineSpec, Run } from '../../../api/types';
+import type { PipelineSpec, Run, TaskStatus } from '../../../api/types';
 import loops from '../../../fixtures/run-pipeline-with-loops-and-conditions-multi.json';
 import metrics from '../../../fixtures/run-metrics-visualization-pipeline.json';
 import nested from '../../../fixtures/run-pipeline-in-pipeline.json';
+import complex from '../../../fixtures/run-pipeline-in-pipeline-complex.json';
 import { levelGraph, resolveLayer, taskAt } from './static';
-import { countsText, iterationsOf, nodeStates, taskRecords, timelineBars } from './state';
+import { countsText, iterationRows, iterationsOf, loopItemCount, nodeStates, taskRecords, timelineBars } from './state';
 
 const spec = (r: unknown): PipelineSpec => (r as Run).spec.pipelineSpec;
 
@@ -60,5 +61,45 @@ describe('runtime state over the graph', () => {
     expect(bars.length).toBe(5);
     expect(bars.every((b) => b.start >= t0 && b.end <= t1)).toBe(true);
     expect(bars.map((b) => b.start)).toEqual([...bars.map((b) => b.start)].sort((a, b) => a - b));
+  });
+});
+
+describe('a loop’s items, started or not', () => {
+  const spec1000 = (): PipelineSpec => {
+    const s = structuredClone(spec(complex));
+    const loop = Object.values(s.root.dag?.tasks ?? {}).find((t) => t.parameterIterator);
+    if (!loop?.parameterIterator) throw new Error('the fixture has no loop at its root');
+    loop.parameterIterator.items.raw = JSON.stringify(Array.from({ length: 1000 }, (_, i) => `item-${i}`));
+    return s;
+  };
+  it('counts the iterations not started yet from the loop’s literal items', () => {
+    const s = spec1000();
+    const level = levelGraph(s, s.root, '');
+    const loop = level.nodes.find((n) => n.kind === 'loop')!;
+    const tasks: Record<string, TaskStatus> = { [loop.id]: { state: 'RUNNING', startedAt: '2026-01-01T00:00:00Z' } };
+    for (let i = 0; i < 812; i++) tasks[`${loop.id}.${i}`] = { state: 'SUCCEEDED', ...(i < 2 ? { cachedFrom: 'r/t' } : {}) };
+    for (let i = 812; i < 962; i++) tasks[`${loop.id}.${i}`] = { state: 'RUNNING' };
+    tasks[`${loop.id}.962`] = { state: 'FAILED', message: 'boom' };
+    const st = nodeStates(level, tasks).get(loop.id)!;
+    expect(st.iterations).toEqual({ total: 1000, started: 963, counts: { SUCCEEDED: 810, CACHED: 2, RUNNING: 150, FAILED: 1, NOT_STARTED: 37 } });
+    expect(countsText(st.iterations!.counts)).toBe('150 running · 810 succeeded · 2 cached · 1 failed · 37 not started');
+    const rows = iterationRows(tasks, loop.id, st.iterations!.total);
+    expect(rows).toHaveLength(1000);
+    expect(rows[962]).toEqual({ index: 962, path: `${loop.id}.962`, status: { state: 'FAILED', message: 'boom' } });
+    expect(rows[999]).toEqual({ index: 999, path: `${loop.id}.999` });
+  });
+  it('counts a loop over an upstream output from the list its record resolved', () => {
+    const run = loops as unknown as Run;
+    const tasks = taskRecords(run, []);
+    const layer = resolveLayer(spec(loops), 'condition-1');
+    const level = levelGraph(spec(loops), layer.component, 'condition-1');
+    const node = level.nodes.find((n) => n.id === 'condition-1.for-loop-2')!;
+    expect(node.iterator?.literal).toBeUndefined();
+    const resolved = tasks['condition-1.for-loop-2']?.inputs?.parameters[node.iterator!.items];
+    expect(Array.isArray(resolved)).toBe(true);
+    expect(loopItemCount(node, tasks['condition-1.for-loop-2'])).toBe((resolved as unknown[]).length);
+    // before the loop has a record, its items are unknown: the count is what has started
+    expect(loopItemCount(node, undefined)).toBeUndefined();
+    expect(nodeStates(level, {}).get(node.id)?.iterations).toEqual({ total: 0, started: 0, counts: {} });
   });
 });

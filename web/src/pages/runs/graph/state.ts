@@ -8,8 +8,12 @@ export type Shown = RunState | 'CACHED' | 'NOT_STARTED';
 export interface NodeState {
   state: Shown;
   status?: TaskStatus;
-  /** loops: their iterations' states, counted */
-  iterations?: { total: number; counts: Partial<Record<Shown, number>> };
+  /**
+   * loops: their iterations' states, counted. `total` is the number of items when it is known (a
+   * literal list, or the list the loop's record resolved), so iterations not started yet are counted
+   * too; `started` is how many have a record.
+   */
+  iterations?: { total: number; started: number; counts: Partial<Record<Shown, number>> };
 }
 
 /** every task record of the run by path, the live RunTasks over the final status */
@@ -40,6 +44,18 @@ export function iterationsOf(tasks: Record<string, TaskStatus>, path: string): {
   return out.sort((a, b) => a.index - b.index);
 }
 
+/**
+ * The loop's iterations for its list, `total` rows long: those not started yet (no record) included,
+ * so a loop's list says how far it has come.
+ */
+export function iterationRows(tasks: Record<string, TaskStatus>, path: string, total: number): { index: number; path: string; status?: TaskStatus }[] {
+  const rows: { index: number; path: string; status?: TaskStatus }[] = [];
+  for (const it of iterationsOf(tasks, path)) rows[it.index] = it;
+  const n = Math.max(total, rows.length);
+  for (let i = 0; i < n; i++) rows[i] ??= { index: i, path: `${path}.${i}` };
+  return rows;
+}
+
 export function nodeStates(level: Level, tasks: Record<string, TaskStatus>): Map<string, NodeState> {
   const out = new Map<string, NodeState>();
   for (const n of level.nodes) out.set(n.id, nodeState(n, tasks));
@@ -56,9 +72,33 @@ export function nodeState(n: GraphNode, tasks: Record<string, TaskStatus>): Node
       const st = shownState(it.status);
       counts[st] = (counts[st] ?? 0) + 1;
     }
-    s.iterations = { total: its.length, counts };
+    const items = loopItemCount(n, status);
+    const total = Math.max(items ?? 0, its.length);
+    if (total > its.length) counts.NOT_STARTED = (counts.NOT_STARTED ?? 0) + total - its.length;
+    s.iterations = { total, started: its.length, counts };
   }
   return s;
+}
+
+/**
+ * How many items a loop iterates over, when that is known before every iteration has started: its
+ * literal list, or the list its record resolved (a loop over an upstream task's output).
+ */
+export function loopItemCount(n: GraphNode, status: TaskStatus | undefined): number | undefined {
+  const src = n.iterator?.items;
+  if (src === undefined) return undefined;
+  if (n.iterator?.literal) {
+    try {
+      const v: unknown = JSON.parse(src);
+      return Array.isArray(v) ? v.length : undefined;
+    } catch {
+      return undefined; // a malformed literal fails the run, which says why; the graph only counts
+    }
+  }
+  const v = status?.inputs?.parameters[src];
+  if (Array.isArray(v)) return v.length;
+  const a = status?.inputs?.artifacts[src];
+  return Array.isArray(a) ? a.length : undefined;
 }
 
 const ORDER: Shown[] = ['RUNNING', 'PENDING', 'SUCCEEDED', 'CACHED', 'FAILED', 'SKIPPED', 'CANCELING', 'CANCELED', 'NOT_STARTED'];

@@ -14,7 +14,7 @@ export interface GraphNode {
   kind: NodeKind;
   component: string;
   /** a loop: what it iterates over, for the panel */
-  iterator?: { input: string; items: string };
+  iterator?: { input: string; items: string; literal?: boolean };
   condition?: string;
   image?: string;
 }
@@ -80,7 +80,7 @@ export function levelGraph(spec: PipelineSpec, component: ComponentSpec | undefi
     const it = t.parameterIterator ?? t.artifactIterator;
     if (it) {
       const items = it.items as { raw?: string; inputParameter?: string; inputArtifact?: string };
-      node.iterator = { input: it.itemInput, items: items.raw ?? items.inputParameter ?? items.inputArtifact ?? '' };
+      node.iterator = { input: it.itemInput, items: items.raw ?? items.inputParameter ?? items.inputArtifact ?? '', ...(items.raw !== undefined ? { literal: true } : {}) };
     }
     if (t.triggerPolicy?.condition) node.condition = t.triggerPolicy.condition;
     const image = kind === 'container' ? imageOf(spec, t) : undefined;
