@@ -114,7 +114,6 @@ export function RunGraph({ run, tasks, loaded = true }: { run: Run; tasks: Recor
             // each node is a button (TaskNode): the node wrapper itself need not take focus too
             nodesFocusable={false}
             edgesFocusable={false}
-            elementsSelectable={false}
             onPaneClick={() => setSelected(undefined)}
             proOptions={{ hideAttribution: true }}
           >

@@ -1,6 +1,6 @@
 // Node positions for one DAG level, by ELK's layered algorithm (top to bottom, as KFP users read a
 // pipeline). Sizes are fixed, so a layout depends only on the graph's shape and is cached by it.
-import ELK from 'elkjs/lib/elk.bundled.js';
+import { elk } from './elk';
 import type { Level } from './static';
 
 export const NODE_W = 220;
@@ -12,7 +12,6 @@ export interface Positions {
   height: number;
 }
 
-const elk = new ELK();
 const cache = new Map<string, Promise<Positions>>();
 
 function shapeKey(level: Level): string {
@@ -32,7 +31,7 @@ export function layout(level: Level): Promise<Positions> {
 
 async function run(level: Level): Promise<Positions> {
   const ids = new Set(level.nodes.map((n) => n.id));
-  const g = await elk.layout({
+  const g = await (await elk()).layout({
     id: 'root',
     layoutOptions: {
       'elk.algorithm': 'layered',
