@@ -87,7 +87,8 @@ function Summary({ run }: { run: Run }) {
               {st.message ? ': ' : ''}
             </>
           ) : null}
-          {st.message}
+          {/* the controller's message names the task again: say it once */}
+          {st.failedTask && st.message ? st.message.replace(`task ${st.failedTask} failed: `, '') : st.message}
         </div>
       ) : null}
     </div>

@@ -1,9 +1,9 @@
 // The run as a live graph: one DAG level at a time (the layer is in the URL, ?layer=), state from the
 // run's task records as they change, a side panel for the selected task (?task=).
-import { Background, Controls, MiniMap, ReactFlow } from '@xyflow/react';
+import { Background, Controls, MiniMap, ReactFlow, useReactFlow } from '@xyflow/react';
 import type { Edge, Node } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
-import { useCallback, useEffect, useMemo, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { Run, TaskStatus } from '../../api/types';
 import { useQueryParam } from '../../app/nav';
 import { useTheme } from '../../app/theme';
@@ -119,6 +119,7 @@ export function RunGraph({ run, tasks, loaded = true }: { run: Run; tasks: Recor
           >
             <Background gap={20} size={1} />
             <Controls showInteractive={false} />
+            <RefitOnResize narrow={!!selected} />
             {level.nodes.length > 12 ? <MiniMap pannable zoomable /> : null}
           </ReactFlow>
         </div>
@@ -139,6 +140,24 @@ export function RunGraph({ run, tasks, loaded = true }: { run: Run; tasks: Recor
       <Legend />
     </div>
   );
+}
+
+/**
+ * Opening or closing the task panel narrows or widens the canvas: fit the graph to it again, or the
+ * nodes on the right end up under the panel.
+ */
+function RefitOnResize({ narrow }: { narrow: boolean }) {
+  const flow = useReactFlow();
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    const id = requestAnimationFrame(() => void flow.fitView({ maxZoom: 1, padding: 0.15, duration: 150 }));
+    return () => cancelAnimationFrame(id);
+  }, [narrow, flow]);
+  return null;
 }
 
 function Legend() {

@@ -5,7 +5,7 @@ import metrics from '../../../fixtures/run-metrics-visualization-pipeline.json';
 import nested from '../../../fixtures/run-pipeline-in-pipeline.json';
 import complex from '../../../fixtures/run-pipeline-in-pipeline-complex.json';
 import { levelGraph, resolveLayer, taskAt } from './static';
-import { countsText, iterationRows, iterationsOf, loopItemCount, nodeStates, taskRecords, timelineBars } from './state';
+import { countsText, iterationRows, iterationsOf, loopItemCount, nodeStates, taskRecords, timeTicks, timelineBars } from './state';
 
 const spec = (r: unknown): PipelineSpec => (r as Run).spec.pipelineSpec;
 
@@ -101,5 +101,15 @@ describe('a loop’s items, started or not', () => {
     // before the loop has a record, its items are unknown: the count is what has started
     expect(loopItemCount(node, undefined)).toBeUndefined();
     expect(nodeStates(level, {}).get(node.id)?.iterations).toEqual({ total: 0, started: 0, counts: {} });
+  });
+});
+
+describe('the timeline’s ticks', () => {
+  it('steps by a round duration that fits the span', () => {
+    expect(timeTicks(7000)).toEqual([0, 2000, 4000, 6000]);
+    expect(timeTicks(60_000)).toEqual([0, 15_000, 30_000, 45_000, 60_000]);
+    expect(timeTicks(500)).toEqual([0]);
+    expect(timeTicks(3 * 3_600_000)).toEqual([0, 3_600_000, 7_200_000, 10_800_000]);
+    expect(timeTicks(30 * 86_400_000)).toHaveLength(6);
   });
 });

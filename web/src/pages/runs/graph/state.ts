@@ -136,3 +136,12 @@ export function timelineBars(tasks: Record<string, TaskStatus>, now: number): { 
   const t1 = bars.length ? Math.max(...bars.map((b) => b.end)) : now;
   return { bars, t0, t1: Math.max(t1, t0 + 1) };
 }
+
+/** the timeline's tick marks: a round step (1s, 2s, 5s, 10s, … 1d) giving at most `want` intervals across `span` ms */
+export function timeTicks(span: number, want = 5): number[] {
+  const steps = [1000, 2000, 5000, 10_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 900_000, 1_800_000, 3_600_000, 7_200_000, 21_600_000, 43_200_000, 86_400_000];
+  const step = steps.find((x) => span / x <= want) ?? Math.ceil(span / want / 86_400_000) * 86_400_000;
+  const out: number[] = [];
+  for (let t = 0; t <= span; t += step) out.push(t);
+  return out;
+}
