@@ -1,6 +1,6 @@
 // The run as a live graph: one DAG level at a time (the layer is in the URL, ?layer=), state from the
 // run's task records as they change, a side panel for the selected task (?task=).
-import { Background, Controls, MiniMap, ReactFlow, useReactFlow } from '@xyflow/react';
+import { Background, Controls, MiniMap, ReactFlow, useReactFlow, useStore } from '@xyflow/react';
 import type { Edge, Node } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
@@ -119,7 +119,7 @@ export function RunGraph({ run, tasks, loaded = true }: { run: Run; tasks: Recor
           >
             <Background gap={20} size={1} />
             <Controls showInteractive={false} />
-            <RefitOnResize narrow={!!selected} />
+            <RefitOnResize />
             {level.nodes.length > 12 ? <MiniMap pannable zoomable /> : null}
           </ReactFlow>
         </div>
@@ -143,20 +143,19 @@ export function RunGraph({ run, tasks, loaded = true }: { run: Run; tasks: Recor
 }
 
 /**
- * Opening or closing the task panel narrows or widens the canvas: fit the graph to it again, or the
- * nodes on the right end up under the panel.
+ * Opening or closing the task panel (or resizing the window) narrows or widens the canvas: fit the
+ * graph to it again, or the nodes on the right end up under the panel.
  */
-function RefitOnResize({ narrow }: { narrow: boolean }) {
+function RefitOnResize() {
   const flow = useReactFlow();
-  const first = useRef(true);
+  const width = useStore((st) => st.width);
+  const seen = useRef<number | undefined>(undefined);
   useEffect(() => {
-    if (first.current) {
-      first.current = false;
-      return;
-    }
-    const id = requestAnimationFrame(() => void flow.fitView({ maxZoom: 1, padding: 0.15, duration: 150 }));
-    return () => cancelAnimationFrame(id);
-  }, [narrow, flow]);
+    const before = seen.current;
+    seen.current = width;
+    if (before === undefined || before === 0 || width === before) return;
+    void flow.fitView({ maxZoom: 1, padding: 0.15, duration: 150 });
+  }, [width, flow]);
   return null;
 }
 
