@@ -8,6 +8,7 @@ import { between } from '../../components/time';
 import type { NodeState, Shown } from './graph/state';
 import { countsText, label } from './graph/state';
 import type { GraphNode } from './graph/static';
+import { isPseudo } from './graph/static';
 
 export interface TaskNodeData extends Record<string, unknown> {
   node: GraphNode;
@@ -17,8 +18,8 @@ export interface TaskNodeData extends Record<string, unknown> {
   onOpen: (id: string) => void;
 }
 
-const ICONS: Record<GraphNode['kind'], string> = { container: '▣', importer: '⇩', dag: '◇', condition: '⋔', loop: '↻' };
-const KIND_WORDS: Record<GraphNode['kind'], string> = { container: 'task', importer: 'importer', dag: 'sub-pipeline', condition: 'condition', loop: 'loop' };
+const ICONS: Record<GraphNode['kind'], string> = { container: '▣', importer: '⇩', dag: '◇', condition: '⋔', loop: '↻', inputs: '→', outputs: '→' };
+const KIND_WORDS: Record<GraphNode['kind'], string> = { container: 'task', importer: 'importer', dag: 'sub-pipeline', condition: 'condition', loop: 'loop', inputs: 'inputs', outputs: 'outputs' };
 /** the loop bar's segments, left to right: what is done first */
 const BAR: Shown[] = ['SUCCEEDED', 'CACHED', 'SKIPPED', 'FAILED', 'CANCELED', 'CANCELING', 'RUNNING', 'PENDING', 'NOT_STARTED'];
 
@@ -33,6 +34,7 @@ function loopLine(it: NonNullable<NodeState['iterations']>): string {
 
 export function TaskNode({ data }: NodeProps) {
   const { node, state, selected, onSelect, onOpen } = data as TaskNodeData;
+  if (isPseudo(node)) return <IoNode node={node} />;
   const st = state.status;
   const openable = node.kind === 'dag' || node.kind === 'condition';
   const it = node.kind === 'loop' ? state.iterations : undefined;
@@ -72,6 +74,24 @@ export function TaskNode({ data }: NodeProps) {
         </span>
       ) : null}
       <Handle type="source" position={Position.Bottom} />
+    </div>
+  );
+}
+
+/** where the layer's values come in (the pipeline's or the sub-DAG's inputs) or go out: no state, nothing to open */
+function IoNode({ node }: { node: GraphNode }) {
+  const names = node.names ?? [];
+  const text = names.length > 3 ? `${names.slice(0, 3).join(', ')} +${names.length - 3}` : names.join(', ');
+  return (
+    <div className={`tasknode kind-${node.kind}`} data-task={node.id} role="group" aria-label={`${node.label}: ${names.join(', ')}`} title={`${node.label}: ${names.join(', ')}`}>
+      {node.kind === 'outputs' ? <Handle type="target" position={Position.Top} /> : null}
+      <span className="tn-main">
+        <span className="tn-top">
+          <span className="tn-name">{node.label}</span>
+        </span>
+        <span className="tn-sub">{text}</span>
+      </span>
+      {node.kind === 'inputs' ? <Handle type="source" position={Position.Bottom} /> : null}
     </div>
   );
 }

@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import artifactsSimple from '../../../fixtures/artifacts_simple.yaml?raw';
 import type { PipelineSpec, Run, TaskStatus } from '../../../api/types';
 import loops from '../../../fixtures/run-pipeline-with-loops-and-conditions-multi.json';
 import metrics from '../../../fixtures/run-metrics-visualization-pipeline.json';
 import nested from '../../../fixtures/run-pipeline-in-pipeline.json';
 import complex from '../../../fixtures/run-pipeline-in-pipeline-complex.json';
-import { levelGraph, resolveLayer, taskAt } from './static';
+import { isPseudo, levelGraph, resolveLayer, taskAt } from './static';
 import { countsText, iterationRows, iterationsOf, loopItemCount, nodeStates, taskRecords, timeTicks, timelineBars } from './state';
 
 const spec = (r: unknown): PipelineSpec => (r as Run).spec.pipelineSpec;
@@ -13,11 +15,12 @@ describe('the static graph of a DAG level', () => {
   it('has a node per task and an edge per value passed, labelled with it', () => {
     const layer = resolveLayer(spec(loops), '');
     const level = levelGraph(spec(loops), layer.component, '');
-    expect(level.nodes.map((n) => `${n.id}:${n.kind}`).sort()).toEqual(['args-generator-op:container', 'condition-1:condition', 'flip-coin-op:container', 'for-loop-14:loop']);
+    expect(level.nodes.map((n) => `${n.id}:${n.kind}`).sort()).toEqual(['__inputs:inputs', 'args-generator-op:container', 'condition-1:condition', 'flip-coin-op:container', 'for-loop-14:loop']);
     const e = level.edges.find((x) => x.source === 'flip-coin-op' && x.target === 'condition-1');
     expect(e?.label).toBe('Output');
-    // a loop over a pipeline input has no upstream task
-    expect(level.edges.some((x) => x.target === 'for-loop-14')).toBe(false);
+    // a loop over a pipeline input has no upstream task: its items come from the pipeline's inputs
+    expect(level.edges.filter((x) => x.target === 'for-loop-14').map((x) => [x.source, x.label, x.kind])).toEqual([['__inputs', 'loop_parameter', 'parameter']]);
+    expect(level.nodes[0]).toMatchObject({ kind: 'inputs', names: ['loop_parameter', 'msg'] });
   });
   it('opens sub-DAGs and loop iterations as layers with a breadcrumb', () => {
     const l = resolveLayer(spec(loops), 'condition-1.for-loop-2.0');
@@ -29,7 +32,10 @@ describe('the static graph of a DAG level', () => {
     expect(resolveLayer(spec(loops), 'condition-1.for-loop-2').error).toMatch(/iteration/);
     expect(resolveLayer(spec(loops), 'nope').error).toMatch(/no task nope/);
     const sub = resolveLayer(spec(nested), 'inner-pipeline');
-    expect(levelGraph(spec(nested), sub.component, 'inner-pipeline').nodes.map((n) => n.id).sort()).toEqual(['inner-pipeline.print-op1', 'inner-pipeline.print-op2']);
+    const inner = levelGraph(spec(nested), sub.component, 'inner-pipeline');
+    expect(inner.nodes.filter((n) => !isPseudo(n)).map((n) => n.id).sort()).toEqual(['inner-pipeline.print-op1', 'inner-pipeline.print-op2']);
+    // the sub-DAG's own input feeds its first task, its output comes from its last
+    expect(inner.edges.filter((e) => e.source === 'inner-pipeline.__inputs').map((e) => [e.target, e.label])).toEqual([['inner-pipeline.print-op1', 'msg']]);
   });
   it('finds the task spec at a path, through iterations', () => {
     expect(taskAt(spec(loops), 'condition-1.for-loop-2.0.for-loop-9.0.print-text-5')?.componentRef.name).toMatch(/print-text/);
@@ -111,5 +117,19 @@ describe('the timeline’s ticks', () => {
     expect(timeTicks(500)).toEqual([0]);
     expect(timeTicks(3 * 3_600_000)).toEqual([0, 3_600_000, 7_200_000, 10_800_000]);
     expect(timeTicks(30 * 86_400_000)).toHaveLength(6);
+  });
+});
+
+describe('a layer’s own inputs and outputs', () => {
+  it('draws where a DAG’s outputs come from, at the root and inside a loop’s body', () => {
+    const sp = parse(artifactsSimple) as PipelineSpec;
+    const root = levelGraph(sp, sp.root, '');
+    expect(root.nodes.find((n) => n.kind === 'outputs')).toMatchObject({ id: '__outputs', names: ['Output'] });
+    expect(root.edges.filter((e) => e.target === '__outputs')).toEqual([{ id: 'for-loop-2->__outputs', source: 'for-loop-2', target: '__outputs', label: 'Output', kind: 'artifact' }]);
+    const body = resolveLayer(sp, 'for-loop-2.0');
+    const level = levelGraph(sp, body.component, 'for-loop-2.0');
+    expect(level.edges.filter((e) => e.target === 'for-loop-2.0.__outputs').map((e) => [e.source, e.label])).toEqual([['for-loop-2.0.double', 'double-out_dataset']]);
+    // the item each iteration gets is an input of the body
+    expect(level.nodes[0]).toMatchObject({ id: 'for-loop-2.0.__inputs', kind: 'inputs' });
   });
 });
