@@ -8,7 +8,7 @@ import type { Run, TaskStatus } from '../../api/types';
 import { useQueryParam } from '../../app/nav';
 import { useTheme } from '../../app/theme';
 import type { Positions } from './graph/layout';
-import { layout } from './graph/layout';
+import { layout, NODE_H, NODE_W } from './graph/layout';
 import { nodeStates } from './graph/state';
 import type { Level } from './graph/static';
 import { levelGraph, resolveLayer } from './graph/static';
@@ -17,6 +17,9 @@ import type { TaskNodeData } from './TaskNode';
 import { TaskPanel } from './TaskPanel';
 
 const nodeTypes = { task: TaskNode };
+
+/** the minimap draws each task in its state's colour (the same variables as the nodes, so both themes work) */
+const TONES: Partial<Record<string, string>> = { SUCCEEDED: 'ok', CACHED: 'info', RUNNING: 'run', PENDING: 'wait', FAILED: 'bad', SKIPPED: 'off', CANCELED: 'off', CANCELING: 'off', NOT_STARTED: 'border' };
 
 /** `loaded`: the task records have arrived (until then every task would read as not started) */
 export function RunGraph({ run, tasks, loaded = true }: { run: Run; tasks: Record<string, TaskStatus>; loaded?: boolean }) {
@@ -52,6 +55,10 @@ export function RunGraph({ run, tasks, loaded = true }: { run: Run; tasks: Recor
             id: n.id,
             type: 'task',
             position: pos.nodes.get(n.id) ?? { x: 0, y: 0 },
+            // the size the CSS gives every node, told to React Flow: it keeps no measured size for
+            // nodes it does not own (no onNodesChange here), and the minimap draws only sized nodes
+            width: NODE_W,
+            height: NODE_H,
             data: { node: n, state: states.get(n.id)!, selected: n.id === selected, onSelect: select, onOpen: open } satisfies TaskNodeData,
             selected: n.id === selected,
           }))
@@ -120,7 +127,18 @@ export function RunGraph({ run, tasks, loaded = true }: { run: Run; tasks: Recor
             <Background gap={20} size={1} />
             <Controls showInteractive={false} />
             <RefitOnResize />
-            {level.nodes.length > 12 ? <MiniMap pannable zoomable /> : null}
+            {level.nodes.length > 12 ? (
+              <MiniMap
+                pannable
+                zoomable
+                ariaLabel="Overview of the whole graph"
+                nodeColor={(n) => `var(--${TONES[(n.data as TaskNodeData).state?.state ?? 'NOT_STARTED'] ?? 'off'})`}
+                nodeStrokeColor="var(--border)"
+                nodeBorderRadius={4}
+                maskColor="color-mix(in srgb, var(--bg) 70%, transparent)"
+                style={{ background: 'var(--panel)', border: '1px solid var(--border)', width: 160, height: 110 }}
+              />
+            ) : null}
           </ReactFlow>
         </div>
         {selected ? (

@@ -11,6 +11,7 @@ import { StatusBadge } from '../../components/Status';
 import { between } from '../../components/time';
 import { countsText, iterationRows, label, nodeState, shownState } from './graph/state';
 import type { GraphNode } from './graph/static';
+import { taskAt } from './graph/static';
 
 function Value({ v }: { v: unknown }) {
   const s = typeof v === 'string' ? v : JSON.stringify(v);
@@ -77,6 +78,24 @@ export function TaskPanel({ run, path, node, tasks, onClose, onOpen }: { run: Ru
   const state = shownState(t);
   const loop = node?.kind === 'loop' ? nodeState(node, tasks).iterations : undefined;
   const iterations = loop ? iterationRows(tasks, path, loop.total) : [];
+  if (!node && !t && !taskAt(run.spec.pipelineSpec, path)) {
+    // a shared link to a task that is not there (a typo, or a link from another pipeline's run)
+    return (
+      <aside className="taskpanel" aria-label={`Task ${path}`}>
+        <header>
+          <div>
+            <h3>{path}</h3>
+          </div>
+          <button type="button" className="iconbtn" aria-label="Close the task panel" onClick={onClose}>
+            ✕
+          </button>
+        </header>
+        <div className="notice bad" role="status">
+          This run’s pipeline has no task <code>{path}</code>.
+        </div>
+      </aside>
+    );
+  }
   return (
     <aside className="taskpanel" aria-label={`Task ${node?.label ?? path}`}>
       <header>
