@@ -129,6 +129,9 @@ describe('the run page', { skip: !existsSync(compiled) && 'the conformance corpu
     await dark.open('/ui/default/runs/broken?task=print-op1');
     await graphReady(dark);
     await dark.shot('run-graph-failed-dark');
+    // a shared link to a task the pipeline does not have says so where the task would be
+    await ui.open('/ui/default/runs/broken?task=no-such-task');
+    await ui.page.getByRole('complementary', { name: 'Task no-such-task' }).getByText('pipeline has no task').waitFor();
   });
 
   it('keeps a 1,000-iteration loop usable: one node with counts, its iterations a virtualised list, reachable by keyboard', async () => {
