@@ -32,13 +32,22 @@ function loopLine(it: NonNullable<NodeState['iterations']>): string {
   return parts.join(' · ');
 }
 
+/** a sub-DAG's progress in a few words: what is done, and what runs or failed inside */
+function insideLine(c: Partial<Record<Shown, number>>): string {
+  const done = (c.SUCCEEDED ?? 0) + (c.CACHED ?? 0);
+  const parts = [`${done} task${done === 1 ? '' : 's'} done`];
+  if (c.RUNNING) parts.push(`${c.RUNNING} running`);
+  if (c.FAILED) parts.push(`${c.FAILED} failed`);
+  return parts.join(' · ');
+}
+
 export function TaskNode({ data }: NodeProps) {
   const { node, state, selected, onSelect, onOpen } = data as TaskNodeData;
   if (isPseudo(node)) return <IoNode node={node} />;
   const st = state.status;
   const openable = node.kind === 'dag' || node.kind === 'condition';
   const it = node.kind === 'loop' ? state.iterations : undefined;
-  const words = `${node.label}, ${KIND_WORDS[node.kind]}: ${label(state.state)}${it ? `, ${countsText(it.counts)}` : ''}`;
+  const words = `${node.label}, ${KIND_WORDS[node.kind]}: ${label(state.state)}${it ? `, ${countsText(it.counts)}` : ''}${state.inside ? `, inside: ${countsText(state.inside)}` : ''}`;
   return (
     <div className={`tasknode st-${state.state.toLowerCase()} kind-${node.kind} ${selected ? 'sel' : ''}`} data-task={node.id} title={`${words}${st?.message ? `\n${st.message}` : ''}`}>
       <Handle type="target" position={Position.Top} />
@@ -57,6 +66,7 @@ export function TaskNode({ data }: NodeProps) {
               {label(state.state)}
               {st?.startedAt ? ` · ${between(st.startedAt, st.finishedAt)}` : ''}
               {st?.attempt ? ` · attempt ${st.attempt + 1}` : ''}
+              {state.inside ? ` · ${insideLine(state.inside)}` : ''}
             </>
           )}
         </span>

@@ -133,3 +133,19 @@ describe('a layer’s own inputs and outputs', () => {
     expect(level.nodes[0]).toMatchObject({ id: 'for-loop-2.0.__inputs', kind: 'inputs' });
   });
 });
+
+describe('a sub-DAG’s progress', () => {
+  it('counts the Pod tasks inside it at any depth, not its own or its children’s DAG records', () => {
+    const run = complex as unknown as Run;
+    const tasks = taskRecords(run, []);
+    const layer = resolveLayer(spec(complex), 'for-loop-2.0');
+    const level = levelGraph(spec(complex), layer.component, 'for-loop-2.0');
+    const st = nodeStates(level, tasks).get('for-loop-2.0.inner-pipeline');
+    // print-op1 and the print-op2 of the condition that held; the skipped condition ran nothing
+    expect(st?.inside).toEqual({ SUCCEEDED: 2 });
+    const live = { ...tasks, 'for-loop-2.0.inner-pipeline.condition-1.print-op2': { state: 'RUNNING', podName: 'p' } as TaskStatus };
+    expect(nodeStates(level, live).get('for-loop-2.0.inner-pipeline')?.inside).toEqual({ SUCCEEDED: 1, RUNNING: 1 });
+    // a task of the same name prefix in another iteration is not inside
+    expect(nodeStates(level, { 'for-loop-2.1.inner-pipeline.print-op1': { state: 'FAILED', podName: 'q' } as TaskStatus }).get('for-loop-2.0.inner-pipeline')?.inside).toBeUndefined();
+  });
+});

@@ -14,6 +14,8 @@ export interface NodeState {
    * too; `started` is how many have a record.
    */
   iterations?: { total: number; started: number; counts: Partial<Record<Shown, number>> };
+  /** sub-DAGs and conditions: the tasks inside that ran or run a Pod (or an importer), at any depth, counted by state */
+  inside?: Partial<Record<Shown, number>>;
 }
 
 /** every task record of the run by path, the live RunTasks over the final status */
@@ -65,6 +67,16 @@ export function nodeStates(level: Level, tasks: Record<string, TaskStatus>): Map
 export function nodeState(n: GraphNode, tasks: Record<string, TaskStatus>): NodeState {
   const status = tasks[n.id];
   const s: NodeState = { state: shownState(status), ...(status ? { status } : {}) };
+  if (n.kind === 'dag' || n.kind === 'condition') {
+    const prefix = `${n.id}.`;
+    const inside: Partial<Record<Shown, number>> = {};
+    for (const [p, t] of Object.entries(tasks)) {
+      if (!p.startsWith(prefix) || !(t.podName || t.kind || t.cachedFrom)) continue;
+      const st = shownState(t);
+      inside[st] = (inside[st] ?? 0) + 1;
+    }
+    if (Object.keys(inside).length) s.inside = inside;
+  }
   if (n.kind === 'loop') {
     const its = iterationsOf(tasks, n.id);
     const counts: Partial<Record<Shown, number>> = {};
