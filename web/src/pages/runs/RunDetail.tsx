@@ -1,5 +1,5 @@
 // A pipeline run's page: its graph, live; a timeline; its parameters and outputs; terminate and retry.
-import { useMemo } from 'react';
+import { useEffect, useMemo } from 'react';
 import { useApi, useList } from '../../api/context';
 import type { Run } from '../../api/types';
 import { Link } from '../../app/nav';
@@ -7,6 +7,7 @@ import { href, objectHref } from '../../app/router';
 import { ObjectPage } from '../../components/ObjectPage';
 import { between } from '../../components/time';
 import type { DetailPageProps } from '../types';
+import { elk } from './graph/elk';
 import { taskRecords } from './graph/state';
 import { RunGraph } from './RunGraph';
 import { runLabel } from './RunList';
@@ -19,16 +20,17 @@ function useTasks(run: Run) {
   // while a run runs each task's record is its own RunTask; when it ends they fold into its status
   const live = !run.status?.tasks;
   const rts = useList('runtasks', run.metadata?.namespace, { labelSelector: `pipelines.kubeflow.org/run=${name}`, enabled: live });
-  return useMemo(() => taskRecords(run, live ? rts.items : []), [run, live, rts.items]);
+  const tasks = useMemo(() => taskRecords(run, live ? rts.items : []), [run, live, rts.items]);
+  return { tasks, loaded: !live || rts.loaded };
 }
 
 function GraphTab({ run }: { run: Run }) {
-  const tasks = useTasks(run);
-  return <RunGraph run={run} tasks={tasks} />;
+  const { tasks, loaded } = useTasks(run);
+  return <RunGraph run={run} tasks={tasks} loaded={loaded} />;
 }
 
 function TimelineTab({ run }: { run: Run }) {
-  return <Timeline tasks={useTasks(run)} />;
+  return <Timeline tasks={useTasks(run).tasks} />;
 }
 
 function Values({ values, empty }: { values: Record<string, unknown> | undefined; empty: string }) {
@@ -86,7 +88,8 @@ function Summary({ run }: { run: Run }) {
               {st.message ? ': ' : ''}
             </>
           ) : null}
-          {st.message}
+          {/* the controller's message names the task again: say it once */}
+          {st.failedTask && st.message ? st.message.replace(`task ${st.failedTask} failed: `, '') : st.message}
         </div>
       ) : null}
     </div>
@@ -118,6 +121,11 @@ function Actions({ run }: { run: Run }) {
 }
 
 export function RunDetail({ kind, namespace, name }: DetailPageProps) {
+  // start ELK's worker now: fetching and parsing its script then overlaps with the run's own fetch
+  // instead of following it on the way to the first paint
+  useEffect(() => {
+    void elk();
+  }, []);
   return (
     <ObjectPage<Run>
       kind={kind}

@@ -1,14 +1,14 @@
 // The run as a live graph: one DAG level at a time (the layer is in the URL, ?layer=), state from the
 // run's task records as they change, a side panel for the selected task (?task=).
-import { Background, Controls, MiniMap, ReactFlow } from '@xyflow/react';
+import { Background, Controls, MiniMap, ReactFlow, useReactFlow, useStore } from '@xyflow/react';
 import type { Edge, Node } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
-import { useEffect, useMemo, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { Run, TaskStatus } from '../../api/types';
 import { useQueryParam } from '../../app/nav';
 import { useTheme } from '../../app/theme';
 import type { Positions } from './graph/layout';
-import { layout } from './graph/layout';
+import { layout, NODE_H, NODE_W } from './graph/layout';
 import { nodeStates } from './graph/state';
 import type { Level } from './graph/static';
 import { levelGraph, resolveLayer } from './graph/static';
@@ -18,8 +18,14 @@ import { TaskPanel } from './TaskPanel';
 
 const nodeTypes = { task: TaskNode };
 
-export function RunGraph({ run, tasks }: { run: Run; tasks: Record<string, TaskStatus> }) {
-  const spec = run.spec.pipelineSpec;
+/** the minimap draws each task in its state's colour (the same variables as the nodes, so both themes work) */
+const TONES: Partial<Record<string, string>> = { SUCCEEDED: 'ok', CACHED: 'info', RUNNING: 'run', PENDING: 'wait', FAILED: 'bad', SKIPPED: 'off', CANCELED: 'off', CANCELING: 'off', NOT_STARTED: 'border' };
+
+/** `loaded`: the task records have arrived (until then every task would read as not started) */
+export function RunGraph({ run, tasks, loaded = true }: { run: Run; tasks: Record<string, TaskStatus>; loaded?: boolean }) {
+  // a Run's spec never changes (the API refuses it), but every watch event parses a new copy: keyed
+  // by the run's uid, the graph is built and laid out once instead of on every task's change
+  const spec = useMemo(() => run.spec.pipelineSpec, [run.metadata?.uid]);
   const [layerParam, setLayer] = useQueryParam('layer');
   const [selected, setSelected] = useQueryParam('task');
   const layerPath = layerParam ?? '';
@@ -40,6 +46,8 @@ export function RunGraph({ run, tasks }: { run: Run; tasks: Record<string, TaskS
       live = false;
     };
   }, [level]);
+  const open = useCallback((path: string): void => setLayer(path || undefined), [setLayer]);
+  const select = useCallback((id: string): void => setSelected(id), [setSelected]);
   const nodes: Node[] = useMemo(
     () =>
       pos
@@ -47,12 +55,15 @@ export function RunGraph({ run, tasks }: { run: Run; tasks: Record<string, TaskS
             id: n.id,
             type: 'task',
             position: pos.nodes.get(n.id) ?? { x: 0, y: 0 },
-            data: { node: n, state: states.get(n.id)!, selected: n.id === selected } satisfies TaskNodeData,
+            // the size the CSS gives every node, told to React Flow: it keeps no measured size for
+            // nodes it does not own (no onNodesChange here), and the minimap draws only sized nodes
+            width: NODE_W,
+            height: NODE_H,
+            data: { node: n, state: states.get(n.id)!, selected: n.id === selected, onSelect: select, onOpen: open } satisfies TaskNodeData,
             selected: n.id === selected,
-            ariaLabel: `${n.label}: ${states.get(n.id)?.state.toLowerCase()}`,
           }))
         : [],
-    [pos, level, states, selected],
+    [pos, level, states, selected, select, open],
   );
   const edges: Edge[] = useMemo(
     () =>
@@ -72,9 +83,6 @@ export function RunGraph({ run, tasks }: { run: Run; tasks: Record<string, TaskS
       }),
     [level, states],
   );
-  const open = (path: string): void => {
-    setLayer(path || undefined);
-  };
   const selectedNode = level.nodes.find((n) => n.id === selected);
   return (
     <div className="rungraph">
@@ -96,8 +104,9 @@ export function RunGraph({ run, tasks }: { run: Run; tasks: Record<string, TaskS
       {layer.error ? <div className="notice bad">{layer.error}</div> : null}
       {layoutError ? <div className="notice bad">The graph could not be laid out: {layoutError}</div> : null}
       <div className={`graphwrap ${selected ? 'with-panel' : ''}`}>
-        <div className="canvas" data-testid="run-graph" data-ready={pos && nodes.length === level.nodes.length ? 'true' : 'false'} data-layer={layerPath}>
+        <div className="canvas" data-testid="run-graph" data-ready={pos && loaded && nodes.length === level.nodes.length ? 'true' : 'false'} data-layer={layerPath}>
           {level.nodes.length === 0 && !layer.error ? <div className="empty">This DAG has no tasks.</div> : null}
+          {!loaded ? <div className="graphnote muted" role="status">Loading the tasks’ states…</div> : null}
           <ReactFlow
             key={layerPath}
             nodes={nodes}
@@ -109,17 +118,27 @@ export function RunGraph({ run, tasks }: { run: Run; tasks: Record<string, TaskS
             minZoom={0.1}
             nodesDraggable={false}
             nodesConnectable={false}
-            onNodeClick={(_, n) => setSelected(n.id)}
-            onNodeDoubleClick={(_, n) => {
-              const gn = level.nodes.find((x) => x.id === n.id);
-              if (gn && (gn.kind === 'dag' || gn.kind === 'condition')) open(gn.id);
-            }}
+            // each node is a button (TaskNode): the node wrapper itself need not take focus too
+            nodesFocusable={false}
+            edgesFocusable={false}
             onPaneClick={() => setSelected(undefined)}
             proOptions={{ hideAttribution: true }}
           >
             <Background gap={20} size={1} />
             <Controls showInteractive={false} />
-            {level.nodes.length > 12 ? <MiniMap pannable zoomable /> : null}
+            <RefitOnResize />
+            {level.nodes.length > 12 ? (
+              <MiniMap
+                pannable
+                zoomable
+                ariaLabel="Overview of the whole graph"
+                nodeColor={(n) => `var(--${TONES[(n.data as TaskNodeData).state?.state ?? 'NOT_STARTED'] ?? 'off'})`}
+                nodeStrokeColor="var(--border)"
+                nodeBorderRadius={4}
+                maskColor="color-mix(in srgb, var(--bg) 70%, transparent)"
+                style={{ background: 'var(--panel)', border: '1px solid var(--border)', width: 160, height: 110 }}
+              />
+            ) : null}
           </ReactFlow>
         </div>
         {selected ? (
@@ -139,6 +158,23 @@ export function RunGraph({ run, tasks }: { run: Run; tasks: Record<string, TaskS
       <Legend />
     </div>
   );
+}
+
+/**
+ * Opening or closing the task panel (or resizing the window) narrows or widens the canvas: fit the
+ * graph to it again, or the nodes on the right end up under the panel.
+ */
+function RefitOnResize() {
+  const flow = useReactFlow();
+  const width = useStore((st) => st.width);
+  const seen = useRef<number | undefined>(undefined);
+  useEffect(() => {
+    const before = seen.current;
+    seen.current = width;
+    if (before === undefined || before === 0 || width === before) return;
+    void flow.fitView({ maxZoom: 1, padding: 0.15, duration: 150 });
+  }, [width, flow]);
+  return null;
 }
 
 function Legend() {

@@ -9,8 +9,9 @@ import { DataTable } from '../../components/DataTable';
 import { LogView } from '../../components/LogView';
 import { StatusBadge } from '../../components/Status';
 import { between } from '../../components/time';
-import { iterationsOf, label, shownState } from './graph/state';
+import { countsText, iterationRows, label, nodeState, shownState } from './graph/state';
 import type { GraphNode } from './graph/static';
+import { taskAt } from './graph/static';
 
 function Value({ v }: { v: unknown }) {
   const s = typeof v === 'string' ? v : JSON.stringify(v);
@@ -50,12 +51,51 @@ function Artifacts({ title, io, run, path, ns }: { title: string; io: RunOutputs
   );
 }
 
+/** a loop's literal items, shortened: a list of thousands would push the rest of the panel away */
+function Items({ items, literal }: { items: string; literal?: boolean }) {
+  if (!literal) return <code>{items.replace(/^pipelinechannel--/, '')}</code>;
+  let n: number | undefined;
+  try {
+    const v: unknown = JSON.parse(items);
+    if (Array.isArray(v)) n = v.length;
+  } catch {
+    n = undefined;
+  }
+  return (
+    <>
+      {n !== undefined ? <span className="muted">{n} item{n === 1 ? '' : 's'}: </span> : null}
+      <code className="pv" title={items.length > 80 ? `${items.slice(0, 2000)}${items.length > 2000 ? '…' : ''}` : undefined}>
+        {items.length > 80 ? `${items.slice(0, 80)}…` : items}
+      </code>
+    </>
+  );
+}
+
 export function TaskPanel({ run, path, node, tasks, onClose, onOpen }: { run: Run; path: string; node?: GraphNode; tasks: Record<string, TaskStatus>; onClose: () => void; onOpen: (layer: string) => void }) {
   const t = tasks[path];
   const ns = run.metadata?.namespace ?? 'default';
   const name = run.metadata?.name ?? '';
   const state = shownState(t);
-  const iterations = node?.kind === 'loop' ? iterationsOf(tasks, path) : [];
+  const loop = node?.kind === 'loop' ? nodeState(node, tasks).iterations : undefined;
+  const iterations = loop ? iterationRows(tasks, path, loop.total) : [];
+  if (!node && !t && !taskAt(run.spec.pipelineSpec, path)) {
+    // a shared link to a task that is not there (a typo, or a link from another pipeline's run)
+    return (
+      <aside className="taskpanel" aria-label={`Task ${path}`}>
+        <header>
+          <div>
+            <h3>{path}</h3>
+          </div>
+          <button type="button" className="iconbtn" aria-label="Close the task panel" onClick={onClose}>
+            ✕
+          </button>
+        </header>
+        <div className="notice bad" role="status">
+          This run’s pipeline has no task <code>{path}</code>.
+        </div>
+      </aside>
+    );
+  }
   return (
     <aside className="taskpanel" aria-label={`Task ${node?.label ?? path}`}>
       <header>
@@ -117,7 +157,7 @@ export function TaskPanel({ run, path, node, tasks, onClose, onOpen }: { run: Ru
           <>
             <dt>Iterates over</dt>
             <dd>
-              <code>{node.iterator.items}</code>
+              <Items items={node.iterator.items} literal={node.iterator.literal} />
             </dd>
           </>
         ) : null}
@@ -131,6 +171,7 @@ export function TaskPanel({ run, path, node, tasks, onClose, onOpen }: { run: Ru
       {node?.kind === 'loop' ? (
         <div className="psec">
           <h4>Iterations</h4>
+          {loop?.total ? <p className="muted small">{countsText(loop.counts)}. Open one to see its tasks as a graph.</p> : null}
           <DataTable
             label="iterations"
             rows={iterations}
@@ -138,9 +179,9 @@ export function TaskPanel({ run, path, node, tasks, onClose, onOpen }: { run: Ru
             height={Math.min(320, 34 * Math.max(2, iterations.length) + 4)}
             empty="No iteration has started."
             columns={[
-              { id: 'i', header: '#', width: 64, value: (r) => r.index, cell: (r) => <button type="button" className="linklike" onClick={() => onOpen(r.path)}>{r.index}</button> },
-              { id: 'state', header: 'State', value: (r) => shownState(r.status), cell: (r) => <StatusBadge state={label(shownState(r.status))} /> },
-              { id: 'dur', header: 'Duration', width: 90, value: (r) => r.status.startedAt, cell: (r) => between(r.status.startedAt, r.status.finishedAt) },
+              { id: 'i', header: '#', width: 64, value: (r) => r.index, cell: (r) => <button type="button" className="linklike" aria-label={`Open iteration ${r.index}`} onClick={() => onOpen(r.path)}>{r.index}</button> },
+              { id: 'state', header: 'State', value: (r) => shownState(r.status), cell: (r) => <StatusBadge state={label(shownState(r.status))} title={r.status?.message} /> },
+              { id: 'dur', header: 'Duration', width: 90, value: (r) => r.status?.startedAt, cell: (r) => (r.status?.startedAt ? between(r.status.startedAt, r.status.finishedAt) : '—') },
             ]}
           />
         </div>

@@ -6,7 +6,7 @@ import type { TaskStatus } from '../../api/types';
 import { useNav } from '../../app/nav';
 import { useTick } from '../../components/Age';
 import { shortDuration } from '../../components/time';
-import { label, timelineBars } from './graph/state';
+import { label, timeTicks, timelineBars } from './graph/state';
 
 const ROW = 26;
 
@@ -24,15 +24,15 @@ export function Timeline({ tasks }: { tasks: Record<string, TaskStatus> }) {
     if (parent) q.set('layer', parent);
     navigate(`${window.location.pathname}?${q}`);
   };
-  const ticks = [0, 0.25, 0.5, 0.75, 1];
+  const ticks = timeTicks(span);
   return (
     <div className="timeline">
       <div className="tl-axis">
         <span className="tl-name muted">{bars.length} tasks · {shortDuration(span)}</span>
         <span className="tl-track">
           {ticks.map((f) => (
-            <span key={f} className="tl-tick" style={{ left: `${f * 100}%` }}>
-              {shortDuration(f * span)}
+            <span key={f} className="tl-tick" style={{ left: `${(f / span) * 100}%` }}>
+              {shortDuration(f)}
             </span>
           ))}
         </span>
@@ -42,14 +42,15 @@ export function Timeline({ tasks }: { tasks: Record<string, TaskStatus> }) {
           {v.getVirtualItems().map((vi) => {
             const b = bars[vi.index]!;
             const left = ((b.start - t0) / span) * 100;
-            const width = Math.max(0.3, ((b.end - b.start) / span) * 100);
+            // a task shorter than the timestamps' second still gets a bar that can be seen and pointed at
+            const width = `max(4px, ${((b.end - b.start) / span) * 100}%)`;
             return (
               <div key={b.path} className="tl-row" style={{ transform: `translateY(${vi.start}px)`, height: ROW }}>
                 <button type="button" className="tl-name linklike" title={b.path} onClick={() => select(b.path)}>
                   {b.path}
                 </button>
                 <span className="tl-track">
-                  <span className={`tl-bar st-${b.state.toLowerCase()} ${b.running ? 'running' : ''}`} style={{ left: `${left}%`, width: `${width}%` }} title={`${b.path}: ${label(b.state)}, ${shortDuration(b.end - b.start)}`} />
+                  <span className={`tl-bar st-${b.state.toLowerCase()} ${b.running ? 'running' : ''}`} style={{ left: `${left}%`, width }} title={`${b.path}: ${label(b.state)}, ${shortDuration(b.end - b.start)}`} />
                 </span>
               </div>
             );

@@ -1,6 +1,7 @@
 // Node positions for one DAG level, by ELK's layered algorithm (top to bottom, as KFP users read a
 // pipeline). Sizes are fixed, so a layout depends only on the graph's shape and is cached by it.
-import ELK from 'elkjs/lib/elk.bundled.js';
+import { elk } from './elk';
+import { quickLayout } from './quick-layout';
 import type { Level } from './static';
 
 export const NODE_W = 220;
@@ -12,7 +13,9 @@ export interface Positions {
   height: number;
 }
 
-const elk = new ELK();
+/** above this many tasks a level is laid out at once by quickLayout, not by ELK (seconds, then) */
+export const QUICK_ABOVE = 50;
+
 const cache = new Map<string, Promise<Positions>>();
 
 function shapeKey(level: Level): string {
@@ -31,8 +34,15 @@ export function layout(level: Level): Promise<Positions> {
 }
 
 async function run(level: Level): Promise<Positions> {
+  if (level.nodes.length > QUICK_ABOVE) {
+    return quickLayout(
+      level.nodes.map((n) => n.id),
+      level.edges,
+      { width: NODE_W, height: NODE_H, gapX: 40, gapY: 56, perRow: 12 },
+    );
+  }
   const ids = new Set(level.nodes.map((n) => n.id));
-  const g = await elk.layout({
+  const g = await (await elk()).layout({
     id: 'root',
     layoutOptions: {
       'elk.algorithm': 'layered',

@@ -8,8 +8,14 @@ export type Shown = RunState | 'CACHED' | 'NOT_STARTED';
 export interface NodeState {
   state: Shown;
   status?: TaskStatus;
-  /** loops: their iterations' states, counted */
-  iterations?: { total: number; counts: Partial<Record<Shown, number>> };
+  /**
+   * loops: their iterations' states, counted. `total` is the number of items when it is known (a
+   * literal list, or the list the loop's record resolved), so iterations not started yet are counted
+   * too; `started` is how many have a record.
+   */
+  iterations?: { total: number; started: number; counts: Partial<Record<Shown, number>> };
+  /** sub-DAGs and conditions: the tasks inside that ran or run a Pod (or an importer), at any depth, counted by state */
+  inside?: Partial<Record<Shown, number>>;
 }
 
 /** every task record of the run by path, the live RunTasks over the final status */
@@ -40,6 +46,18 @@ export function iterationsOf(tasks: Record<string, TaskStatus>, path: string): {
   return out.sort((a, b) => a.index - b.index);
 }
 
+/**
+ * The loop's iterations for its list, `total` rows long: those not started yet (no record) included,
+ * so a loop's list says how far it has come.
+ */
+export function iterationRows(tasks: Record<string, TaskStatus>, path: string, total: number): { index: number; path: string; status?: TaskStatus }[] {
+  const rows: { index: number; path: string; status?: TaskStatus }[] = [];
+  for (const it of iterationsOf(tasks, path)) rows[it.index] = it;
+  const n = Math.max(total, rows.length);
+  for (let i = 0; i < n; i++) rows[i] ??= { index: i, path: `${path}.${i}` };
+  return rows;
+}
+
 export function nodeStates(level: Level, tasks: Record<string, TaskStatus>): Map<string, NodeState> {
   const out = new Map<string, NodeState>();
   for (const n of level.nodes) out.set(n.id, nodeState(n, tasks));
@@ -49,6 +67,16 @@ export function nodeStates(level: Level, tasks: Record<string, TaskStatus>): Map
 export function nodeState(n: GraphNode, tasks: Record<string, TaskStatus>): NodeState {
   const status = tasks[n.id];
   const s: NodeState = { state: shownState(status), ...(status ? { status } : {}) };
+  if (n.kind === 'dag' || n.kind === 'condition') {
+    const prefix = `${n.id}.`;
+    const inside: Partial<Record<Shown, number>> = {};
+    for (const [p, t] of Object.entries(tasks)) {
+      if (!p.startsWith(prefix) || !(t.podName || t.kind || t.cachedFrom)) continue;
+      const st = shownState(t);
+      inside[st] = (inside[st] ?? 0) + 1;
+    }
+    if (Object.keys(inside).length) s.inside = inside;
+  }
   if (n.kind === 'loop') {
     const its = iterationsOf(tasks, n.id);
     const counts: Partial<Record<Shown, number>> = {};
@@ -56,9 +84,33 @@ export function nodeState(n: GraphNode, tasks: Record<string, TaskStatus>): Node
       const st = shownState(it.status);
       counts[st] = (counts[st] ?? 0) + 1;
     }
-    s.iterations = { total: its.length, counts };
+    const items = loopItemCount(n, status);
+    const total = Math.max(items ?? 0, its.length);
+    if (total > its.length) counts.NOT_STARTED = (counts.NOT_STARTED ?? 0) + total - its.length;
+    s.iterations = { total, started: its.length, counts };
   }
   return s;
+}
+
+/**
+ * How many items a loop iterates over, when that is known before every iteration has started: its
+ * literal list, or the list its record resolved (a loop over an upstream task's output).
+ */
+export function loopItemCount(n: GraphNode, status: TaskStatus | undefined): number | undefined {
+  const src = n.iterator?.items;
+  if (src === undefined) return undefined;
+  if (n.iterator?.literal) {
+    try {
+      const v: unknown = JSON.parse(src);
+      return Array.isArray(v) ? v.length : undefined;
+    } catch {
+      return undefined; // a malformed literal fails the run, which says why; the graph only counts
+    }
+  }
+  const v = status?.inputs?.parameters[src];
+  if (Array.isArray(v)) return v.length;
+  const a = status?.inputs?.artifacts[src];
+  return Array.isArray(a) ? a.length : undefined;
 }
 
 const ORDER: Shown[] = ['RUNNING', 'PENDING', 'SUCCEEDED', 'CACHED', 'FAILED', 'SKIPPED', 'CANCELING', 'CANCELED', 'NOT_STARTED'];
@@ -95,4 +147,13 @@ export function timelineBars(tasks: Record<string, TaskStatus>, now: number): { 
   const t0 = bars.length ? Math.min(...bars.map((b) => b.start)) : now;
   const t1 = bars.length ? Math.max(...bars.map((b) => b.end)) : now;
   return { bars, t0, t1: Math.max(t1, t0 + 1) };
+}
+
+/** the timeline's tick marks: a round step (1s, 2s, 5s, 10s, … 1d) giving at most `want` intervals across `span` ms */
+export function timeTicks(span: number, want = 5): number[] {
+  const steps = [1000, 2000, 5000, 10_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 900_000, 1_800_000, 3_600_000, 7_200_000, 21_600_000, 43_200_000, 86_400_000];
+  const step = steps.find((x) => span / x <= want) ?? Math.ceil(span / want / 86_400_000) * 86_400_000;
+  const out: number[] = [];
+  for (let t = 0; t <= span; t += step) out.push(t);
+  return out;
 }

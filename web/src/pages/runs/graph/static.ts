@@ -3,7 +3,8 @@
 // (`outer.inner.train`, loop iterations `loop.<i>`), so runtime state joins by id.
 import type { ComponentSpec, PipelineSpec, PipelineTaskSpec } from '../../../api/types';
 
-export type NodeKind = 'container' | 'importer' | 'dag' | 'condition' | 'loop';
+/** `inputs` / `outputs`: the DAG's own inputs and outputs, where values enter and leave the layer */
+export type NodeKind = 'container' | 'importer' | 'dag' | 'condition' | 'loop' | 'inputs' | 'outputs';
 
 export interface GraphNode {
   /** the task's path in the run: `condition-1.for-loop-2` */
@@ -14,9 +15,24 @@ export interface GraphNode {
   kind: NodeKind;
   component: string;
   /** a loop: what it iterates over, for the panel */
-  iterator?: { input: string; items: string };
+  iterator?: { input: string; items: string; literal?: boolean };
   condition?: string;
   image?: string;
+  /** `inputs` / `outputs` nodes: the names they stand for */
+  names?: string[];
+}
+
+/** the last segment of the ids of a layer's inputs and outputs nodes (no task can be named so: KFP task names are DNS labels) */
+export const INPUTS = '__inputs';
+export const OUTPUTS = '__outputs';
+
+/** KFP's compiler passes values into a sub-DAG as `pipelinechannel--<name>`: users know them as `<name>` */
+export function plainName(n: string): string {
+  return n.replace(/^pipelinechannel--/, '');
+}
+
+export function isPseudo(n: GraphNode): boolean {
+  return n.kind === 'inputs' || n.kind === 'outputs';
 }
 
 export interface GraphEdge {
@@ -74,13 +90,18 @@ export function levelGraph(spec: PipelineSpec, component: ComponentSpec | undefi
   const nodes: GraphNode[] = [];
   const edges: GraphEdge[] = [];
   const seen = new Set<string>();
+  const inputNames = new Set<string>();
+  const fromInputs = (task: string, input: string, kind: GraphEdge['kind']): void => {
+    inputNames.add(plainName(input));
+    edges.push({ id: `${INPUTS}->${task}:${input}`, source: id(INPUTS), target: id(task), label: plainName(input), kind });
+  };
   for (const [name, t] of Object.entries(tasks)) {
     const kind = kindOf(spec, t);
     const node: GraphNode = { id: id(name), task: name, label: String(t.taskInfo?.name ?? name), kind, component: t.componentRef?.name ?? '' };
     const it = t.parameterIterator ?? t.artifactIterator;
     if (it) {
       const items = it.items as { raw?: string; inputParameter?: string; inputArtifact?: string };
-      node.iterator = { input: it.itemInput, items: items.raw ?? items.inputParameter ?? items.inputArtifact ?? '' };
+      node.iterator = { input: it.itemInput, items: items.raw ?? items.inputParameter ?? items.inputArtifact ?? '', ...(items.raw !== undefined ? { literal: true } : {}) };
     }
     if (t.triggerPolicy?.condition) node.condition = t.triggerPolicy.condition;
     const image = kind === 'container' ? imageOf(spec, t) : undefined;
@@ -100,10 +121,26 @@ export function levelGraph(spec: PipelineSpec, component: ComponentSpec | undefi
     for (const [input, a] of Object.entries(t.inputs?.artifacts ?? {})) {
       if (a.taskOutputArtifact?.producerTask) add(a.taskOutputArtifact.producerTask, a.taskOutputArtifact.outputArtifactKey ?? input, 'artifact');
     }
+    for (const p of Object.values(t.inputs?.parameters ?? {})) if (p.componentInputParameter) fromInputs(name, p.componentInputParameter, 'parameter');
+    for (const a of Object.values(t.inputs?.artifacts ?? {})) if (a.componentInputArtifact) fromInputs(name, a.componentInputArtifact, 'artifact');
     for (const dep of t.dependentTasks ?? []) {
       if (!edges.some((e) => e.source === id(dep) && e.target === id(name))) add(dep, '', 'order');
     }
   }
+  const outs = component?.dag?.outputs;
+  const outputNames: string[] = [];
+  const toOutputs = (producer: string, output: string, kind: GraphEdge['kind']): void => {
+    if (!tasks[producer]) return;
+    if (!outputNames.includes(output)) outputNames.push(output);
+    edges.push({ id: `${producer}->${OUTPUTS}:${output}`, source: id(producer), target: id(OUTPUTS), label: output, kind });
+  };
+  for (const [out, sel] of Object.entries(outs?.parameters ?? {})) {
+    const from = sel.valueFromParameter ? [sel.valueFromParameter] : (sel.valueFromOneof?.parameterSelectors ?? []);
+    for (const f of from) toOutputs(f.producerSubtask, plainName(out), 'parameter');
+  }
+  for (const [out, sel] of Object.entries(outs?.artifacts ?? {})) for (const f of sel.artifactSelectors ?? []) toOutputs(f.producerSubtask, plainName(out), 'artifact');
+  if (inputNames.size) nodes.unshift({ id: id(INPUTS), task: INPUTS, label: 'Inputs', kind: 'inputs', component: '', names: [...inputNames].sort() });
+  if (outputNames.length) nodes.push({ id: id(OUTPUTS), task: OUTPUTS, label: 'Outputs', kind: 'outputs', component: '', names: outputNames.sort() });
   // several values along one edge read as one label
   const merged = new Map<string, GraphEdge>();
   for (const e of edges) {
