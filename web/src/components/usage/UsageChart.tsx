@@ -64,7 +64,6 @@ export function UsageChart({ title, data, format, height = 160, xRange }: { titl
       plot.current = null;
     };
     // data is applied by the effect below; only the shape rebuilds the plot
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [shape, theme, height]);
   useEffect(() => {
     plot.current?.setData([data.x, ...data.series.map((s) => s.values)] as uPlot.AlignedData);
