@@ -5,3 +5,4 @@ export type { Run, RunSpec, RunStatus, TaskStatus, RunState, RunArtifact, RunOut
 export type { PipelineSpec, ComponentSpec, DagSpec, PipelineTaskSpec, IODefinitions, ParameterSpec, ArtifactSpec, ExecutorSpec } from '../../../src/api/kfp/ir';
 export type { InferenceService, InferenceServiceSpec, InferenceServiceStatus, ComponentStatus, TrafficTarget, PredictorSpec, ServingRuntime, ClusterServingRuntime, ServingRuntimeSpec, ModelSpec } from '../../../src/api/serving';
 export type { TrafficBucket, TrafficCell, TrafficHistoryJson, TrafficEvent } from '../../../src/api/serving-traffic';
+export type { Revision, RevisionSpec, RevisionStatus } from '../../../src/api/serving-revision';

@@ -190,7 +190,8 @@ export function exampleRequest(protocol: 'v1' | 'v2', model: string, meta?: Mode
       const shape = t.shape.map((d) => (d < 0 ? 1 : d));
       return { name: t.name, shape, datatype: t.datatype, data: zeros(shape.reduce((a, b) => a * b, 1), t.datatype) };
     });
-    return { path: `/v2/models/${model}/infer`, body: JSON.stringify({ inputs: tensors }, null, 2) };
+    // one line per tensor: a 64-wide input stays readable
+    return { path: `/v2/models/${model}/infer`, body: `{\n  "inputs": [\n${tensors.map((t) => `    ${JSON.stringify(t)}`).join(',\n')}\n  ]\n}` };
   }
   const first = inputs[0];
   const row = first ? first.shape.slice(1).map((d) => (d < 0 ? 1 : d)) : [4];

@@ -32,7 +32,7 @@ export interface TrafficCharts {
   revisions: string[];
 }
 
-const REVISION_COLORS = ['--info', '--wait', '--ok', '--off'];
+const REVISION_COLORS = ['--info', '--ok', '--off', '--run'];
 
 /** The window of `windowSeconds` ending at the bucket holding `now` (ms). */
 export function trafficCharts(h: TrafficHistoryJson, now: number, windowSeconds = 900): TrafficCharts {
