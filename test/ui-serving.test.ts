@@ -130,6 +130,29 @@ describe('the serving pages', { skip, timeout: 300_000 }, () => {
     assert.deepEqual(ui.errors.filter((e) => !/status of 400/.test(e)), []);
   });
 
+  it('serves the traffic history as JSON and as a stream, and refuses a bad name', async () => {
+    const base = `${s.url}/skiff/v1/namespaces/default/inferenceservices`;
+    const h = (await (await fetch(`${base}/digits/traffic`)).json()) as any;
+    assert.equal(h.bucketSeconds, 5);
+    const total = h.buckets.reduce((n: number, b: any) => n + b.requests, 0);
+    assert.ok(total >= 3, `${total} requests in the history`);
+    assert.ok(h.buckets.some((b: any) => b.revisions['digits-predictor-00001']?.requests > 0 && b.p50 > 0));
+    const bad = await fetch(`${base}/Not_A_Name/traffic`);
+    assert.equal(bad.status, 400);
+    assert.match(await bad.text(), /Not_A_Name/);
+    const ctl = new AbortController();
+    const res = await fetch(`${base}/digits/traffic?watch=true`, { signal: ctl.signal });
+    assert.equal(res.headers.get('content-type'), 'application/x-ndjson');
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    let text = '';
+    while (!text.includes('\n')) text += new TextDecoder().decode((await reader.read()).value);
+    assert.equal(JSON.parse(text.split('\n')[0] as string).type, 'HISTORY');
+    // a request now arrives on the open stream as a bucket
+    await s.req('POST', '/serving/default/digits/v1/models/digits:predict', JSON.stringify({ instances: [[1, 0, 0, 0]] }), { 'content-type': 'application/json' });
+    while (!text.includes('"BUCKET"')) text += new TextDecoder().decode((await reader.read()).value);
+    ctl.abort();
+  });
+
   it('looks right in the dark theme', async () => {
     const dark = await openUi(s, { dark: true });
     try {

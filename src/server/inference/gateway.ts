@@ -93,6 +93,7 @@ export class Gateway implements ServingDataPlane {
 
   removeRoute(namespace: string, name: string): void {
     this.routes.delete(`${namespace}/${name}`);
+    this.history.forget(namespace, name);
   }
 
   setRevision(revKey: string, spec: RevisionSpec): void {

@@ -21,6 +21,10 @@ describe('traffic history', () => {
     assert.equal(first.revisions['a-predictor-00002']?.errors, 1);
     assert.equal(first.revisions['a-predictor-00001']?.requests, 1);
     assert.equal(h.snapshot('ns', 'none').buckets.length, 0);
+    // deleted, then made again under the same name: it starts empty
+    h.forget('ns', 'a');
+    assert.equal(h.snapshot('ns', 'a').buckets.length, 0);
+    assert.equal(h.snapshot('ns', 'other').buckets.length, 1);
   });
 
   it('reads percentiles within the bounds\' 20% resolution', () => {

@@ -184,10 +184,15 @@ export class TrafficHistory {
     };
   }
 
-  /** Forgets a deleted InferenceService (a new one of the same name starts empty). */
+  /** Forgets a deleted InferenceService (a new one of the same name starts empty); open streams stay. */
   forget(namespace: string, name: string): void {
-    const s = this.series.get(`${namespace}/${name}`);
-    if (s?.timer) clearTimeout(s.timer);
-    if (s && !s.subscribers.size) this.series.delete(`${namespace}/${name}`);
+    const key = `${namespace}/${name}`;
+    const s = this.series.get(key);
+    if (!s) return;
+    s.slots.fill(undefined);
+    s.dirty.clear();
+    if (s.timer) clearTimeout(s.timer);
+    s.timer = undefined;
+    if (!s.subscribers.size) this.series.delete(key);
   }
 }

@@ -20,7 +20,8 @@ function useTheme(): string | undefined {
   return theme;
 }
 
-export function TimeChart({ data, height = 180, label, unit }: { data: ChartData; height?: number; label: string; unit?: string }) {
+/** `points`: mark each value (for series with gaps, where a lone value would draw no line) */
+export function TimeChart({ data, height = 180, label, unit, points = false }: { data: ChartData; height?: number; label: string; unit?: string; points?: boolean }) {
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const theme = useTheme();
@@ -51,7 +52,7 @@ export function TimeChart({ data, height = 180, label, unit }: { data: ChartData
           width: s.dash ? 1.25 : 1.75,
           ...(s.dash ? { dash: [5, 4] } : {}),
           spanGaps: false,
-          points: { show: false },
+          points: points ? { show: true, size: 5, fill: cssColor(s.color) } : { show: false },
           value: (_u: uPlot, v: number | null) => (v == null ? '—' : `${+v.toPrecision(3)}${unit ?? ''}`),
         })),
       ],
@@ -66,7 +67,7 @@ export function TimeChart({ data, height = 180, label, unit }: { data: ChartData
       plot.current = null;
     };
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [labels, theme, height, unit]);
+  }, [labels, theme, height, unit, points]);
 
   useEffect(() => {
     plot.current?.setData(aligned);

@@ -95,7 +95,7 @@ export function TrafficPanel({ state }: { namespace: string; name: string; state
       </div>
       <div className="card">
         <h3>Latency at the gateway</h3>
-        <TimeChart label="latency percentiles in milliseconds" data={c.latency} unit=" ms" />
+        <TimeChart label="latency percentiles in milliseconds" data={c.latency} unit=" ms" points />
       </div>
     </div>
   );

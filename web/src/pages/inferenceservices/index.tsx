@@ -189,9 +189,16 @@ function CanaryControl({ isvc }: { isvc: InferenceService }) {
     <div className="card isvc-canary">
       <h3>Canary</h3>
       <p className="muted small">
-        The latest ready revision ({shortRevision(state.latest)}) takes this share of the predictor's traffic
-        {state.rollbackTo ? <>; {shortRevision(state.rollbackTo)} takes the rest</> : <> once a new revision rolls out (today it is the only one)</>}.{' '}
-        {state.percent === undefined ? 'No canary is set: the latest revision takes everything.' : `spec.predictor.canaryTrafficPercent is ${state.percent}.`}
+        {state.percent === undefined ? (
+          <>No canary is set: the latest ready revision ({shortRevision(state.latest)}) takes all of the predictor's traffic. Set a percent before changing the model to roll the next revision out gradually.</>
+        ) : state.percent === 0 && state.rollbackTo === undefined ? (
+          <>spec.predictor.canaryTrafficPercent is 0: traffic is pinned on the previous revision. Promote to send it all to {shortRevision(state.latest)}.</>
+        ) : (
+          <>
+            spec.predictor.canaryTrafficPercent is {state.percent}: the latest ready revision ({shortRevision(state.latest)}) takes {state.percent}% of the predictor's traffic
+            {state.rollbackTo ? <>, {shortRevision(state.rollbackTo)} the rest</> : null}.
+          </>
+        )}
       </p>
       <div className="isvc-canary-row">
         <input type="range" min={0} max={100} step={1} value={value} aria-label="canary traffic percent" onChange={(e) => setDraft(Number(e.target.value))} disabled={busy} />
