@@ -259,7 +259,7 @@ function Revisions({ isvc, revisions, history }: { isvc: InferenceService; revis
       <CanaryControl isvc={isvc} />
       {sections.map(([comp, st]) => (
         <div className="card" key={comp}>
-          <h3>{comp} revisions</h3>
+          <h3 className="isvc-comp-title">{comp} revisions</h3>
           <table className="plain">
             <thead>
               <tr>
@@ -269,7 +269,7 @@ function Revisions({ isvc, revisions, history }: { isvc: InferenceService; revis
                 <th>Role</th>
                 <th>Ready</th>
                 <th>Model</th>
-                <th>Requests (30 min)</th>
+                <th title="requests in the last 30 minutes">Recent requests</th>
                 <th>Created</th>
               </tr>
             </thead>

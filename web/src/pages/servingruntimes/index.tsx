@@ -4,10 +4,7 @@ import type { ServingRuntime } from '../../api/types';
 import { ObjectList } from '../../components/ObjectList';
 import { MetadataCard, ObjectPage } from '../../components/ObjectPage';
 import type { DetailPageProps, ListPageProps, PageDef } from '../types';
-
-export function formatsText(rt: ServingRuntime): string {
-  return (rt.spec?.supportedModelFormats ?? []).map((f) => (f.version ? `${f.name} ${f.version}` : f.name)).join(', ');
-}
+import { UNAVAILABLE, formatsText, stateOf } from './model';
 
 function List({ kind, namespace }: ListPageProps) {
   return (
@@ -15,7 +12,7 @@ function List({ kind, namespace }: ListPageProps) {
       kind={kind}
       namespace={namespace}
       title={kind.kind === 'ClusterServingRuntime' ? 'ClusterServingRuntimes' : 'ServingRuntimes'}
-      state={(o) => (o.spec?.disabled ? 'Disabled' : 'Enabled')}
+      state={stateOf}
       columns={[
         { id: 'formats', header: 'Model formats', value: formatsText, cell: (o) => formatsText(o) || <span className="muted">—</span> },
         { id: 'protocols', header: 'Protocols', width: 140, value: (o) => (o.spec?.protocolVersions ?? ['v1']).join(', '), cell: (o) => (o.spec?.protocolVersions ?? ['v1']).join(', ') },
@@ -29,6 +26,7 @@ function Runtime({ rt }: { rt: ServingRuntime }) {
   const c = rt.spec?.containers?.[0];
   return (
     <div className="stack">
+      {rt.metadata?.annotations?.[UNAVAILABLE] ? <div className="notice">{rt.metadata.annotations[UNAVAILABLE]}</div> : null}
       <div className="card">
         <h3>Model formats</h3>
         <table className="plain">
@@ -77,7 +75,7 @@ function Runtime({ rt }: { rt: ServingRuntime }) {
 }
 
 function Detail({ kind, namespace, name }: DetailPageProps) {
-  return <ObjectPage<ServingRuntime> kind={kind} namespace={namespace} name={name} state={(o) => (o.spec?.disabled ? 'Disabled' : 'Enabled')} tabs={(o) => [{ id: 'runtime', label: 'Runtime', render: () => <Runtime rt={o} /> }]} />;
+  return <ObjectPage<ServingRuntime> kind={kind} namespace={namespace} name={name} state={stateOf} tabs={(o) => [{ id: 'runtime', label: 'Runtime', render: () => <Runtime rt={o} /> }]} />;
 }
 
 export const pages: PageDef[] = [
