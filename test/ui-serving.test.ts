@@ -97,7 +97,7 @@ describe('the serving pages', { skip, timeout: 300_000 }, () => {
     await ui.shot('serving-metrics');
   });
 
-  it('moves a canary with the control, then promotes it', async () => {
+  it('moves a canary with the control, then promotes it and rolls back', async () => {
     const { page } = ui;
     // a new model with 20% of the traffic
     const r = await s.req('PATCH', `${isvcs}/digits`, JSON.stringify({ spec: { predictor: { canaryTrafficPercent: 20, model: { storageUri: `file://${join(models, 'const')}` } } } }), { 'content-type': 'application/merge-patch+json' });
@@ -126,6 +126,13 @@ describe('the serving pages', { skip, timeout: 300_000 }, () => {
     await page.getByRole('button', { name: 'Roll back to r1' }).waitFor();
     assert.equal(await page.getByRole('button', { name: 'Promote r2' }).isDisabled(), true);
     await ui.shot('serving-promoted');
+    // roll back: canaryTrafficPercent 0 pins traffic on the previous revision
+    await page.getByRole('button', { name: 'Roll back to r1' }).click();
+    await s.until('rolled back', async () => {
+      const o = await isvc();
+      return o.spec.predictor.canaryTrafficPercent === 0 && split(o).includes('digits-predictor-00001=100') ? true : undefined;
+    });
+    await bar.filter({ hasText: '100% r1' }).waitFor();
     // the browser logs the refused "try it" request (400) itself; nothing else may fail
     assert.deepEqual(ui.errors.filter((e) => !/status of 400/.test(e)), []);
   });

@@ -53,11 +53,13 @@ export function trafficCharts(h: TrafficHistoryJson, now: number, windowSeconds 
   const totals = { requests: 0, errors: 0, rejected: 0 };
   for (let t = first; t <= last; t += step) {
     const b = byT.get(t);
+    // the bucket being filled covers only the time so far: its rate would otherwise look like a drop
+    const secs = t === last ? Math.max(1, Math.min(h.bucketSeconds, (now - t) / 1000)) : h.bucketSeconds;
     x.push(t / 1000);
-    total.push((b?.requests ?? 0) / h.bucketSeconds);
-    errors.push((b?.errors ?? 0) / h.bucketSeconds);
-    rejected.push((b?.rejected ?? 0) / h.bucketSeconds);
-    revisions.forEach((r, i) => perRev[i]?.push((b?.revisions[r]?.requests ?? 0) / h.bucketSeconds));
+    total.push((b?.requests ?? 0) / secs);
+    errors.push((b?.errors ?? 0) / secs);
+    rejected.push((b?.rejected ?? 0) / secs);
+    revisions.forEach((r, i) => perRev[i]?.push((b?.revisions[r]?.requests ?? 0) / secs));
     p50.push(b?.p50 !== undefined ? b.p50 * 1000 : null);
     p90.push(b?.p90 !== undefined ? b.p90 * 1000 : null);
     p99.push(b?.p99 !== undefined ? b.p99 * 1000 : null);
