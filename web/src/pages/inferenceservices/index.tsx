@@ -133,7 +133,7 @@ function Overview({ isvc, pods, revisions }: { isvc: InferenceService; pods: imp
           {Object.entries(isvc.status?.components ?? {}).map(([name, st]) =>
             st.restUrl ? (
               <div key={name} className="isvc-kvrow">
-                <dt>{name}</dt>
+                <dt className="isvc-comp-title">{name} only</dt>
                 <dd>
                   <code>{st.restUrl}</code>
                 </dd>
@@ -142,7 +142,11 @@ function Overview({ isvc, pods, revisions }: { isvc: InferenceService; pods: imp
           )}
         </dl>
         <p className="muted small">
-          From a shell: <code>curl -d @body.json {eps[0]?.url}/v1/models/{isvc.metadata?.name}:predict</code>
+          From a shell:{' '}
+          <code>
+            curl -d @body.json {eps[0]?.url}
+            {componentsOf(isvc)[0]?.protocol === 'v2' ? `/v2/models/${isvc.metadata?.name}/infer` : `/v1/models/${isvc.metadata?.name}:predict`}
+          </code>
         </p>
       </div>
       <div className="card">
