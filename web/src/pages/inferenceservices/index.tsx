@@ -38,7 +38,7 @@ function List({ kind, namespace }: ListPageProps) {
       title="InferenceServices"
       state={readyOf}
       columns={[
-        { id: 'url', header: 'URL', value: (o) => o.status?.url, cell: (o) => <span className="mono small">{o.status?.url ?? '—'}</span> },
+        { id: 'url', header: 'URL', width: 330, value: (o) => o.status?.url, cell: (o) => <span className="mono small">{o.status?.url ?? '—'}</span> },
         { id: 'model', header: 'Model · runtime', width: 240, value: predictorModel, cell: (o) => predictorModel(o) || <span className="muted">—</span> },
         { id: 'traffic', header: 'Traffic', width: 170, value: (o) => trafficText(o.status?.components?.predictor?.traffic), cell: (o) => trafficText(o.status?.components?.predictor?.traffic) || <span className="muted">—</span> },
       ]}
