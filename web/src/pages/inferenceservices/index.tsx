@@ -38,7 +38,7 @@ function List({ kind, namespace }: ListPageProps) {
       title="InferenceServices"
       state={readyOf}
       columns={[
-        { id: 'url', header: 'URL', width: 330, value: (o) => o.status?.url, cell: (o) => <span className="mono small">{o.status?.url ?? '—'}</span> },
+        { id: 'url', header: 'URL', width: 330, value: (o) => o.status?.url, cell: (o) => <span className="isvc-mono small">{o.status?.url ?? '—'}</span> },
         { id: 'model', header: 'Model · runtime', width: 240, value: predictorModel, cell: (o) => predictorModel(o) || <span className="muted">—</span> },
         { id: 'traffic', header: 'Traffic', width: 170, value: (o) => trafficText(o.status?.components?.predictor?.traffic), cell: (o) => trafficText(o.status?.components?.predictor?.traffic) || <span className="muted">—</span> },
       ]}
@@ -283,13 +283,13 @@ function Revisions({ isvc, revisions, history }: { isvc: InferenceService; revis
                 return (
                   <tr key={r.revision}>
                     <td>
-                      <b>{shortRevision(r.revision)}</b> <span className="muted small mono">{r.revision}</span>
+                      <b>{shortRevision(r.revision)}</b> <span className="muted small isvc-mono">{r.revision}</span>
                     </td>
                     <td>{r.percent}%</td>
                     <td>{r.tag ?? ''}</td>
                     <td className="small">{r.roles.join(', ')}</td>
                     <td>{rev ? <StatusBadge state={rev.status?.ready ? 'Ready' : rev.status?.modelState || 'Pending'} /> : <span className="muted">—</span>}</td>
-                    <td className="small wrap mono">{rev?.spec.storageUri ?? ''}</td>
+                    <td className="small wrap isvc-mono">{rev?.spec.storageUri ?? ''}</td>
                     <td>{recent.get(r.revision) ?? 0}</td>
                     <td>{rev ? <Age ts={rev.metadata?.creationTimestamp} /> : null}</td>
                   </tr>
