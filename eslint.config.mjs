@@ -1,3 +1,4 @@
+import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
 const unused = ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }];
@@ -22,12 +23,16 @@ export default tseslint.config(
   {
     // the dashboard: a promise nobody awaits loses its error, as on the server
     files: ['web/src/**/*.ts', 'web/src/**/*.tsx'],
+    plugins: { 'react-hooks': reactHooks },
     languageOptions: {
       parserOptions: { project: './web/tsconfig.json', tsconfigRootDir: import.meta.dirname },
     },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-unused-vars': unused,
+      // hooks called conditionally break React's bookkeeping; missing dependencies show stale data
+      'react-hooks/rules-of-hooks': 'error',
+      'react-hooks/exhaustive-deps': 'warn',
     },
   },
 );

@@ -13,6 +13,7 @@ import { MetricsApi, metricsGroup } from './kube/metrics-api.js';
 import { KfpApi } from './kfp/api.js';
 import type { MetricsRegistry } from './metrics.js';
 import type { Gateway } from './inference/gateway.js';
+import { handleTraffic, isTrafficPath } from './traffic-api.js';
 import { UiFiles } from './ui.js';
 import { isUsagePath, serveUsage, type UsageHistory } from './usage-history.js';
 
@@ -88,6 +89,7 @@ export class App {
     }
     if (this.ui.handles(url.pathname)) return this.ui.handle(req, res, url.pathname);
     if (this.deps.usageHistory && isUsagePath(path)) return serveUsage(this.deps.usageHistory, this.deps.client, req, res, url, path);
+    if (isTrafficPath(path)) return handleTraffic(req, res, url, path, this.deps.gateway?.history);
     if (path === '/openapi.json' || path === '/openapi/v2' || path === '/openapi/v3' || path.startsWith('/openapi/v3/')) {
       if (this.kube.openapi.handle(req, res, url, path, this.deps.version)) return;
     }

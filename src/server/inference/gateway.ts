@@ -19,6 +19,7 @@ import type { RevisionSpec } from '../../api/serving-revision.js';
 import type { ComponentName, DataPlaneEvent, LoadReading, Route, ServingDataPlane, TrafficTarget } from '../../workloads/serving/data-plane.js';
 import type { Counter, Histogram, MetricsRegistry } from '../metrics.js';
 import { RevisionDispatcher, flatHeaders } from './dispatch.js';
+import { TrafficHistory } from './history.js';
 import type { Target, UpstreamResponse, WorkItem } from './dispatch.js';
 import { InProcessOnnxServer } from './inprocess.js';
 import { encodeSeldonResponse, parseSeldonRequest, seldonError } from './seldon.js';
@@ -50,6 +51,8 @@ type Protocol = 'v1' | 'v2' | 'seldon' | 'raw';
 
 export class Gateway implements ServingDataPlane {
   readonly domain: string;
+  /** recent requests per InferenceService, for the dashboard */
+  readonly history = new TrafficHistory();
   private readonly routes = new Map<string, Route>();
   private readonly revisions = new Map<string, RevisionDispatcher>();
   private readonly requests: Counter;
@@ -90,6 +93,7 @@ export class Gateway implements ServingDataPlane {
 
   removeRoute(namespace: string, name: string): void {
     this.routes.delete(`${namespace}/${name}`);
+    this.history.forget(namespace, name);
   }
 
   setRevision(revKey: string, spec: RevisionSpec): void {
@@ -204,6 +208,8 @@ export class Gateway implements ServingDataPlane {
       const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
       this.serve(req, res, m, proto, body, started).catch((e: Error) => {
         const status = e instanceof HttpError || e instanceof ProtocolError ? e.status : 500;
+        // refused before a revision answered: counted for the service, not for a revision
+        if (!m.component) this.history.record(m.route.namespace, m.route.name, undefined, status, Number(process.hrtime.bigint() - started) / 1e9);
         reply(res, errorFor(proto, status, e.message));
       });
     });
@@ -223,9 +229,13 @@ export class Gateway implements ServingDataPlane {
     const ours = spec.serverKind !== 'custom';
     const now = Date.now();
     const deadline = now + (spec.timeoutSeconds || defaultTimeoutSeconds) * 1000;
+    // a transformer's own calls to its predictor (`<name>-predictor`) are not the service's requests
+    const revName = m.component ? undefined : revKey.slice(revKey.indexOf('/') + 1);
     const finish = (r: UpstreamResponse): void => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       meters.code(r.status).inc();
-      meters.latency.observe(Number(process.hrtime.bigint() - started) / 1e9);
+      meters.latency.observe(seconds);
+      if (revName) this.history.record(route.namespace, route.name, revName, r.status, seconds);
       reply(res, r);
     };
     const fail = (status: number, message: string): void => finish(errorFor(proto, status, message));

@@ -3,3 +3,6 @@ export type { KObject, ObjectMeta, OwnerReference } from '../../../src/api/meta'
 export type { Condition } from '../../../src/api/conditions';
 export type { Run, RunSpec, RunStatus, TaskStatus, RunState, RunArtifact, RunOutputs, RunTask } from '../../../src/api/pipelines';
 export type { PipelineSpec, ComponentSpec, DagSpec, PipelineTaskSpec, IODefinitions, ParameterSpec, ArtifactSpec, ExecutorSpec } from '../../../src/api/kfp/ir';
+export type { InferenceService, InferenceServiceSpec, InferenceServiceStatus, ComponentStatus, TrafficTarget, PredictorSpec, ServingRuntime, ClusterServingRuntime, ServingRuntimeSpec, ModelSpec } from '../../../src/api/serving';
+export type { TrafficBucket, TrafficCell, TrafficHistoryJson, TrafficEvent } from '../../../src/api/serving-traffic';
+export type { Revision, RevisionSpec, RevisionStatus } from '../../../src/api/serving-revision';

@@ -196,25 +196,42 @@ export function MetadataCard({ obj }: { obj: KObject }) {
 const CHILD_PLURALS = ['pods', 'jobs', 'services', 'configmaps', 'secrets', 'persistentvolumeclaims', 'runtasks', 'runs', 'pytorchjobs', 'tfjobs'];
 
 export function Owned({ owner }: { owner: KObject }) {
-  const ns = owner.metadata?.namespace;
-  const lists = CHILD_PLURALS.map((p) => ({ plural: p, list: useList<KObject>(p, ns) })); // the list of plurals is fixed: hooks stay in order
   const { kinds } = useApi();
-  const uid = owner.metadata?.uid;
-  const rows = lists.flatMap(({ plural, list }) => list.items.filter((o) => o.metadata?.ownerReferences?.some((r) => r.uid === uid)).map((o) => ({ plural, o })));
+  const present = CHILD_PLURALS.filter((p) => kinds.plural(p) !== undefined);
   return (
-    <DataTable
-      label="owned objects"
-      rows={rows}
-      rowKey={(r) => `${r.plural}/${r.o.metadata?.name}`}
-      rowHref={(r) => objectHref(r.plural, r.o.metadata?.namespace, r.o.metadata?.name ?? '', kinds.isClusterScoped(r.plural))}
-      loading={lists.some((l) => kinds.plural(l.plural) !== undefined && !l.list.loaded)}
-      empty="This object owns nothing."
-      columns={[
-        { id: 'kind', header: 'Kind', width: 140, value: (r) => r.o.kind, cell: (r) => r.o.kind },
-        { id: 'name', header: 'Name', value: (r) => r.o.metadata?.name, cell: (r) => r.o.metadata?.name },
-        { id: 'state', header: 'State', width: 150, value: (r) => summaryState(r.o), cell: (r) => <StatusBadge state={summaryState(r.o)} /> },
-        { id: 'age', header: 'Age', width: 80, value: (r) => r.o.metadata?.creationTimestamp, cell: (r) => <Age ts={r.o.metadata?.creationTimestamp} /> },
-      ]}
-    />
+    <div className="stack">
+      {present.map((p) => (
+        <OwnedOfKind key={p} plural={p} owner={owner} />
+      ))}
+      <p className="muted small">Objects of {present.join(', ')} whose ownerReferences name this one.</p>
+    </div>
+  );
+}
+
+/** the objects of one kind that `owner` owns; nothing when there are none */
+function OwnedOfKind({ plural, owner }: { plural: string; owner: KObject }) {
+  const { kinds } = useApi();
+  const list = useList<KObject>(plural, owner.metadata?.namespace);
+  const uid = owner.metadata?.uid;
+  const rows = list.items.filter((o) => o.metadata?.ownerReferences?.some((r) => r.uid === uid));
+  if (!rows.length) return null;
+  return (
+    <div>
+      <h3>
+        {plural} ({rows.length})
+      </h3>
+      <DataTable
+        label={`owned ${plural}`}
+        rows={rows}
+        rowKey={(o) => o.metadata?.name ?? ''}
+        rowHref={(o) => objectHref(plural, o.metadata?.namespace, o.metadata?.name ?? '', kinds.isClusterScoped(plural))}
+        height={Math.min(300, 34 * rows.length + 4)}
+        columns={[
+          { id: 'name', header: 'Name', value: (o) => o.metadata?.name, cell: (o) => <Link to={objectHref(plural, o.metadata?.namespace, o.metadata?.name ?? '', kinds.isClusterScoped(plural))}>{o.metadata?.name}</Link> },
+          { id: 'state', header: 'State', width: 150, value: (o) => summaryState(o), cell: (o) => <StatusBadge state={summaryState(o)} /> },
+          { id: 'age', header: 'Age', width: 80, value: (o) => o.metadata?.creationTimestamp, cell: (o) => <Age ts={o.metadata?.creationTimestamp} /> },
+        ]}
+      />
+    </div>
   );
 }
