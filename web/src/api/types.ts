@@ -3,3 +3,6 @@ export type { KObject, ObjectMeta, OwnerReference } from '../../../src/api/meta'
 export type { Condition } from '../../../src/api/conditions';
 export type { Run, RunSpec, RunStatus, TaskStatus, RunState, RunArtifact, RunOutputs } from '../../../src/api/pipelines';
 export type { PipelineSpec, ComponentSpec, DagSpec, PipelineTaskSpec, IODefinitions, ParameterSpec, ArtifactSpec, ExecutorSpec } from '../../../src/api/kfp/ir';
+export type { PipelineObj, PipelineVersionObj, ExperimentObj, RecurringRunObj, RecurringRunSpec, RecurringRunTrigger } from '../../../src/api/kfp-objects';
+// the labels and annotations the KFP API links runs to experiments, versions and recurring runs with
+export { KfpLabels, KfpAnnotations } from '../../../src/api/kfp-objects';
