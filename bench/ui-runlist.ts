@@ -93,8 +93,12 @@ async function main(): Promise<void> {
       const listDone: number[] = [];
       const fetchFull: number[] = [];
       const fetchTable: number[] = [];
+      const filtered: number[] = [];
+      const added: number[] = [];
+      const removed: number[] = [];
       let heap = 0;
       let listPages = 0;
+      const sample = (await json(`${url}/apis/v2beta1/runs?page_size=1`)).runs[0];
       for (let i = 0; i < rounds; i++) {
         // a fresh context each round: nothing cached from the round before
         const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
@@ -121,10 +125,48 @@ async function main(): Promise<void> {
           }, [runsPath, accept]);
         fetchFull.push(await read(''));
         fetchTable.push(await read('application/json;as=Table;g=meta.k8s.io;v=v1'));
+        // typing in the filter, to the frame the count of matching rows shows
+        filtered.push(
+          await page.evaluate(async () => {
+            const input = document.querySelector('.datatable input.filter') as HTMLInputElement;
+            const count = document.querySelector('.datatable .count') as HTMLElement;
+            const t0 = performance.now();
+            Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value')?.set?.call(input, 'bench-99');
+            input.dispatchEvent(new Event('input', { bubbles: true }));
+            while (!/ of /.test(count.textContent ?? '')) await new Promise((r) => requestAnimationFrame(r));
+            const ms = performance.now() - t0;
+            Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value')?.set?.call(input, '');
+            input.dispatchEvent(new Event('input', { bubbles: true }));
+            while (/ of /.test(count.textContent ?? '')) await new Promise((r) => requestAnimationFrame(r));
+            return ms;
+          }),
+        );
+        // a run made and then deleted elsewhere, to the frame the count changes: the watch at work
+        const [add, remove] = await page.evaluate(
+          async ([ref, n, ns]) => {
+            const count = document.querySelector('.datatable .count') as HTMLElement;
+            const until = async (k: number): Promise<void> => {
+              while (!(count.textContent ?? '').startsWith(`${k} `)) await new Promise((r) => requestAnimationFrame(r));
+            };
+            let t0 = performance.now();
+            const r = await fetch('/apis/v2beta1/runs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ display_name: 'bench-live', pipeline_version_reference: ref, runtime_config: { parameters: { text: 'a b c' } } }) });
+            const id = ((await r.json()) as { run_id: string }).run_id;
+            await until((n as number) + 1);
+            const add = performance.now() - t0;
+            t0 = performance.now();
+            await fetch(`/apis/pipelines.kubeflow.org/v2beta1/namespaces/${ns as string}/runs/${id}`, { method: 'DELETE' });
+            await until(n as number);
+            return [add, performance.now() - t0];
+          },
+          [sample.pipeline_version_reference, full.items, 'default'],
+        );
+        added.push(add as number);
+        removed.push(remove as number);
         await context.close();
       }
       console.log(`Chromium, /ui/default/runs, ${rounds} rounds: first rows painted ${fmtMs(median(firstRows))} median (${firstRows.map((m) => fmtMs(m)).join(', ')}); all ${full.items} counted ${fmtMs(median(allCounted))}; JS heap ${kb(heap)}`);
       console.log(`  the page's list (${listPages} requests) read by ${fmtMs(median(listDone))} median; in the page, read and parse the whole list ${fmtMs(median(fetchFull))}, as a Table ${fmtMs(median(fetchTable))}`);
+      console.log(`  with ${full.items} rows: filter typed to rows shown ${fmtMs(median(filtered))} median; a run made elsewhere to its row ${fmtMs(median(added))}, deleted to its row gone ${fmtMs(median(removed))}`);
     } finally {
       await browser.close();
     }
