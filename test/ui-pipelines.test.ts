@@ -87,6 +87,8 @@ describe('the pipeline pages', () => {
     await err.waitFor();
     assert.match(await err.innerText(), /whole number/);
     assert.equal(await longAt.getAttribute('aria-invalid'), 'true');
+    // the submit was pressed and refused by the form itself
+    await form.getByRole('alert').filter({ hasText: 'Some parameters are not valid' }).waitFor();
     await ui.shot('run-form-invalid');
     // nothing was sent
     assert.equal(((await s.get('/apis/v2beta1/runs')).runs ?? []).length, 0);

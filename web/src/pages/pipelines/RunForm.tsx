@@ -137,10 +137,12 @@ export function RunForm({ version, namespace, pipelineLabel }: { version: Versio
                   value={texts[f.name] ?? f.initial}
                   onChange={(e) => {
                     setTexts({ ...texts, [f.name]: e.target.value });
+                    // checked as typed, not on blur: an error appearing on blur moves the submit
+                    // button down between mouse-down and mouse-up, and the click is lost
+                    setTouched({ ...touched, [f.name]: true });
                     const { [f.name]: _, ...rest } = serverErrors;
                     setServerErrors(rest);
                   }}
-                  onBlur={() => setTouched({ ...touched, [f.name]: true })}
                 />
               )}
               {f.description ? <div className="muted small">{f.description}</div> : null}

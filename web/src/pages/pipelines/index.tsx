@@ -183,14 +183,16 @@ function PipelineRuns({ pipeline }: { pipeline: Pipeline }) {
 
 function PipelineDetail({ kind, namespace, name }: DetailPageProps) {
   const p = useObject<Pipeline>('pipelines', namespace, name);
+  const versions = useList<Version>('pipelineversions', namespace, { labelSelector: `pipelines.kubeflow.org/pipeline-id=${name}` });
+  const nv = versions.items.length;
   return (
     <ObjectPage<Pipeline>
       kind={kind}
       namespace={namespace}
       name={name}
       title={pipelineLabel}
-      state={() => undefined}
-      summary={(o) => (o.spec.displayName || o.spec.description ? <div className="muted">{[pipelineLabel(o), o.spec.description].filter(Boolean).join(' — ')}</div> : null)}
+      state={() => (versions.loaded ? `${nv} version${nv === 1 ? '' : 's'}` : undefined)}
+      summary={(o) => (o.spec.description ? <div className="muted">{o.spec.description}</div> : null)}
       tabs={() => [
         { id: 'versions', label: 'Versions', render: () => (p.object ? <Versions pipeline={p.object} /> : null) },
         { id: 'run', label: 'Create run', render: () => (p.object ? <CreateRun pipeline={p.object} /> : null) },
