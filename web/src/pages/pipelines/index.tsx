@@ -48,7 +48,8 @@ function PipelineList({ kind, namespace }: ListPageProps) {
           { id: 'latest', header: 'Latest version', value: (p) => latest(byPipeline.get(p.metadata?.name ?? ''))?.metadata?.creationTimestamp, cell: (p) => { const v = latest(byPipeline.get(p.metadata?.name ?? '')); return v ? versionLabel(v) : '—'; } },
         ]}
       />
-      {uploading ? <Upload namespace={namespace ?? 'default'} onDone={() => setUploading(false)} /> : null}
+      {/* over the list's top right, under its button: below a long list it would be out of sight */}
+      {uploading ? <Upload className="upload-pop" namespace={namespace ?? 'default'} onDone={() => setUploading(false)} onCancel={() => setUploading(false)} /> : null}
     </>
   );
 }
