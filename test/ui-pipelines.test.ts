@@ -44,6 +44,8 @@ describe('the pipeline pages', () => {
     await inputs.getByRole('cell', { name: 'long_at', exact: true }).waitFor();
     await inputs.getByRole('cell', { name: 'NUMBER_INTEGER' }).waitFor();
     await ui.page.locator('.tasklist li', { hasText: /^count-words/ }).waitFor();
+    // tasks inside the condition's sub-DAGs are listed too, under their branch
+    await ui.page.locator('.tasklist li', { hasText: /^report-2/ }).waitFor();
     const listed = await s.get('/apis/v2beta1/pipelines?namespace=default');
     assert.deepEqual(listed.pipelines.map((p: { display_name: string }) => p.display_name), ['word-count']);
     await ui.shot('pipelines-detail');

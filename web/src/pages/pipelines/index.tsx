@@ -1,5 +1,5 @@
 // Pipelines and their versions: upload a compiled pipeline, see its versions and inputs, start a run.
-import { useState } from 'react';
+import { useMemo, useState } from 'react';
 import { useList, useObject } from '../../api/context';
 import type { KObject, PipelineSpec } from '../../api/types';
 import { Link, useQueryParam } from '../../app/nav';
@@ -11,6 +11,7 @@ import { ObjectPage } from '../../components/ObjectPage';
 import type { DetailPageProps, ListPageProps, PageDef } from '../types';
 import { RunForm } from './RunForm';
 import { fieldsOf } from './runform';
+import { taskLines } from './tasks';
 import { Upload } from './Upload';
 import './pipelines.css';
 
@@ -92,7 +93,7 @@ function Versions({ pipeline }: { pipeline: Pipeline }) {
 
 function VersionInfo({ version }: { version: Version }) {
   const fields = fieldsOf(version.spec.pipelineSpec);
-  const tasks = Object.entries(version.spec.pipelineSpec?.root?.dag?.tasks ?? {});
+  const { lines, truncated } = useMemo(() => taskLines(version.spec.pipelineSpec), [version]);
   return (
     <div className="grid2">
       <div className="card">
@@ -123,16 +124,18 @@ function VersionInfo({ version }: { version: Version }) {
         )}
       </div>
       <div className="card">
-        <h3>Top-level tasks</h3>
-        <p className="muted small">A run of this version shows them as a live graph.</p>
-        <ul className="tasklist">
-          {tasks.map(([name, t]) => (
-            <li key={name}>
-              {String(t.taskInfo?.name ?? name)}
-              {t.dependentTasks?.length ? <span className="muted small"> after {t.dependentTasks.join(', ')}</span> : null}
+        <h3>Tasks</h3>
+        <p className="muted small">A run of this version draws them as a live graph: open a run to see it.</p>
+        <ul className="tasklist" aria-label="tasks">
+          {lines.map((l) => (
+            <li key={l.path} style={{ marginLeft: l.depth * 18 }}>
+              {l.name}
+              {l.loop ? <span className="tasktag">loop</span> : l.dag ? <span className="tasktag">sub-DAG</span> : null}
+              {l.after.length ? <span className="muted small"> after {l.after.join(', ')}</span> : null}
             </li>
           ))}
         </ul>
+        {truncated ? <p className="muted small">…and {truncated} more tasks, not listed here: a run's graph shows them all.</p> : null}
       </div>
     </div>
   );

@@ -119,16 +119,21 @@ export function RunList({ kind, namespace, experiment: fixedExperiment, title, s
             );
           },
         },
-        {
-          id: 'experiment',
-          header: 'Experiment',
-          width: 160,
-          value: (r) => expName.get(r.metadata?.labels?.[EXPERIMENT] ?? '') ?? '',
-          cell: (r) => {
-            const id = r.metadata?.labels?.[EXPERIMENT];
-            return id ? <Link to={objectHref('experiments', r.metadata?.namespace, id)}>{expName.get(id) ?? id.slice(0, 8)}</Link> : '—';
-          },
-        },
+        // an experiment's page says which experiment its runs are in
+        ...(fixedExperiment
+          ? []
+          : [
+            {
+              id: 'experiment',
+              header: 'Experiment',
+              width: 160,
+              value: (r: Run) => expName.get(r.metadata?.labels?.[EXPERIMENT] ?? '') ?? '',
+              cell: (r: Run) => {
+                const id = r.metadata?.labels?.[EXPERIMENT];
+                return id ? <Link to={objectHref('experiments', r.metadata?.namespace, id)}>{expName.get(id) ?? id.slice(0, 8)}</Link> : '—';
+              },
+            },
+          ]),
         { id: 'duration', header: 'Duration', width: 90, value: (r) => (r.status?.startedAt ? Date.parse(r.status.finishedAt ?? new Date().toISOString()) - Date.parse(r.status.startedAt) : undefined), cell: (r) => between(r.status?.startedAt, r.status?.finishedAt) },
       ]}
     />
