@@ -79,7 +79,7 @@ function Versions({ pipeline }: { pipeline: Pipeline }) {
         rows={mine}
         rowKey={(v) => v.metadata?.name ?? ''}
         loading={!versions.loaded}
-        height={Math.min(260, 34 * Math.max(2, mine.length) + 4)}
+        height={Math.min(260, 34 * Math.max(1, mine.length) + 4)}
         columns={[
           { id: 'name', header: 'Version', value: versionLabel, cell: (v) => <button type="button" className="linklike" onClick={() => setChosen(v.metadata?.name)}>{versionLabel(v)}{v === current ? ' (shown)' : ''}</button> },
           { id: 'tasks', header: 'Tasks', width: 80, align: 'right', value: (v) => Object.keys(v.spec.pipelineSpec?.root?.dag?.tasks ?? {}).length, cell: (v) => Object.keys(v.spec.pipelineSpec?.root?.dag?.tasks ?? {}).length },

@@ -118,13 +118,22 @@ function Detail({ kind, namespace, name }: DetailPageProps) {
           {r.spec.mode === 'DISABLE' ? 'Enable' : 'Disable'}
         </button>
       )}
-      tabs={() => (runs ? [{ id: 'runs', label: 'Runs', render: () => <RunListOf kind={runs} namespace={namespace} name={name} /> }] : [])}
+      tabs={(r) => (runs ? [{ id: 'runs', label: 'Runs', render: () => <RunListOf kind={runs} namespace={namespace} name={name} next={r.spec.mode === 'DISABLE' ? undefined : r.status?.nextScheduledTime} /> }] : [])}
     />
   );
 }
 
-function RunListOf({ kind, namespace, name }: { kind: NonNullable<ReturnType<ReturnType<typeof useApi>['kinds']['plural']>>; namespace?: string; name: string }) {
-  return <RunList kind={kind} namespace={namespace} title="Runs it made" selector={`pipelines.kubeflow.org/recurring-run-id=${name}`} />;
+function RunListOf({ kind, namespace, name, next }: { kind: NonNullable<ReturnType<ReturnType<typeof useApi>['kinds']['plural']>>; namespace?: string; name: string; next?: string }) {
+  return (
+    <RunList
+      kind={kind}
+      namespace={namespace}
+      title="Runs it made"
+      selector={`pipelines.kubeflow.org/recurring-run-id=${name}`}
+      actions={null}
+      empty={next ? `None yet: the first starts at ${new Date(next).toLocaleString()}.` : 'None: it is disabled, and starts runs once enabled.'}
+    />
+  );
 }
 
 export const pages: PageDef[] = [{ plural: 'recurringruns', title: 'Recurring runs', section: 'Pipelines', order: 40, list: List, detail: Detail }];

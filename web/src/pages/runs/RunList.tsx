@@ -1,5 +1,6 @@
 // The runs of a namespace, live: pick a few to compare; filter by experiment.
 import { useEffect, useState } from 'react';
+import type { ReactNode } from 'react';
 import { useApi, useList } from '../../api/context';
 import type { KObject, Run } from '../../api/types';
 import { Link, useNav, useQueryParam } from '../../app/nav';
@@ -49,7 +50,7 @@ function useNames(plural: string, namespace: string | undefined, ids: string[]):
   return names;
 }
 
-export function RunList({ kind, namespace, experiment: fixedExperiment, title, selector }: ListPageProps & { experiment?: string; title?: string; selector?: string }) {
+export function RunList({ kind, namespace, experiment: fixedExperiment, title, selector, empty, actions }: ListPageProps & { experiment?: string; title?: string; selector?: string; empty?: string; actions?: ReactNode }) {
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [expParam, setExp] = useQueryParam('experiment');
   const experiment = fixedExperiment ?? expParam;
@@ -103,8 +104,8 @@ export function RunList({ kind, namespace, experiment: fixedExperiment, title, s
           </button>
         </>
       }
-      actions={<Link to={href({ namespace, plural: 'pipelines' })}>Start a run from a pipeline</Link>}
-      empty="No runs yet. Start one from a pipeline, with kfp.Client, or with `skiff run pipeline.yaml`."
+      actions={actions === undefined ? <Link to={href({ namespace, plural: 'pipelines' })}>Start a run from a pipeline</Link> : actions}
+      empty={empty ?? "No runs yet. Start one from a pipeline, with kfp.Client, or with `skiff run pipeline.yaml`."}
       columns={[
         {
           id: 'pipeline',
