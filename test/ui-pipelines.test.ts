@@ -127,6 +127,27 @@ print(json.dumps({"name": r.display_name, "state": r.state, "params": r.runtime_
     assert.ok(got.version, 'the run names the pipeline version it ran');
   });
 
+  it('starts a run with caching off, linked like the KFP API links runs', async () => {
+    await ui.open(`${pipelineUrl}?tab=run`);
+    const form = ui.page.getByRole('form', { name: 'Run the pipeline' });
+    await form.getByLabel('Run name').fill('uncached run');
+    await form.getByLabel('Caching').uncheck();
+    await form.getByRole('button', { name: 'Start run' }).click();
+    await ui.page.waitForURL(/\/ui\/default\/runs\/[0-9a-f-]{36}/);
+    const id = new URL(ui.page.url()).pathname.split('/').pop() as string;
+    const run = await s.get(`/apis/pipelines.kubeflow.org/v2beta1/namespaces/default/runs/${id}`);
+    assert.equal(run.spec.enableCaching, false);
+    const first = await s.get(`/apis/pipelines.kubeflow.org/v2beta1/namespaces/default/runs/${runUrl.split('/').pop()}`);
+    for (const k of ['experiment-id', 'pipeline-id', 'pipeline-version-id', 'storage-state']) {
+      assert.equal(run.metadata.labels[`pipelines.kubeflow.org/${k}`], first.metadata.labels[`pipelines.kubeflow.org/${k}`], k);
+    }
+    // the KFP API shows it as it shows the run it made itself
+    const kfp = await s.get(`/apis/v2beta1/runs/${id}`);
+    assert.equal(kfp.display_name, 'uncached run');
+    assert.equal(kfp.experiment_id, first.metadata.labels['pipelines.kubeflow.org/experiment-id']);
+    await ui.page.locator('.objhead .badge', { hasText: 'SUCCEEDED' }).waitFor({ timeout: 180_000 });
+  });
+
   it('lists the run live, with its experiment, and selects runs to compare', async () => {
     await ui.open('/ui/default/runs');
     const link = ui.page.getByRole('link', { name: runName });

@@ -47,7 +47,7 @@ export function RunForm({ version, namespace, pipelineLabel }: { version: Versio
     setFormError(undefined);
     const { parameters, errors } = collect(fields, texts);
     if (Object.keys(errors).length) {
-      setFormError('Some parameters are not valid: see the fields marked below.');
+      setFormError('Some parameters are not valid: see the fields marked above.');
       const first = fields.find((f) => errors[f.name]);
       if (first) document.getElementById(`p-${first.name}`)?.focus();
       return;
@@ -70,7 +70,7 @@ export function RunForm({ version, namespace, pipelineLabel }: { version: Versio
     } catch (e) {
       const placed = placeServerError(fields, messageOf(e), e instanceof ApiError ? e.causes : []);
       setServerErrors(placed.fields);
-      setFormError(placed.general.length ? placed.general.join('\n') : 'The server refused some parameters: see the fields marked below.');
+      setFormError(placed.general.length ? placed.general.join('\n') : 'The server refused some parameters: see the fields marked above.');
       const first = fields.find((f) => placed.fields[f.name]);
       if (first) document.getElementById(`p-${first.name}`)?.focus();
     } finally {
