@@ -6,3 +6,6 @@ export type { PipelineSpec, ComponentSpec, DagSpec, PipelineTaskSpec, IODefiniti
 export type { InferenceService, InferenceServiceSpec, InferenceServiceStatus, ComponentStatus, TrafficTarget, PredictorSpec, ServingRuntime, ClusterServingRuntime, ServingRuntimeSpec, ModelSpec } from '../../../src/api/serving';
 export type { TrafficBucket, TrafficCell, TrafficHistoryJson, TrafficEvent } from '../../../src/api/serving-traffic';
 export type { Revision, RevisionSpec, RevisionStatus } from '../../../src/api/serving-revision';
+export type { PipelineObj, PipelineVersionObj, ExperimentObj, RecurringRunObj, RecurringRunSpec, RecurringRunTrigger } from '../../../src/api/kfp-objects';
+// the labels and annotations the KFP API links runs to experiments, versions and recurring runs with
+export { KfpLabels, KfpAnnotations } from '../../../src/api/kfp-objects';

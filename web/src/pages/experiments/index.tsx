@@ -38,7 +38,7 @@ function ExperimentDetail({ kind, namespace, name }: DetailPageProps) {
       name={name}
       title={label}
       state={(e) => e.metadata?.labels?.[STORAGE] ?? 'AVAILABLE'}
-      summary={(e) => <div className="muted">{[label(e), e.spec.description].filter(Boolean).join(' — ')}</div>}
+      summary={(e) => (e.spec.description ? <div className="muted">{e.spec.description}</div> : null)}
       actions={(e) => {
         const archived = e.metadata?.labels?.[STORAGE] === 'ARCHIVED';
         return (

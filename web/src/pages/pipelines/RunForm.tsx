@@ -2,15 +2,16 @@
 // is typed; the server's refusal lands on the parameter it names.
 import { useMemo, useState } from 'react';
 import { useApi, useList } from '../../api/context';
-import { messageOf } from '../../api/errors';
+import { ApiError, messageOf } from '../../api/errors';
+import { KfpLabels } from '../../api/types';
 import type { KObject, PipelineSpec } from '../../api/types';
 import { useNav } from '../../app/nav';
 import { objectHref, href } from '../../app/router';
-import { createRecurringRun, createRun } from './kfp';
-import { collect, fieldOfError, fieldsOf, parseField } from './runform';
+import { createRecurringRun, createRun, createUncachedRun, defaultExperimentId } from './kfp';
+import { collect, fieldsOf, parseField, placeServerError } from './runform';
 
 interface Version extends KObject {
-  spec: { pipelineName: string; pipelineSpec: PipelineSpec; displayName?: string; name?: string };
+  spec: { pipelineName: string; pipelineSpec: PipelineSpec; platformSpec?: Record<string, unknown>; displayName?: string; name?: string };
 }
 
 export function RunForm({ version, namespace, pipelineLabel }: { version: Version; namespace: string; pipelineLabel: string }) {
@@ -28,6 +29,8 @@ export function RunForm({ version, namespace, pipelineLabel }: { version: Versio
   const [interval, setInterval] = useState('3600');
   const [maxConcurrency, setMaxConcurrency] = useState('1');
   const [busy, setBusy] = useState(false);
+  const [caching, setCaching] = useState(true);
+  const [enabled, setEnabled] = useState(true);
   const experiments = useList<KObject & { spec?: { displayName?: string } }>('experiments', namespace);
 
   const errorOf = (name: string): string | undefined => {
@@ -43,26 +46,33 @@ export function RunForm({ version, namespace, pipelineLabel }: { version: Versio
     setServerErrors({});
     setFormError(undefined);
     const { parameters, errors } = collect(fields, texts);
-    if (Object.keys(errors).length) return setFormError('Some parameters are not valid: see the fields marked below.');
-    const req = { displayName: runName.trim() || pipelineLabel, pipelineId: version.spec.pipelineName, versionId: version.metadata?.name ?? '', parameters, experimentId: experiment || undefined };
+    if (Object.keys(errors).length) {
+      setFormError('Some parameters are not valid: see the fields marked above.');
+      const first = fields.find((f) => errors[f.name]);
+      if (first) document.getElementById(`p-${first.name}`)?.focus();
+      return;
+    }
     setBusy(true);
     try {
+      // a run goes to its experiment's namespace: without one chosen, this namespace's Default
+      // (the KFP API alone would pick the Default of namespace `default`)
+      const experimentId = experiment || (await defaultExperimentId(api, namespace));
+      const req = { displayName: runName.trim() || pipelineLabel, pipelineId: version.spec.pipelineName, versionId: version.metadata?.name ?? '', parameters, experimentId };
       if (recurring) {
         const trigger = cron.trim() ? { cron: cron.trim() } : { intervalSecond: Number(interval) };
-        const r = await createRecurringRun(api, { ...req, trigger, maxConcurrency: Number(maxConcurrency) || 1 });
+        const r = await createRecurringRun(api, { ...req, trigger, maxConcurrency: Number(maxConcurrency) || 1, enabled, namespace });
         navigate(objectHref('recurringruns', namespace, r.recurring_run_id));
       } else {
-        const r = await createRun(api, req);
-        // the run lives in its experiment's namespace
-        const kind = kinds.plural('runs');
-        const found = kind ? (await api.list(kind, undefined, { fieldSelector: `metadata.name=${r.run_id}` })).items[0] : undefined;
-        navigate(objectHref('runs', found?.metadata?.namespace ?? namespace, r.run_id));
+        const runs = kinds.plural('runs');
+        const r = caching || !runs ? await createRun(api, req) : await createUncachedRun(api, runs, namespace, { ...req, spec: version.spec.pipelineSpec, platformSpec: version.spec.platformSpec });
+        navigate(objectHref('runs', namespace, r.run_id));
       }
     } catch (e) {
-      const msg = messageOf(e);
-      const field = fieldOfError(fields, msg);
-      if (field) setServerErrors({ [field]: msg });
-      else setFormError(msg);
+      const placed = placeServerError(fields, messageOf(e), e instanceof ApiError ? e.causes : []);
+      setServerErrors(placed.fields);
+      setFormError(placed.general.length ? placed.general.join('\n') : 'The server refused some parameters: see the fields marked above.');
+      const first = fields.find((f) => placed.fields[f.name]);
+      if (first) document.getElementById(`p-${first.name}`)?.focus();
     } finally {
       setBusy(false);
     }
@@ -83,12 +93,21 @@ export function RunForm({ version, namespace, pipelineLabel }: { version: Versio
         <label htmlFor="run-exp">Experiment</label>
         <select id="run-exp" value={experiment} onChange={(e) => setExperiment(e.target.value)}>
           <option value="">Default</option>
-          {experiments.items.map((x) => (
+          {experiments.items.filter((x) => x.metadata?.labels?.[KfpLabels.storageState] !== 'ARCHIVED' && x.spec?.displayName !== 'Default').map((x) => (
             <option key={x.metadata?.name} value={x.metadata?.name}>
               {x.spec?.displayName ?? x.metadata?.name}
             </option>
           ))}
         </select>
+        {recurring ? null : (
+          <>
+            <label htmlFor="run-cache">Caching</label>
+            <label className="inline">
+              <input id="run-cache" type="checkbox" checked={caching} onChange={(e) => setCaching(e.target.checked)} />
+              <span className="muted small">{caching ? 'tasks that ran before with the same inputs reuse their outputs' : 'every task runs again, whatever ran before'}</span>
+            </label>
+          </>
+        )}
       </div>
       <h3>Parameters</h3>
       {fields.length === 0 ? <p className="muted">This pipeline takes no parameters.</p> : null}
@@ -103,7 +122,8 @@ export function RunForm({ version, namespace, pipelineLabel }: { version: Versio
                 <span className="muted small"> {f.type.toLowerCase().replace('number_', '')}{f.optional ? ', optional' : ''}</span>
               </label>
               {f.type === 'BOOLEAN' ? (
-                <select id={id} value={texts[f.name] ?? (f.initial || 'false')} onChange={(e) => { setTexts({ ...texts, [f.name]: e.target.value }); setTouched({ ...touched, [f.name]: true }); }}>
+                <select id={id} aria-invalid={err ? true : undefined} aria-describedby={err ? `${id}-err` : undefined} value={texts[f.name] ?? f.initial} onChange={(e) => { setTexts({ ...texts, [f.name]: e.target.value }); setTouched({ ...touched, [f.name]: true }); }}>
+                  {f.initial === '' ? <option value="">{f.optional ? '(not set)' : '(choose)'}</option> : null}
                   <option value="true">true</option>
                   <option value="false">false</option>
                 </select>
@@ -117,10 +137,12 @@ export function RunForm({ version, namespace, pipelineLabel }: { version: Versio
                   value={texts[f.name] ?? f.initial}
                   onChange={(e) => {
                     setTexts({ ...texts, [f.name]: e.target.value });
+                    // checked as typed, not on blur: an error appearing on blur moves the submit
+                    // button down between mouse-down and mouse-up, and the click is lost
+                    setTouched({ ...touched, [f.name]: true });
                     const { [f.name]: _, ...rest } = serverErrors;
                     setServerErrors(rest);
                   }}
-                  onBlur={() => setTouched({ ...touched, [f.name]: true })}
                 />
               )}
               {f.description ? <div className="muted small">{f.description}</div> : null}
@@ -145,6 +167,11 @@ export function RunForm({ version, namespace, pipelineLabel }: { version: Versio
             <input id="interval" type="number" min={1} value={interval} disabled={cron.trim() !== ''} onChange={(e) => setInterval(e.target.value)} />
             <label htmlFor="maxc">Max concurrent runs</label>
             <input id="maxc" type="number" min={1} value={maxConcurrency} onChange={(e) => setMaxConcurrency(e.target.value)} />
+            <label htmlFor="rr-enabled">Enabled</label>
+            <label className="inline">
+              <input id="rr-enabled" type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.target.checked)} />
+              <span className="muted small">{enabled ? 'starts runs on the schedule once created' : 'created disabled: enable it on its page'}</span>
+            </label>
           </div>
         ) : null}
       </fieldset>

@@ -7,7 +7,7 @@ import { useNav } from '../../app/nav';
 import { objectHref } from '../../app/router';
 import { uploadPipeline, uploadVersion } from './kfp';
 
-export function Upload({ namespace, pipelineId, onDone }: { namespace?: string; pipelineId?: string; onDone?: () => void }) {
+export function Upload({ namespace, pipelineId, onDone, onCancel, className }: { namespace?: string; pipelineId?: string; onDone?: () => void; onCancel?: () => void; className?: string }) {
   const { api } = useApi();
   const { navigate } = useNav();
   const [file, setFile] = useState<File>();
@@ -32,7 +32,10 @@ export function Upload({ namespace, pipelineId, onDone }: { namespace?: string; 
   }
   return (
     <form
-      className="card upload"
+      className={`card upload ${className ?? ''}`}
+      onKeyDown={(e) => {
+        if (e.key === 'Escape') onCancel?.();
+      }}
       aria-label={`Upload ${what}`}
       onSubmit={(e) => {
         e.preventDefault();
@@ -42,7 +45,7 @@ export function Upload({ namespace, pipelineId, onDone }: { namespace?: string; 
       <h3>Upload a {what}</h3>
       <label>
         Compiled pipeline
-        <input type="file" accept=".yaml,.yml,.json" aria-label="Compiled pipeline file" onChange={(e) => { setFile(e.target.files?.[0]); setError(undefined); }} />
+        <input type="file" autoFocus accept=".yaml,.yml,.json" aria-label="Compiled pipeline file" onChange={(e) => { setFile(e.target.files?.[0]); setError(undefined); }} />
       </label>
       <label>
         {pipelineId ? 'Version name' : 'Pipeline name'}
@@ -52,10 +55,15 @@ export function Upload({ namespace, pipelineId, onDone }: { namespace?: string; 
         <button type="submit" className="primary" disabled={busy}>
           {busy ? 'Uploading…' : 'Upload'}
         </button>
+        {onCancel ? (
+          <button type="button" onClick={onCancel}>
+            Cancel
+          </button>
+        ) : null}
       </div>
       {error ? (
         <div className="notice bad" role="alert">
-          {file ? <b>{file.name}: </b> : null}
+          {file && !error.includes(file.name) ? <b>{file.name}: </b> : null}
           {error}
         </div>
       ) : null}

@@ -1,5 +1,5 @@
 // Pipelines and their versions: upload a compiled pipeline, see its versions and inputs, start a run.
-import { useState } from 'react';
+import { useMemo, useState } from 'react';
 import { useList, useObject } from '../../api/context';
 import type { KObject, PipelineSpec } from '../../api/types';
 import { Link, useQueryParam } from '../../app/nav';
@@ -11,6 +11,7 @@ import { ObjectPage } from '../../components/ObjectPage';
 import type { DetailPageProps, ListPageProps, PageDef } from '../types';
 import { RunForm } from './RunForm';
 import { fieldsOf } from './runform';
+import { taskLines } from './tasks';
 import { Upload } from './Upload';
 import './pipelines.css';
 
@@ -48,7 +49,8 @@ function PipelineList({ kind, namespace }: ListPageProps) {
           { id: 'latest', header: 'Latest version', value: (p) => latest(byPipeline.get(p.metadata?.name ?? ''))?.metadata?.creationTimestamp, cell: (p) => { const v = latest(byPipeline.get(p.metadata?.name ?? '')); return v ? versionLabel(v) : '—'; } },
         ]}
       />
-      {uploading ? <Upload namespace={namespace ?? 'default'} onDone={() => setUploading(false)} /> : null}
+      {/* over the list's top right, under its button: below a long list it would be out of sight */}
+      {uploading ? <Upload className="upload-pop" namespace={namespace ?? 'default'} onDone={() => setUploading(false)} onCancel={() => setUploading(false)} /> : null}
     </>
   );
 }
@@ -77,7 +79,7 @@ function Versions({ pipeline }: { pipeline: Pipeline }) {
         rows={mine}
         rowKey={(v) => v.metadata?.name ?? ''}
         loading={!versions.loaded}
-        height={Math.min(260, 34 * Math.max(2, mine.length) + 4)}
+        height={Math.min(260, 34 * Math.max(1, mine.length) + 4)}
         columns={[
           { id: 'name', header: 'Version', value: versionLabel, cell: (v) => <button type="button" className="linklike" onClick={() => setChosen(v.metadata?.name)}>{versionLabel(v)}{v === current ? ' (shown)' : ''}</button> },
           { id: 'tasks', header: 'Tasks', width: 80, align: 'right', value: (v) => Object.keys(v.spec.pipelineSpec?.root?.dag?.tasks ?? {}).length, cell: (v) => Object.keys(v.spec.pipelineSpec?.root?.dag?.tasks ?? {}).length },
@@ -91,7 +93,7 @@ function Versions({ pipeline }: { pipeline: Pipeline }) {
 
 function VersionInfo({ version }: { version: Version }) {
   const fields = fieldsOf(version.spec.pipelineSpec);
-  const tasks = Object.entries(version.spec.pipelineSpec?.root?.dag?.tasks ?? {});
+  const { lines, truncated } = useMemo(() => taskLines(version.spec.pipelineSpec), [version]);
   return (
     <div className="grid2">
       <div className="card">
@@ -122,16 +124,18 @@ function VersionInfo({ version }: { version: Version }) {
         )}
       </div>
       <div className="card">
-        <h3>Top-level tasks</h3>
-        <p className="muted small">A run of this version shows them as a live graph.</p>
-        <ul className="tasklist">
-          {tasks.map(([name, t]) => (
-            <li key={name}>
-              {String(t.taskInfo?.name ?? name)}
-              {t.dependentTasks?.length ? <span className="muted small"> after {t.dependentTasks.join(', ')}</span> : null}
+        <h3>Tasks</h3>
+        <p className="muted small">A run of this version draws them as a live graph: open a run to see it.</p>
+        <ul className="tasklist" aria-label="tasks">
+          {lines.map((l) => (
+            <li key={l.path} style={{ marginLeft: l.depth * 18 }}>
+              {l.name}
+              {l.loop ? <span className="tasktag">loop</span> : l.dag ? <span className="tasktag">sub-DAG</span> : null}
+              {l.after.length ? <span className="muted small"> after {l.after.join(', ')}</span> : null}
             </li>
           ))}
         </ul>
+        {truncated ? <p className="muted small">…and {truncated} more tasks, not listed here: a run's graph shows them all.</p> : null}
       </div>
     </div>
   );
@@ -183,14 +187,16 @@ function PipelineRuns({ pipeline }: { pipeline: Pipeline }) {
 
 function PipelineDetail({ kind, namespace, name }: DetailPageProps) {
   const p = useObject<Pipeline>('pipelines', namespace, name);
+  const versions = useList<Version>('pipelineversions', namespace, { labelSelector: `pipelines.kubeflow.org/pipeline-id=${name}` });
+  const nv = versions.items.length;
   return (
     <ObjectPage<Pipeline>
       kind={kind}
       namespace={namespace}
       name={name}
       title={pipelineLabel}
-      state={() => undefined}
-      summary={(o) => (o.spec.displayName || o.spec.description ? <div className="muted">{[pipelineLabel(o), o.spec.description].filter(Boolean).join(' — ')}</div> : null)}
+      state={() => (versions.loaded ? `${nv} version${nv === 1 ? '' : 's'}` : undefined)}
+      summary={(o) => (o.spec.description ? <div className="muted">{o.spec.description}</div> : null)}
       tabs={() => [
         { id: 'versions', label: 'Versions', render: () => (p.object ? <Versions pipeline={p.object} /> : null) },
         { id: 'run', label: 'Create run', render: () => (p.object ? <CreateRun pipeline={p.object} /> : null) },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PipelineSpec } from '../../api/types';
-import { collect, fieldOfError, fieldsOf, parseField } from './runform';
+import { collect, fieldsOf, parseField, placeServerError } from './runform';
 
 const spec = {
   root: {
@@ -45,9 +45,24 @@ describe('the run form', () => {
     expect(collect(f, { text: 'hi', epochs: 'x' }).errors).toEqual({ epochs: 'must be a whole number' });
     expect(collect(f, { text: 'hi' }).parameters).toEqual({ text: 'hi', epochs: 3, lr: 0.1, shuffle: true, items: [1, 2] });
   });
-  it('finds the field a server error names', () => {
+  it('puts each field the KFP API names on its parameter, with its own words', () => {
     const f = fieldsOf(spec);
-    expect(fieldOfError(f, 'spec.parameters.epochs: Invalid value: "x": must be an integer')).toBe('epochs');
-    expect(fieldOfError(f, 'nothing to see')).toBeUndefined();
+    expect(placeServerError(f, 'Invalid input error: runtime_config.parameters.epochs: Invalid value: "x": expected an integer; runtime_config.parameters.text: Required value')).toEqual({
+      fields: { epochs: 'Invalid value: "x": expected an integer', text: 'Required value' },
+      general: [],
+    });
+  });
+  it('puts a Kubernetes Status cause on its parameter and keeps the rest general', () => {
+    const f = fieldsOf(spec);
+    expect(placeServerError(f, 'Run "u" is invalid', [{ field: 'spec.parameters.lr', message: 'Invalid value: "string": expected a number' }, { field: 'metadata.name', message: 'bad' }])).toEqual({
+      fields: { lr: 'Invalid value: "string": expected a number' },
+      general: ['metadata.name: bad'],
+    });
+  });
+  it('does not pin prose that happens to hold a parameter\'s name on it', () => {
+    const f = fieldsOf(spec);
+    expect(placeServerError(f, 'experiment_id: the text of experiment "x" was not found')).toEqual({ fields: {}, general: ['experiment_id: the text of experiment "x" was not found'] });
+    expect(placeServerError(f, 'nothing to see')).toEqual({ fields: {}, general: ['nothing to see'] });
+    expect(placeServerError(f, 'x', [{ field: 'spec.parameters.ghost', message: 'Unsupported value' }])).toEqual({ fields: {}, general: ['spec.parameters.ghost: Unsupported value'] });
   });
 });

@@ -86,9 +86,39 @@ export function collect(fields: Field[], texts: Record<string, string>): { param
   return { parameters, errors };
 }
 
-/** which field a server error names: `run.runtime_config.parameters.x`, `spec.parameters.x`, or the bare name in its message */
-export function fieldOfError(fields: Field[], message: string): string | undefined {
-  const m = /parameters[.[]'?"?([A-Za-z0-9_-]+)/.exec(message);
-  if (m?.[1] && fields.some((f) => f.name === m[1])) return m[1];
-  return fields.find((f) => new RegExp(`\\b${f.name}\\b`).test(message))?.name;
+export interface Placed {
+  /** parameter name → the server's words about it */
+  fields: Record<string, string>;
+  /** what names no parameter: shown above the submit button */
+  general: string[];
+}
+
+const PARAM_FIELD = /^(?:[a-z_]+\.)?(?:spec\.parameters|spec\.runtimeConfig\.parameters|runtime_config\.parameters)\.([^.\s:[\]]+)/;
+
+/**
+ * The server's refusal put on the parameters it names, each with its own words: a Kubernetes Status
+ * names fields in its causes (`spec.parameters.x`); the KFP API lists them in its message
+ * (`Invalid input error: runtime_config.parameters.x: …; runtime_config.parameters.y: …`). Only a
+ * field path names a parameter: a parameter's name appearing in prose does not.
+ */
+export function placeServerError(fields: Field[], message: string, causes: { field?: string; message?: string; reason?: string }[] = []): Placed {
+  const out: Placed = { fields: {}, general: [] };
+  const known = new Set(fields.map((f) => f.name));
+  const put = (field: string | undefined, msg: string): void => {
+    const name = field ? PARAM_FIELD.exec(field)?.[1] : undefined;
+    if (name && known.has(name)) out.fields[name] = out.fields[name] ? `${out.fields[name]}; ${msg}` : msg;
+    else out.general.push(field ? `${field}: ${msg}` : msg);
+  };
+  if (causes.length) {
+    for (const c of causes) put(c.field, c.message ?? c.reason ?? 'invalid');
+    return out;
+  }
+  const parts = message.replace(/^Invalid input error:\s*/, '').split(/;\s+(?=[\w.-]+:\s)/);
+  if (parts.length && parts.every((p) => PARAM_FIELD.test(p))) {
+    for (const p of parts) {
+      const i = p.indexOf(': ');
+      put(p.slice(0, i), p.slice(i + 2));
+    }
+  } else out.general.push(message);
+  return out;
 }
