@@ -14,6 +14,8 @@ import { Link, NavProvider, useNav, useRoute } from './nav';
 import { href, legacyTarget, objectHref } from './router';
 import { ThemeToggle } from './theme';
 
+const CLUSTER_PAGES = allPages.filter((p) => p.cluster && p.page).map((p) => p.plural);
+
 const SECTIONS: NavSection[] = ['Workloads', 'Pipelines', 'Training', 'Tuning', 'Serving', 'Notebooks', 'Queues', 'Cluster', 'Config'];
 
 export function App() {
@@ -28,7 +30,7 @@ export function App() {
         </div>
       )}
     >
-      <NavProvider>
+      <NavProvider clusterPages={CLUSTER_PAGES}>
         <Shell />
       </NavProvider>
     </ApiProvider>
