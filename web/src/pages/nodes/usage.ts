@@ -2,7 +2,7 @@
 // watch, use is a snapshot (its history and charts belong to the metrics pages).
 import { useEffect, useState } from 'react';
 import { useApi } from '../../api/context';
-import { messageOf } from '../../api/errors';
+import { ApiError, messageOf } from '../../api/errors';
 
 export interface NodeUsage {
   usage?: Record<string, string>;
@@ -18,7 +18,7 @@ export function useNodeUsage(name: string | undefined): NodeUsage {
     let live = true;
     api.json<{ usage?: Record<string, string>; timestamp?: string }>(`/apis/metrics.k8s.io/v1beta1/nodes/${encodeURIComponent(name)}`).then(
       (m) => live && setState({ usage: m.usage, timestamp: m.timestamp }),
-      (e) => live && setState({ error: messageOf(e) }),
+      (e) => live && setState({ error: e instanceof ApiError && e.code === 404 ? 'the metrics API has no sample of this node yet (it takes one every few seconds); reopen the page to see it.' : messageOf(e) }),
     );
     return () => {
       live = false;
