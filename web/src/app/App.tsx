@@ -154,6 +154,11 @@ function Content() {
   const route = useRoute();
   const { kinds } = useApi();
   const { plural, name, namespace } = route;
+  if (!plural && route.cluster) {
+    // /ui/cluster (the breadcrumb of a node) is the cluster's overview when there is one
+    const Overview = pageFor('cluster-overview')?.page;
+    if (Overview) return <Overview />;
+  }
   if (!plural || plural === 'overview') return <Home namespace={namespace} />;
   if (plural === 'kinds') return <AllKinds namespace={namespace} />;
   const def = pageFor(plural);

@@ -64,10 +64,10 @@ function NodesList({ kind }: ListPageProps) {
       title="Nodes"
       state={nodeState}
       columns={[
-        { id: 'cpu', header: 'CPU requested', width: 170, value: (n) => alloc(n, 'cpu')?.requestsFraction, cell: (n) => resourceCell(alloc(n, 'cpu')) },
-        { id: 'memory', header: 'Memory requested', width: 200, value: (n) => alloc(n, 'memory')?.requestsFraction, cell: (n) => resourceCell(alloc(n, 'memory')) },
-        { id: 'gpu', header: 'GPUs', width: 110, value: (n) => alloc(n, 'nvidia.com/gpu')?.requests, cell: (n) => resourceCell(alloc(n, 'nvidia.com/gpu')) },
-        { id: 'pods', header: 'Pods', width: 110, value: (n) => alloc(n, 'pods')?.requests, cell: (n) => resourceCell(alloc(n, 'pods')) },
+        { id: 'cpu', header: 'CPU requested', width: 'minmax(110px, 1fr)', value: (n) => alloc(n, 'cpu')?.requestsFraction, cell: (n) => resourceCell(alloc(n, 'cpu')) },
+        { id: 'memory', header: 'Memory requested', width: 'minmax(150px, 1.2fr)', value: (n) => alloc(n, 'memory')?.requestsFraction, cell: (n) => resourceCell(alloc(n, 'memory')) },
+        { id: 'gpu', header: 'GPUs', width: 80, value: (n) => alloc(n, 'nvidia.com/gpu')?.requests, cell: (n) => resourceCell(alloc(n, 'nvidia.com/gpu')) },
+        { id: 'pods', header: 'Pods', width: 'minmax(100px, 0.8fr)', value: (n) => alloc(n, 'pods')?.requests, cell: (n) => resourceCell(alloc(n, 'pods')) },
       ]}
     />
   );
