@@ -33,7 +33,7 @@ export function EventsTable({ namespace, filter, height, toolbar, showNamespace 
     { id: 'object', header: 'Object', width: 'minmax(110px, 1fr)', value: subjectLabel, cell: (e) => <SubjectLink e={e} /> },
     { id: 'message', header: 'Message', width: 'minmax(150px, 2.5fr)', value: (e) => e.message, cell: (e) => <span title={e.message}>{e.message}</span> },
     { id: 'count', header: 'Count', width: 56, align: 'right', value: (e) => e.count ?? 1, cell: (e) => e.count ?? 1 },
-    { id: 'last', header: 'Last seen', width: 80, value: eventTime, cell: (e) => <Age ts={eventTime(e)} /> },
+    { id: 'last', header: 'Last seen', width: 92, value: eventTime, cell: (e) => <Age ts={eventTime(e)} /> },
   ];
   return (
     <DataTable
@@ -43,7 +43,7 @@ export function EventsTable({ namespace, filter, height, toolbar, showNamespace 
       rowKey={(e) => `${e.metadata?.namespace}/${e.metadata?.name}`}
       loading={!list.loaded}
       empty={filter.type || filter.reason || filter.object ? 'No events match these filters.' : 'No events.'}
-      height={height}
+      height={height === undefined ? undefined : Math.min(height, 34 * Math.max(rows.length, 2) + 4)}
       toolbar={toolbar}
     />
   );
