@@ -63,6 +63,9 @@ describe('the dashboard: cluster pages', () => {
     assert.equal(Number(await cpuMeter().getAttribute('aria-valuenow')), 1);
     await ui.page.locator('[data-phase="Pending"] .n', { hasText: '1' }).waitFor();
     await ui.page.getByRole('link', { name: 'pod/too-big' }).first().waitFor();
+    // a node page's breadcrumb `cluster` leads here too
+    await ui.open('/ui/cluster');
+    await ui.page.locator('tr[data-pod="too-big"]').waitFor();
   });
 
   it('filters Events by type, reason and object, in the URL, and links to the object', async () => {
