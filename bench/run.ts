@@ -10,8 +10,11 @@
 //   7. distributed training: a PyTorchJob's start and DDP speed against torchrun (bench/training.ts)
 //   8. model serving: sklearn against KServe's Python model server, first response from zero, ONNX
 //      against onnxruntime-node directly (bench/serving.ts)
+//   9. the dashboard's first paint in Chromium: the runs list with 1,000 Runs and a run of 1,000 tasks,
+//      against `kubectl get runs` and `skiff get runs` over the same list (bench/ui.ts)
 //   --busy: a CPU burner on every core for the whole run, to see what holds on a loaded machine
 // Usage: npm run bench [-- --objects 100000 --runs 30 --bare-runs 30 --serving-seconds 8 --only 4,5,6 --busy]
+//        section 9: --ui-runs 1000 --ui-tasks 1000 --ui-loads 5 --ui-list-selector SEL --ui-run-selector SEL|auto
 //        section 8's model-server HTTP comparison alone: --only 8 --serving-http-only [--serving-http-rounds 5]
 import type { ChildProcess } from 'node:child_process';
 import { execFileSync, spawn } from 'node:child_process';
@@ -26,6 +29,7 @@ import { fanOut1000, fanOut200 } from './pipelines/fanout.js';
 import { fmtMs, median, nowMs, percentile } from './stats.js';
 import { servingBench } from './serving.js';
 import { trainingBench } from './training.js';
+import { uiBench } from './ui.js';
 
 const args = process.argv.slice(2);
 const arg = (name: string, def: number): number => {
@@ -233,5 +237,18 @@ if (existsSync(join(repoRoot, '.venv', 'bin', 'python'))) {
 }
 if (wanted(7)) await trainingBench(row);
 if (wanted(8)) await servingBench(row, { seconds: arg('serving-seconds', 8), httpRounds: arg('serving-http-rounds', 5), httpOnly: args.includes('--serving-http-only') });
+if (wanted(9) && existsSync(join(repoRoot, '.venv', 'bin', 'python'))) {
+  const sarg = (name: string, def: string): string => {
+    const i = args.indexOf(`--${name}`);
+    return i >= 0 ? String(args[i + 1]) : def;
+  };
+  await uiBench(row, {
+    runs: arg('ui-runs', 1000),
+    tasks: arg('ui-tasks', 1000),
+    loads: arg('ui-loads', 5),
+    listSelector: sarg('ui-list-selector', '[role=rowgroup] [role=row]'),
+    runSelector: sarg('ui-run-selector', 'auto'),
+  });
+}
 for (const b of burners) b.kill('SIGKILL');
 console.log(`\nall benchmarks: ${((nowMs() - t0) / 1000).toFixed(0)} s`);

@@ -24,6 +24,7 @@ done
 [ -n "$url" ] || { cat "$log"; echo "Skiff did not start"; exit 1; }
 export SKIFF_SERVER="$url"
 cat "$log"
+printf '  The dashboard, live while the demo runs: %s/ui/default\n' "$url"
 
 step "The machine, as a Node"
 run skiff get nodes -o wide
@@ -59,13 +60,15 @@ step "The flaky Job: exit code 42 is ignored by its podFailurePolicy"
 run skiff describe job flaky | sed -n '1,60p'
 
 step "A pipeline compiled by the kfp SDK (examples/pipelines/word_count.py): an artifact, a condition, a OneOf output"
-run skiff run examples/pipelines/word_count.yaml -p text="Skiff runs Kubeflow pipelines on one machine" --watch
+run skiff run examples/pipelines/word_count.yaml -p text="Skiff runs Kubeflow pipelines on one machine" --watch | tee "$data/word-count.out"
+wc_run=$(sed -n 's/^run \([^ ]*\) [A-Z]*:.*/\1/p' "$data/word-count.out" | tail -n 1)
 run skiff get runs
 
 step "Training a model with a pipeline (examples/serving/train_digits.py), then serving it as KServe does"
 out=$(skiff run examples/serving/train_digits.yaml --watch)
 echo "$out"
 model_uri=$(echo "$out" | sed -n 's/^  output Output: //p' | head -n 1)
+train_run=$(echo "$out" | sed -n 's/^run \([^ ]*\) [A-Z]*:.*/\1/p' | tail -n 1)
 [ -n "$model_uri" ] || { echo "the pipeline produced no model"; exit 1; }
 sed "s#MODEL_URI#$model_uri#" examples/serving/sklearn-digits.yaml > "$data/sklearn-digits.yaml"
 run skiff apply -f "$data/sklearn-digits.yaml"
@@ -100,4 +103,11 @@ cat <<TXT
   kubectl:      export KUBECONFIG=\$(bin/skiff kubeconfig --path --data-dir $data); .venv-clients/bin/kubectl get pods,jobs
                 (while skiff up runs; the Python kubernetes client, TrainingClient and KServeClient read it too)
   Your own:     bin/skiff apply -f your-job.yaml
+
+  The dashboard: this server stops with the demo; start it again on the same data and open
+                bin/skiff up --data-dir $data      # serves http://127.0.0.1:8080 unless --port says otherwise
+                http://127.0.0.1:8080/ui/default/runs/${wc_run:-}  (the word-count run: graph, artifacts, logs)
+                http://127.0.0.1:8080/ui/default/runs/${train_run:-}  (the run that trained the digits model)
+                http://127.0.0.1:8080/ui/default                         (what ran in the namespace)
+                http://127.0.0.1:8080/ui/cluster/cluster-overview        (the node's allocation, Pending Pods, warnings)
 TXT

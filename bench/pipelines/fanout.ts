@@ -18,7 +18,7 @@ const runsPath = '/apis/pipelines.kubeflow.org/v2beta1/namespaces/default/runs';
 
 const sumOfSquares = (n: number): number => ((n - 1) * n * (2 * n - 1)) / 6;
 
-function compile(dir: string, n: number, parallelism: number): unknown {
+export function compile(dir: string, n: number, parallelism: number): unknown {
   const file = join(dir, `fanout-${n}.yaml`);
   execFileSync(python, [script, 'compile', file, String(n), String(parallelism)]);
   return YAML.parse(readFileSync(file, 'utf8'));
@@ -43,7 +43,7 @@ function rssBytes(pid: number): number {
 }
 
 /** submits the compiled pipeline as a Run and polls (100 ms) until it ends; wall-clock ms */
-async function runOnSkiff(s: TestServer, pipelineSpec: unknown, n: number): Promise<number> {
+export async function runOnSkiff(s: TestServer, pipelineSpec: unknown, n: number): Promise<number> {
   const t0 = nowMs();
   const created = await s.create(runsPath, { apiVersion: 'pipelines.kubeflow.org/v2beta1', kind: 'Run', metadata: { generateName: `fan-out-in-${n}-` }, spec: { pipelineSpec } });
   const name = String(created.metadata.name);

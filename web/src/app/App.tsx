@@ -14,6 +14,8 @@ import { Link, NavProvider, useNav, useRoute } from './nav';
 import { href, legacyTarget, objectHref } from './router';
 import { ThemeToggle } from './theme';
 
+const CLUSTER_PAGES = allPages.filter((p) => p.cluster && p.page).map((p) => p.plural);
+
 const SECTIONS: NavSection[] = ['Workloads', 'Pipelines', 'Training', 'Tuning', 'Serving', 'Notebooks', 'Queues', 'Cluster', 'Config'];
 
 export function App() {
@@ -28,7 +30,7 @@ export function App() {
         </div>
       )}
     >
-      <NavProvider>
+      <NavProvider clusterPages={CLUSTER_PAGES}>
         <Shell />
       </NavProvider>
     </ApiProvider>
@@ -152,6 +154,11 @@ function Content() {
   const route = useRoute();
   const { kinds } = useApi();
   const { plural, name, namespace } = route;
+  if (!plural && route.cluster) {
+    // /ui/cluster (the breadcrumb of a node) is the cluster's overview when there is one
+    const Overview = pageFor('cluster-overview')?.page;
+    if (Overview) return <Overview />;
+  }
   if (!plural || plural === 'overview') return <Home namespace={namespace} />;
   if (plural === 'kinds') return <AllKinds namespace={namespace} />;
   const def = pageFor(plural);

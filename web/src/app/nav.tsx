@@ -12,7 +12,8 @@ interface Nav {
 
 const NavContext = createContext<Nav | null>(null);
 
-export function NavProvider({ children }: { children: ReactNode }) {
+/** `clusterPages`: pages of no kind reached at /ui/cluster/<plural> (the cluster overview) */
+export function NavProvider({ children, clusterPages = [] }: { children: ReactNode; clusterPages?: string[] }) {
   const { kinds } = useApi();
   const [loc, setLoc] = useState(() => ({ path: window.location.pathname, search: window.location.search }));
   useEffect(() => {
@@ -26,7 +27,7 @@ export function NavProvider({ children }: { children: ReactNode }) {
     setLoc({ path: window.location.pathname, search: window.location.search });
     if (!opts.replace) window.scrollTo(0, 0);
   }, []);
-  const route = useMemo(() => parseRoute(loc.path, loc.search, (p) => kinds.isClusterScoped(p)), [loc, kinds]);
+  const route = useMemo(() => parseRoute(loc.path, loc.search, (p) => kinds.isClusterScoped(p) || clusterPages.includes(p)), [loc, kinds, clusterPages]);
   const value = useMemo(() => ({ route, navigate }), [route, navigate]);
   return <NavContext.Provider value={value}>{children}</NavContext.Provider>;
 }
