@@ -115,7 +115,7 @@ describe('the dashboard', () => {
     await ui.page.getByRole('link', { name: 'in-team-a' }).waitFor();
     assert.equal(new URL(ui.page.url()).pathname, '/ui/team-a/jobs');
     await ui.open('/ui/default/kinds');
-    await ui.page.getByRole('link', { name: 'InferenceService' }).waitFor();
+    await ui.page.getByRole('link', { name: 'InferenceService', exact: true }).waitFor();
     await ui.open('/ui/default/nonsense');
     await ui.page.getByText('serves no kind called').waitFor();
   });
