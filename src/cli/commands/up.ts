@@ -4,7 +4,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { CliError, UsageError } from '../errors.js';
 import type { Command } from './common.js';
 
-/** What `src/server/main.ts` exports (written by the server engineers). */
+/** What `src/server/main.ts` exports: the options `skiff up` starts the server with. */
 export interface StartSkiffOptions {
   dataDir?: string;
   port?: number;
