@@ -104,7 +104,7 @@ if [ ! -f dist/.built ] || [ "$(cat dist/.built)" != "$sources" ] || [ -n "$(fin
   echo "$sources" > dist/.built
 fi
 # the dashboard (web/): type-checked, then bundled by Vite into build/web (served by `skiff up` at /ui/)
-web_sum=$( { find web src/api -type f \( -name '*.ts' -o -name '*.tsx' -o -name '*.css' -o -name '*.html' -o -name '*.json' \) -not -name '*.test.ts' -not -name '*.test.tsx' | sort | xargs md5sum; md5sum package-lock.json; } | md5sum | cut -d' ' -f1)
+web_sum=$( { find web src/api -type f \( -name '*.ts' -o -name '*.tsx' -o -name '*.css' -o -name '*.html' -o -name '*.json' \) -not -name '*.test.ts' -not -name '*.test.tsx' -not -path '*/node_modules/*' | sort | xargs md5sum; md5sum package-lock.json; } | md5sum | cut -d' ' -f1)
 if [ ! -f build/web/.built ] || [ "$(cat build/web/.built)" != "$web_sum" ]; then
   say "building the dashboard"
   npx tsc -p web/tsconfig.json
