@@ -3,7 +3,7 @@
 // API merges the two; attach keeps them apart, as a container runtime's attach does).
 import * as fs from 'node:fs';
 import type { OutputChunk } from '../substrate.js';
-import { after } from '../../util/timers.js';
+import { FileChanges } from './file-changes.js';
 
 const NL = 0x0a;
 const POLL_MS = 100;
@@ -32,10 +32,7 @@ export async function* followOutput(file: string, isDone: () => boolean, signal:
   let fh: fs.promises.FileHandle | undefined;
   let pos = 0;
   let pending = Buffer.alloc(0);
-  let watcher: fs.FSWatcher | undefined;
-  let wake: (() => void) | undefined;
-  const onAbort = (): void => wake?.();
-  signal.addEventListener('abort', onAbort);
+  const changes = new FileChanges(POLL_MS, signal);
   try {
     try {
       pos = fs.statSync(file).size;
@@ -45,8 +42,7 @@ export async function* followOutput(file: string, isDone: () => boolean, signal:
       if (!fh) {
         try {
           fh = await fs.promises.open(file, 'r');
-          watcher = fs.watch(file, () => wake?.());
-          watcher.on('error', () => watcher?.close());
+          changes.watch(file);
         } catch (e) {
           if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
         }
@@ -75,15 +71,10 @@ export async function* followOutput(file: string, isDone: () => boolean, signal:
         for (const c of out) yield c;
       }
       if (done) return;
-      await new Promise<void>((resolve) => {
-        const timer = after(POLL_MS, () => { wake = undefined; resolve(); });
-        wake = () => { timer.clear(); wake = undefined; resolve(); };
-        if (signal.aborted) wake();
-      });
+      await changes.next();
     }
   } finally {
-    signal.removeEventListener('abort', onAbort);
-    watcher?.close();
+    changes.close();
     await fh?.close();
   }
 }

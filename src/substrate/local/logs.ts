@@ -6,7 +6,7 @@
 // prefixed with the timestamp of its first entry.
 import * as fs from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
-import { after } from '../../util/timers.js';
+import { FileChanges } from './file-changes.js';
 
 export interface LogOptions { tailLines?: number; timestamps?: boolean; sinceSeconds?: number; limitBytes?: number }
 
@@ -47,10 +47,7 @@ export async function* followLog(file: string, opts: LogOptions, isDone: () => b
   const fmt = new Formatter(opts);
   let fh: fs.promises.FileHandle | undefined;
   let reader: LineReader | undefined;
-  let watcher: fs.FSWatcher | undefined;
-  let wake: (() => void) | undefined;
-  const onAbort = () => wake?.();
-  signal.addEventListener('abort', onAbort);
+  const changes = new FileChanges(FOLLOW_POLL_MS, signal);
   try {
     while (!signal.aborted) {
       // Sampled before reading: everything the container wrote before it was done is in the file.
@@ -60,8 +57,7 @@ export async function* followLog(file: string, opts: LogOptions, isDone: () => b
           fh = await fs.promises.open(file, 'r');
           const size = (await fh.stat()).size;
           reader = new LineReader(fh, opts.tailLines === undefined ? 0 : await findTailStart(fh, size, opts.tailLines));
-          watcher = fs.watch(file, () => wake?.());
-          watcher.on('error', () => watcher?.close());
+          changes.watch(file);
         } catch (e) {
           if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
         }
@@ -76,15 +72,10 @@ export async function* followLog(file: string, opts: LogOptions, isDone: () => b
         if (fmt.full) return;
       }
       if (done) return;
-      await new Promise<void>((resolve) => {
-        const timer = after(FOLLOW_POLL_MS, () => { wake = undefined; resolve(); });
-        wake = () => { timer.clear(); wake = undefined; resolve(); };
-        if (signal.aborted) wake();
-      });
+      await changes.next();
     }
   } finally {
-    signal.removeEventListener('abort', onAbort);
-    watcher?.close();
+    changes.close();
     await fh?.close();
   }
 }
