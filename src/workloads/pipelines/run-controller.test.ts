@@ -249,6 +249,30 @@ describe('Run controller', () => {
     assert.ok(iterations.length >= 2, JSON.stringify(Object.keys(run.status?.tasks ?? {})));
   });
 
+  it('writes an iteration\'s record before its loop\'s: no watcher sees a loop done with an iteration still running', async () => {
+    const seen = new Map<string, string | undefined>();
+    const faults: string[] = [];
+    const done = new Set(['SUCCEEDED', 'FAILED', 'SKIPPED', 'CANCELED']);
+    const sub = h.env.client.store.subscribe((c) => {
+      if (c.resource !== 'pipelines.kubeflow.org/runtasks' || c.object.spec?.run !== 'ordered') return;
+      const rec = c.object as RunTask;
+      seen.set(rec.spec.path, rec.status?.state);
+      for (const [path, st] of seen) {
+        if (!done.has(st ?? '')) continue;
+        for (const [inner, ist] of seen) if (inner.startsWith(`${path}.`) && !done.has(ist ?? '')) faults.push(`${path} ${st} while ${inner} ${ist}`);
+      }
+    });
+    try {
+      await h.create('pipeline_with_parallelfor_parallelism.yaml', 'ordered', { loop_parameter: ['a', 'b', 'c'] });
+      const run = await h.waitDone('ordered', 180_000);
+      assert.equal(run.status?.state, 'SUCCEEDED', JSON.stringify(run.status?.message));
+      assert.ok([...seen.keys()].some((p) => /^for-loop-\d+\.\d+$/.test(p)), 'the loop ran iterations');
+      assert.deepEqual(faults, []);
+    } finally {
+      sub.stop();
+    }
+  });
+
   for (const file of CORPUS_RUNS) {
     it(`runs corpus pipeline ${file}`, async () => {
       const name = file.replace(/^.*\//, '').replace(/\.yaml$/, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').slice(0, 40).replace(/-+$/, '');

@@ -409,11 +409,17 @@ export class RunReconciler {
     pass.run = await this.opts.client.updateStatus<Run>({ ...pass.run, status });
   }
 
-  /** Creates, updates or deletes the RunTask of each record that differs from the stored one. */
+  /**
+   * Creates, updates or deletes the RunTask of each record that differs from the stored one. The deepest
+   * records go first, so a watcher never sees a loop or DAG finished while a task inside it still shows
+   * running: an iteration's record lands before its loop's.
+   */
   private async saveTasks(pass: Pass): Promise<void> {
     const { client } = this.opts;
     const { run } = pass;
-    for (const [path, rec] of Object.entries(pass.tasks)) {
+    const depth = (path: string) => path.split('.').length;
+    const deepestFirst = Object.entries(pass.tasks).sort(([a], [b]) => depth(b) - depth(a));
+    for (const [path, rec] of deepestFirst) {
       const stored = pass.records.get(path);
       if (stored && sameRecord(stored.status, rec)) continue;
       const obj: RunTask = stored
