@@ -63,7 +63,7 @@ if [ ! -x .venv/bin/python ]; then
   say "creating the Python environment (.venv)"
   /usr/bin/python3 -m venv --system-site-packages .venv
 fi
-for req in python/requirements.txt python/requirements-training.txt python/requirements-bert.txt python/requirements-serving.txt python/requirements-jax.txt; do
+for req in python/requirements.txt python/requirements-training.txt python/requirements-bert.txt python/requirements-serving.txt python/requirements-jax.txt python/requirements-tuning.txt; do
   stamp=.venv/.skiff-installed${req#python/requirements}; stamp=${stamp%.txt}
   if [ ! -f "$stamp" ] || [ "$req" -nt "$stamp" ]; then
     say "installing Python packages: $(grep -v '^#' "$req" | tr '\n' ' ')"
@@ -83,6 +83,10 @@ if [ ! -f .venv-clients/.skiff-installed ] || [ python/requirements-clients.txt 
   .venv-clients/bin/pip install --quiet --disable-pip-version-check -r python/requirements-clients.txt
   touch .venv-clients/.skiff-installed
 fi
+# Katib's SDK (KatibClient for users, report_metrics inside trials), without its pins (see requirements-tuning.txt)
+for venv in .venv .venv-clients; do
+  [ -f $venv/.skiff-installed-katib ] || { say "installing kubeflow-katib into $venv"; $venv/bin/pip install --quiet --disable-pip-version-check --no-deps kubeflow-katib==0.19.0 && touch $venv/.skiff-installed-katib; }
+done
 
 # Debian's torchrun (torch 1.13) cannot start on Python 3.11; the environment's own fixes that
 [ "$(readlink .venv/bin/torchrun 2>/dev/null)" = ../../python/torchrun ] || ln -sf ../../python/torchrun .venv/bin/torchrun
