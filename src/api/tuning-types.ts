@@ -242,3 +242,26 @@ export const TuningLabels = {
 
 /** Katib's value for a metric that never appeared */
 export const UnavailableMetricValue = 'unavailable';
+
+/** one reported value of one metric, as Katib's DB manager keeps it (`time_stamp` RFC 3339; value a string) */
+export interface MetricLog {
+  timeStamp: string;
+  name: string;
+  value: string;
+}
+
+/**
+ * Skiff's store for what Katib keeps in its database (katib-db-manager): every metric value a trial
+ * reported, in report order. One per Trial, named as the Trial and owned by it, kind ObservationLog in
+ * group tuning.skiff.dev/v1. Pull collectors (StdOut, File, TensorFlowEvent) write it from what the
+ * trial's primary container printed or wrote; Push writes it as the trial reports
+ * (report_metrics → the DBManager gRPC API). The Trial's status.observation is its summary.
+ */
+export interface ObservationLog extends KObject {
+  apiVersion: 'tuning.skiff.dev/v1';
+  kind: 'ObservationLog';
+  metadata: ObjectMeta;
+  spec: { trialName: string; metricLogs: MetricLog[] };
+}
+
+export const ObservationLogGroup = 'tuning.skiff.dev';
