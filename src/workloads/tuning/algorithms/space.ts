@@ -359,3 +359,33 @@ export function gridSize(p: SpaceParam): number | undefined {
   if (p.step === undefined) return undefined;
   return Math.round((p.max - p.min) / p.step) + 1;
 }
+
+/**
+ * The number of distinct assignments when every parameter is discrete (ints, stepped doubles,
+ * lists), else undefined: the search then cannot run out.
+ */
+export function finiteSize(space: Space): number | undefined {
+  let n = 1;
+  for (const p of space.params) {
+    const k = gridSize(p);
+    if (k === undefined) return undefined;
+    n *= k;
+  }
+  return n;
+}
+
+/** The index-th point of the grid, the last parameter varying fastest (mixed radix). */
+export function gridAssignment(space: Space, values: readonly (readonly string[])[], index: number): Record<string, string> {
+  const out: Record<string, string> = {};
+  let rest = index;
+  for (let i = space.params.length - 1; i >= 0; i--) {
+    const vs = values[i] as readonly string[];
+    const k = rest % vs.length;
+    rest = Math.floor(rest / vs.length);
+    out[(space.params[i] as SpaceParam).name] = vs[k] as string;
+  }
+  // keep the spec's parameter order in the object
+  const ordered: Record<string, string> = {};
+  for (const p of space.params) ordered[p.name] = out[p.name] as string;
+  return ordered;
+}
