@@ -167,6 +167,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   if (katibDb) {
     const { name, namespace } = KatibDbManagerService;
     substrate.setPlatformServices([{ name, namespace, ips: [katibDb.host] }]);
+    if (!katibDb.podsUseDefault) log(`katib-db-manager: port ${KatibDbManagerService.port} is taken; trials must pass db_manager_address="${katibDb.address}" to report_metrics()`);
   }
   writeKubeconfig(config.dataDir, kubeconfig(serverUrl, inCluster, inCluster?.adminToken));
   manager.start();
