@@ -162,11 +162,12 @@ function varint(n: number): Buffer {
   return Buffer.from(out);
 }
 
-/** one length-delimited field; proto3 leaves empty strings off the wire, `always` keeps empty messages */
+/** one length-delimited field (a present message is written even when empty) */
 function lenField(num: number, body: Buffer): Buffer {
   return Buffer.concat([varint(num * 8 + WIRE_LEN), varint(body.length), body]);
 }
 
+/** proto3 leaves an empty string off the wire */
 function strField(num: number, s: string): Buffer {
   return s === '' ? Buffer.alloc(0) : lenField(num, Buffer.from(s, 'utf8'));
 }
