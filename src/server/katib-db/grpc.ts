@@ -23,8 +23,13 @@ export class GrpcError extends Error {
   }
 }
 
+/** who is calling: the connection's source address (IPv4 without the `::ffff:` prefix) */
+export interface CallInfo {
+  peer: string;
+}
+
 /** a method: request bytes in, reply bytes out */
-export type UnaryHandler = (request: Buffer) => Promise<Buffer>;
+export type UnaryHandler = (request: Buffer, call: CallInfo) => Promise<Buffer>;
 
 /** the largest request accepted; grpc's own default receive limit */
 const maxMessageBytes = 4 * 1024 * 1024;
@@ -78,7 +83,8 @@ async function serve(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, me
   if (!handler) return trailersOnly(stream, GrpcStatus.UNIMPLEMENTED, `unknown method ${path}`);
   let reply: Buffer;
   try {
-    reply = await handler(unframe(Buffer.concat(chunks)));
+    const peer = (stream.session?.socket?.remoteAddress ?? '').replace(/^::ffff:/, '');
+    reply = await handler(unframe(Buffer.concat(chunks)), { peer });
   } catch (e) {
     if (e instanceof GrpcError) return trailersOnly(stream, e.code, e.message);
     log?.(`katib-db-manager: ${path}: ${(e as Error).stack ?? String(e)}`);

@@ -1,6 +1,7 @@
 // The DBManager over a real store and a real HTTP/2 connection, as grpc clients reach it.
 import assert from 'node:assert/strict';
 import { connect } from 'node:http2';
+import { connect as tcpConnect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { defaultRegistry } from '../../api/index.js';
@@ -38,9 +39,10 @@ interface Answer {
 }
 
 /** one unary call, as a grpc client makes it (headers, one framed message, then trailers) */
-function call(method: string, message: Buffer, opts: { raw?: Buffer; contentType?: string } = {}): Promise<Answer> {
+function call(method: string, message: Buffer, opts: { raw?: Buffer; contentType?: string; from?: string } = {}): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const session = connect(`http://127.0.0.1:${port}`);
+    const from = opts.from;
+    const session = connect(`http://127.0.0.1:${port}`, from ? { createConnection: () => tcpConnect({ host: '127.0.0.1', port, localAddress: from }) } : {});
     session.on('error', reject);
     const req = session.request({ ':method': 'POST', ':path': method.startsWith('/') ? method : `/${DBManagerService}/${method}`, 'content-type': opts.contentType ?? 'application/grpc', te: 'trailers' });
     let httpStatus = 0;
@@ -163,6 +165,20 @@ test('a trial name in two namespaces is refused as ambiguous, naming both', asyn
   const a = await report('exp-twin', [log('2026-11-25T10:00:00Z', 'loss', '1')]);
   assert.equal(a.grpcStatus, GrpcStatus.FAILED_PRECONDITION);
   assert.match(a.grpcMessage, /^trial name "exp-twin" is ambiguous: Trials of that name exist in namespaces team-a, team-b;/);
+});
+
+test('a trial Pod\'s call means the Trial of that name in the Pod\'s own namespace', { skip: process.platform !== 'linux' && 'Pods have addresses of their own only where all of 127/8 is loopback' }, async () => {
+  await trial('exp-pair', 'team-a');
+  await trial('exp-pair', 'team-b');
+  const pod = await client.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'exp-pair-worker', namespace: 'team-b' }, spec: { containers: [{ name: 'main', image: 'python' }] } });
+  await client.updateStatus({ ...pod, status: { phase: 'Running', podIP: '127.1.77.7' } });
+  const fromPod = await call('ReportObservationLog', encodeReportObservationLogRequest({ trialName: 'exp-pair', observationLog: { metricLogs: [log('2026-11-25T10:00:00Z', 'loss', '1')] } }), { from: '127.1.77.7' });
+  assert.equal(fromPod.grpcStatus, GrpcStatus.OK, fromPod.grpcMessage);
+  assert.equal((await stored('exp-pair', 'team-b'))?.spec.metricLogs.length, 1);
+  assert.equal(await stored('exp-pair', 'team-a'), undefined);
+  // from an address no Pod has, still ambiguous
+  const fromElsewhere = await call('ReportObservationLog', encodeReportObservationLogRequest({ trialName: 'exp-pair', observationLog: { metricLogs: [log('2026-11-25T10:00:00Z', 'loss', '1')] } }), { from: '127.1.77.8' });
+  assert.equal(fromElsewhere.grpcStatus, GrpcStatus.FAILED_PRECONDITION);
 });
 
 test('a message that is not ASCII comes back percent-encoded and decodes to itself', async () => {

@@ -1,7 +1,9 @@
 // Katib's DBManager (api.v1.beta1.DBManager) over Skiff's store: a trial's metric logs are the
 // ObservationLog object named as the Trial, in its namespace and owned by it, so they go when the
 // Trial goes and every Kubernetes client can read them.
+import type { Pod } from '../../api/core-types.js';
 import { isAlreadyExists, isConflict, isNotFound } from '../../api/errors.js';
+import { Kinds } from '../../api/index.js';
 import type { KObject, StoredObject } from '../../api/meta.js';
 import type { KindDef } from '../../api/registry.js';
 import type { MetricLog, ObservationLog, Trial } from '../../api/tuning-types.js';
@@ -31,20 +33,32 @@ function decoding<T>(decode: (b: Buffer) => T, body: Buffer): T {
   }
 }
 
+/** the namespace of the running Pod at this address (Pods connect from their own IP, native/skiff-net.c) */
+async function callerNamespace(client: Client, peer: string): Promise<string | undefined> {
+  if (!peer) return undefined;
+  const pods = (await client.listAll<Pod>(Kinds.Pod)).filter((p) => p.status?.podIP === peer && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
+  const namespaces = new Set(pods.map((p) => p.metadata.namespace ?? 'default'));
+  return namespaces.size === 1 ? [...namespaces][0] : undefined;
+}
+
 /**
  * The Trial a request names. Katib's requests carry the trial's name only (trial names are unique
- * in Katib's database, since an Experiment's name is in them), so every namespace is searched;
- * two Trials of that name in two namespaces cannot be told apart, and the request is refused.
+ * in Katib's database, since an Experiment's name is in them), so every namespace is searched.
+ * When Trials of that name exist in several namespaces, a call from a Pod means the one in the
+ * Pod's namespace; any other call cannot tell them apart, and is refused.
  */
-export async function findTrial(client: Client, name: string): Promise<Trial & StoredObject> {
+export async function findTrial(client: Client, name: string, peer = ''): Promise<Trial & StoredObject> {
   if (name === '') throw new GrpcError(GrpcStatus.INVALID_ARGUMENT, 'trial_name: required');
   const def = kind(client, TuningApiVersion, 'Trial');
   const found = (await client.listAll<Trial>(def, { fieldSelector: `metadata.name=${name}` })).filter((t) => t.metadata.name === name);
   const only = found[0];
   if (!only) throw new GrpcError(GrpcStatus.NOT_FOUND, `trial "${name}" not found in any namespace`);
   if (found.length > 1) {
+    const ns = await callerNamespace(client, peer);
+    const mine = found.filter((t) => t.metadata.namespace === ns);
+    if (mine.length === 1) return mine[0] as Trial & StoredObject;
     const where = found.map((t) => t.metadata.namespace).sort().join(', ');
-    throw new GrpcError(GrpcStatus.FAILED_PRECONDITION, `trial name "${name}" is ambiguous: Trials of that name exist in namespaces ${where}; Katib's API names a trial without its namespace, so rename one`);
+    throw new GrpcError(GrpcStatus.FAILED_PRECONDITION, `trial name "${name}" is ambiguous: Trials of that name exist in namespaces ${where}; Katib's API names a trial without its namespace, so rename one or report from a Pod in the trial's namespace`);
   }
   return only;
 }
@@ -87,23 +101,23 @@ export async function appendMetricLogs(client: Client, trial: Trial & StoredObje
 export function dbManagerMethods(client: Client): Record<string, UnaryHandler> {
   const logDef = (): KindDef => kind(client, ObservationLogApiVersion, 'ObservationLog');
   return {
-    [`/${DBManagerService}/ReportObservationLog`]: async (body) => {
+    [`/${DBManagerService}/ReportObservationLog`]: async (body, call) => {
       const req = decoding(decodeReportObservationLogRequest, body);
       const logs = acceptMetricLogs(req.observationLog?.metricLogs ?? []);
-      const trial = await findTrial(client, req.trialName);
+      const trial = await findTrial(client, req.trialName, call.peer);
       await appendMetricLogs(client, trial, logs);
       return Buffer.alloc(0);
     },
-    [`/${DBManagerService}/GetObservationLog`]: async (body) => {
+    [`/${DBManagerService}/GetObservationLog`]: async (body, call) => {
       const req = decoding(decodeGetObservationLogRequest, body);
-      const trial = await findTrial(client, req.trialName);
+      const trial = await findTrial(client, req.trialName, call.peer);
       const stored = await client.find<ObservationLog>(logDef(), { namespace: trial.metadata.namespace ?? 'default', name: trial.metadata.name });
       const logs = queryMetricLogs(stored?.spec?.metricLogs ?? [], req);
       return encodeGetObservationLogReply({ observationLog: { metricLogs: logs.map((l) => ({ timeStamp: l.timeStamp, metric: { name: l.name, value: l.value } })) } });
     },
-    [`/${DBManagerService}/DeleteObservationLog`]: async (body) => {
+    [`/${DBManagerService}/DeleteObservationLog`]: async (body, call) => {
       const req = decoding(decodeDeleteObservationLogRequest, body);
-      const trial = await findTrial(client, req.trialName);
+      const trial = await findTrial(client, req.trialName, call.peer);
       try {
         await client.delete(logDef(), { namespace: trial.metadata.namespace ?? 'default', name: trial.metadata.name });
       } catch (e) {
