@@ -489,7 +489,7 @@ export const TrialKind: KindDef = {
   validate: (obj) => {
     const v = new Validator();
     if (!v.object('spec', obj.spec, true)) return v.errors;
-    if (v.object('spec.runSpec', obj.spec.runSpec, true) && !trialKindOf(obj.spec.runSpec.apiVersion, obj.spec.runSpec.kind)) {
+    if (v.object('spec.runSpec', obj.spec.runSpec) && !trialKindOf(obj.spec.runSpec.apiVersion, obj.spec.runSpec.kind)) {
       v.notSupported('spec.runSpec.kind', `${obj.spec.runSpec.kind}.${obj.spec.runSpec.apiVersion}`, TrialKinds.flatMap((k) => k.apiVersions.map((a) => `${k.kind}.${a}`)));
     }
     if (v.array('spec.parameterAssignments', obj.spec.parameterAssignments)) {

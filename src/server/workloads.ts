@@ -2,7 +2,6 @@
 import { coreKinds } from '../api/core.js';
 import type { KObject, StoredObject } from '../api/meta.js';
 import { KindRegistry } from '../api/registry.js';
-import { interimTuningKinds } from '../api/tuning-interim-kinds.js';
 import { jobsWorkload } from '../workloads/jobs/index.js';
 import { pipelinesWorkload } from '../workloads/pipelines/index.js';
 import type { ServingDataPlane } from '../workloads/serving/data-plane.js';
@@ -22,8 +21,7 @@ export function workloads(deps: WorkloadDeps): Workload[] {
 
 /** The kinds the server serves: the core ones and every workload's. */
 export function registryOf(list: Workload[]): KindRegistry {
-  // the interim tuning kinds first, so a workload's own definitions of them win
-  return new KindRegistry().register(...coreKinds, ...interimTuningKinds, ...list.flatMap((w) => w.kinds));
+  return new KindRegistry().register(...coreKinds, ...list.flatMap((w) => w.kinds));
 }
 
 /** `?dryRun=All&render=true`: what storing `obj` would create, by the workload that owns its kind. */

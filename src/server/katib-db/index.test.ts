@@ -5,13 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { defaultRegistry } from '../../api/index.js';
-import { interimTuningKinds } from '../../api/tuning-interim-kinds.js';
 import { Client } from '../../store/client.js';
 import { SqliteStore } from '../../store/sqlite/store.js';
 import { KatibDbManagerService, startKatibDbManager, type KatibDbManager } from './index.js';
 
 const store = new SqliteStore({ file: ':memory:' });
-const client = new Client(store, defaultRegistry().register(...interimTuningKinds));
+const client = new Client(store, defaultRegistry());
 const dirs = [mkdtempSync(join(tmpdir(), 'skiff-katib-db-')), mkdtempSync(join(tmpdir(), 'skiff-katib-db-'))];
 const open: KatibDbManager[] = [];
 after(async () => {

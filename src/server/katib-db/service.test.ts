@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import { defaultRegistry } from '../../api/index.js';
 import type { StoredObject } from '../../api/meta.js';
 import type { ObservationLog } from '../../api/tuning-types.js';
-import { ObservationLogKind, interimTuningKinds } from '../../api/tuning-interim-kinds.js';
+import { ObservationLogKind } from '../../api/tuning.js';
 import { Client } from '../../store/client.js';
 import { SqliteStore } from '../../store/sqlite/store.js';
 import { frame, GrpcStatus, grpcServer } from './grpc.js';
@@ -17,7 +17,7 @@ import {
 import { DBManagerService, dbManagerMethods } from './service.js';
 
 const store = new SqliteStore({ file: ':memory:' });
-const client = new Client(store, defaultRegistry().register(...interimTuningKinds));
+const client = new Client(store, defaultRegistry());
 const server = grpcServer(dbManagerMethods(client));
 let port = 0;
 
