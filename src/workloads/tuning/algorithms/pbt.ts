@@ -17,6 +17,8 @@
 //   assignments, which fail the same way); a generation with no success starts over from random.
 // - Perturbing an int always moves it (round, then at least one step) and keeps it inside
 //   [min, max]; a categorical moves one place along its list, wrapping at both ends.
+// - The controller names the trials (Katib's service names them <experiment>-<uuid>); the parent
+//   label carries the parent trial's name either way.
 // - suggestion_trial_dir is accepted and checked for presence; Skiff keeps checkpoints wherever
 //   the trial template says, so it creates no volume.
 import type { Algorithm, Assignment, SettingError, SuggestRequest, SuggestResult, TrialRecord } from './types.js';
