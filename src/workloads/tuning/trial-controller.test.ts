@@ -5,13 +5,15 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Job } from '../../api/batch.js';
 import type { Condition } from '../../api/conditions.js';
+import type { PodTemplateSpec } from '../../api/core-types.js';
+import type { StoredObject } from '../../api/meta.js';
 import { Kinds } from '../../api/index.js';
 import type { ObservationLog, Trial } from '../../api/tuning-types.js';
 import { Manager } from '../../control/controller.js';
 import { GarbageCollector } from '../../control/gc.js';
 import { TestEnv } from '../../testing/fake-agent.js';
 import type { PodObject } from '../jobs/pods.js';
-import { addTrialController } from './trial-controller.js';
+import { addTrialController, metricsPath, renderTrialJob } from './trial-controller.js';
 import type { TrialOptions } from './testing.js';
 import { ObservationLogKindDef, ScriptedPodFiles, ScriptedPodLogs, TrialKindDef, encodeEvent, makeTrial, tfRecords } from './testing.js';
 
@@ -269,5 +271,71 @@ describe('trial controller', () => {
     await env.client.delete(TrialKindDef, trialKey('t9'));
     await env.waitFor('job gone', async () => (await env.job('t9')) === undefined);
     assert.equal((await env.client.listAll(Kinds.Job)).length, 0);
+  });
+});
+
+describe('the trial job', () => {
+  const stored = (t: Trial): Trial & StoredObject => ({ ...t, metadata: { ...t.metadata, name: t.metadata.name as string, uid: 'uid-1', resourceVersion: '1', creationTimestamp: '2024-01-01T00:00:00Z' } });
+  it('a training job: every replica template labelled and told its trial; the metrics volume on the primary container', () => {
+    const trial = makeTrial('pt', { metricsCollector: { collector: { kind: 'File' }, source: { fileSystemPath: { path: '/out/metrics.log', kind: 'File' } } }, primaryContainerName: 'pytorch' });
+    const container = { name: 'pytorch', image: 'x', env: [{ name: 'A', value: '1' }] };
+    trial.spec.runSpec = {
+      apiVersion: 'kubeflow.org/v1', kind: 'PyTorchJob', metadata: { labels: { own: 'yes' } },
+      spec: { pytorchReplicaSpecs: {
+        Master: { replicas: 1, template: { spec: { containers: [structuredClone(container), { name: 'side', image: 'y' }] } } },
+        Worker: { replicas: 2, template: { metadata: { labels: { 'training.kubeflow.org/job-role': 'worker' } }, spec: { containers: [structuredClone(container)] } } },
+      } },
+    };
+    trial.spec.primaryPodLabels = { 'training.kubeflow.org/job-role': 'master' };
+    const job = renderTrialJob(stored(trial)) as unknown as { metadata: Record<string, any>; spec: { pytorchReplicaSpecs: Record<string, { template: PodTemplateSpec }> } };
+    assert.equal(job.metadata.name, 'pt');
+    assert.equal(job.metadata.namespace, 'default');
+    assert.deepEqual(job.metadata.labels, { 'katib.kubeflow.org/experiment': 'exp', 'katib.kubeflow.org/trial': 'pt', own: 'yes' });
+    assert.deepEqual(job.metadata.ownerReferences, [{ apiVersion: 'kubeflow.org/v1beta1', kind: 'Trial', name: 'pt', uid: 'uid-1', controller: true, blockOwnerDeletion: true }]);
+    const master = job.spec.pytorchReplicaSpecs.Master?.template as PodTemplateSpec;
+    const worker = job.spec.pytorchReplicaSpecs.Worker?.template as PodTemplateSpec;
+    assert.equal(master.metadata?.labels?.['katib.kubeflow.org/trial'], 'pt');
+    assert.equal(worker.metadata?.labels?.['katib.kubeflow.org/trial'], 'pt');
+    assert.deepEqual(master.spec.containers.map((c) => c.env), [[{ name: 'A', value: '1' }, { name: 'KATIB_TRIAL_NAME', value: 'pt' }], [{ name: 'KATIB_TRIAL_NAME', value: 'pt' }]]);
+    assert.deepEqual(master.spec.containers[0]?.volumeMounts, [{ name: 'metrics-volume', mountPath: '/out' }]);
+    assert.equal(master.spec.containers[1]?.volumeMounts, undefined);
+    assert.deepEqual((master.spec as { volumes?: unknown[] }).volumes, [{ name: 'metrics-volume', emptyDir: {} }]);
+    // a template labelled as another role cannot make the primary Pod
+    assert.equal(worker.spec.containers[0]?.volumeMounts, undefined);
+    // the Trial's own runSpec is not changed
+    assert.equal((trial.spec.runSpec.spec as any).pytorchReplicaSpecs.Master.template.metadata, undefined);
+  });
+  it("a volume the user mounts over the metrics directory is left as it is; a Run gets labels only", () => {
+    const trial = makeTrial('f', { metricsCollector: { collector: { kind: 'TensorFlowEvent' } } });
+    const spec = (trial.spec.runSpec?.spec as { template: PodTemplateSpec }).template.spec;
+    spec.containers[0]!.volumeMounts = [{ name: 'logs', mountPath: '/var/log' }];
+    const job = renderTrialJob(stored(trial)) as unknown as { spec: { template: PodTemplateSpec } };
+    assert.deepEqual(job.spec.template.spec.containers[0]?.volumeMounts, [{ name: 'logs', mountPath: '/var/log' }]);
+    trial.spec.runSpec = { apiVersion: 'pipelines.kubeflow.org/v2beta1', kind: 'Run', metadata: {}, spec: { pipelineSpec: {} } };
+    const run = renderTrialJob(stored(trial));
+    assert.equal(run.metadata.labels?.['katib.kubeflow.org/trial'], 'f');
+    assert.deepEqual(run.spec, { pipelineSpec: {} });
+    assert.deepEqual(metricsPath({ collector: { kind: 'TensorFlowEvent' } }), { path: '/var/log/katib/tfevent', dir: '/var/log/katib/tfevent' });
+    assert.deepEqual(metricsPath({ collector: { kind: 'File' }, source: { fileSystemPath: { path: '/m.log' } } }), { path: '/m.log', dir: '/' });
+    assert.equal(metricsPath({ collector: { kind: 'StdOut' } }), undefined);
+  });
+});
+
+describe('a Killed trial', () => {
+  it('its running job is stopped without failing the trial, and deleted when not retained', async () => {
+    env.agent.script = () => undefined;
+    startTrials();
+    await createTrial('k1', { retainRun: true });
+    await createTrial('k2');
+    await waitTrial('k1', 'Running');
+    await waitTrial('k2', 'Running');
+    for (const name of ['k1', 'k2']) {
+      const t = await getTrial(name) as Trial & StoredObject;
+      const conditions = [...(t.status?.conditions ?? []), { type: 'Killed', status: 'True' as const, reason: 'TrialKilled', message: 'Experiment has ended' }];
+      await env.client.updateStatus({ ...t, status: { ...t.status, conditions } });
+    }
+    await env.waitFor('k1 suspended', async () => (await env.job('k1'))?.spec.suspend === true);
+    await env.waitFor('k2 deleted', async () => (await env.job('k2')) === undefined);
+    assert.equal(cond(await getTrial('k1'), 'Failed'), undefined);
   });
 });

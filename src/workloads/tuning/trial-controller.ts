@@ -548,11 +548,18 @@ export class TrialReconciler {
       mine.set(pod.metadata.uid, ac);
       const container = primaryContainerOf(pod.spec.containers, trial.spec.primaryContainerName)?.name;
       void (async () => {
+        // at most a few passes a poll interval, however chatty the log: each pass reads it whole
+        const gap = this.pollMs / 4;
+        let last = 0;
         try {
           const it = await this.opts.podLogs.logs(pod, { container, follow: true }, ac.signal);
           for await (const chunk of it) {
             if (ac.signal.aborted) return;
-            if (names.some((n) => chunk.includes(n))) this.wake(key);
+            const t = Date.now();
+            if (t - last >= gap && names.some((n) => chunk.includes(n))) {
+              last = t;
+              this.wake(key);
+            }
           }
         } catch {
           // the polling pass reads the log anyway; a follower is only a wake-up
