@@ -215,6 +215,32 @@ describe('trial controller', () => {
     assert.equal(metric(t, 'accuracy')?.max, '0.7');
   });
 
+  it('while the job runs, a line still being written is not read', async () => {
+    let done = false;
+    env.agent.script = (pod) => {
+      // "loss=0" is the start of "loss=0.5": read early, it would fire the rule
+      logs.set(pod.metadata.name, done ? 'loss=0.9\nloss=0.5\n' : 'loss=0.9\nloss=0');
+      return done ? { exitCode: 0 } : undefined;
+    };
+    startTrials();
+    await createTrial('t7b', {
+      objective: { type: 'maximize', objectiveMetricName: 'accuracy', additionalMetricNames: ['loss'] },
+      earlyStoppingRules: [{ name: 'loss', value: '0.1', comparison: 'less' }],
+    });
+    await env.waitFor('polled', async () => logs.reads >= 3);
+    const running = await getTrial('t7b');
+    assert.equal(cond(running, 'EarlyStopped'), undefined);
+    // values of a running trial are in its ObservationLog, not yet in its observation
+    assert.deepEqual((await getLog('t7b'))?.spec.metricLogs.map((l) => l.value), ['0.9']);
+    assert.equal(running?.status?.observation, undefined);
+    done = true;
+    const pod = (await env.pods())[0] as PodObject;
+    logs.set(pod.metadata.name, 'loss=0.9\nloss=0.5\n');
+    env.agent.finish(pod.metadata.name, { exitCode: 0 });
+    const t = await waitTrial('t7b', 'MetricsUnavailable');
+    assert.equal(metric(t, 'loss')?.latest, '0.5');
+  });
+
   it('Push: the trial summarises what was pushed; nothing pushed is MetricsUnavailable at once', async () => {
     env.agent.script = () => undefined;
     startTrials();

@@ -291,7 +291,7 @@ export class TrialReconciler {
     }
     if (failure.matched) {
       try {
-        await this.collect(pass, job, true);
+        await this.collect(pass, job, 'failed');
       } catch {
         // what a failed payload printed is kept when it can be read; its failure is the news
       }
@@ -304,7 +304,7 @@ export class TrialReconciler {
     const rules: EarlyStoppingRule[] = trial.spec.earlyStoppingRules ?? [];
     const kind = collectorKind(trial.spec.metricsCollector);
     if (rules.length && (kind === 'StdOut' || kind === 'File')) {
-      const logs = await this.collect(pass, job, true);
+      const logs = await this.collect(pass, job, 'running');
       let fire = false;
       try {
         fire = logs !== undefined && earlyStopped(logs, rules, trial.spec.objective);
@@ -313,6 +313,7 @@ export class TrialReconciler {
         this.opts.recorder.event(trial, 'Warning', 'EarlyStoppingRuleInvalid', e.message);
       }
       if (fire) {
+        pass.status.observation = summarise(logs ?? [], metricStrategies(trial.spec.objective));
         this.complete(pass, 'EarlyStopped', TrialReasons.earlyStopped, 'Trial is early stopped');
         this.opts.recorder.event(trial, 'Normal', 'TrialEarlyStopped', `Trial ${trial.metadata.name} is early stopped: ${rules.map((r) => `${r.name} ${r.comparison} ${r.value}`).join(', ')}`);
         await this.writeStatus(pass);
@@ -346,7 +347,7 @@ export class TrialReconciler {
       }
     } else if (kind === 'StdOut' || kind === 'File' || kind === 'TensorFlowEvent') {
       try {
-        await this.collect(pass, job, false);
+        await this.collect(pass, job, 'final');
       } catch (e) {
         if (!(e instanceof MetricsParseError)) throw e;
         problem = e.message;
@@ -368,12 +369,18 @@ export class TrialReconciler {
   }
 
   /**
-   * Reads the trial's metrics from their source (pull collectors), writes them whole into the
-   * ObservationLog and summarises them into the pass's status. Returns what was read; undefined for
-   * collectors that are not read here. With `lenient`, a source that cannot be read yet (a Pod not
-   * started, a malformed line mid-write) reads as what could be read.
+   * Reads the trial's metrics from their source (pull collectors) and writes them whole into the
+   * ObservationLog. Returns what was read; undefined for collectors that are not read here.
+   * - `running`: the payload is still writing: whole lines only (a number cut mid-write must not
+   *   fire a rule), what cannot be read yet is passed over, and the status keeps no observation
+   *   (the trial has not reported yet).
+   * - `failed`: the payload ended badly: what can be read is kept, into the observation too.
+   * - `final`: the payload succeeded: everything is read, a source that cannot be is an error, and
+   *   a missing objective is recorded as "unavailable", as Katib's collectors do.
    */
-  private async collect(pass: Pass, job: StoredObject, lenient: boolean): Promise<MetricLog[] | undefined> {
+  private async collect(pass: Pass, job: StoredObject, mode: 'running' | 'failed' | 'final'): Promise<MetricLog[] | undefined> {
+    const lenient = mode !== 'final';
+    const lines = (text: string): string => (mode === 'running' ? text.slice(0, text.lastIndexOf('\n') + 1) : text);
     const { trial } = pass;
     const mc = trial.spec.metricsCollector;
     const kind = collectorKind(mc);
@@ -387,7 +394,7 @@ export class TrialReconciler {
         const formats = compileFormats(mc?.source?.filter?.metricsFormat);
         for (const p of pods) {
           const text = await this.readLog(p, cname(p));
-          if (text !== undefined) logs.push(...parseTextMetrics(text, names, formats));
+          if (text !== undefined) logs.push(...parseTextMetrics(lines(text), names, formats));
         }
       } else {
         const where = metricsPath(mc) as { path: string };
@@ -405,11 +412,9 @@ export class TrialReconciler {
           else {
             const format = mc?.source?.fileSystemPath?.format || 'TEXT';
             for (const f of files) {
-              const text = f.data.toString('utf8');
-              if (format === 'JSON') {
-                // a line still being written is not an error until the payload has ended
-                logs.push(...parseJsonMetrics(lenient ? text.slice(0, text.lastIndexOf('\n') + 1) : text, names));
-              } else logs.push(...parseTextMetrics(text, names, compileFormats(mc?.source?.filter?.metricsFormat)));
+              const text = lines(f.data.toString('utf8'));
+              if (format === 'JSON') logs.push(...parseJsonMetrics(text, names));
+              else logs.push(...parseTextMetrics(text, names, compileFormats(mc?.source?.filter?.metricsFormat)));
             }
           }
         }
@@ -418,13 +423,13 @@ export class TrialReconciler {
       if (!(e instanceof MetricsParseError) || !lenient) throw e;
     }
     const objective = names[0];
-    if (!lenient && objective !== undefined && !logs.some((l) => l.name === objective)) {
+    if (mode === 'final' && objective !== undefined && !logs.some((l) => l.name === objective)) {
       // as Katib's collectors report a metric that never appeared (Skiff keeps the other metrics' values)
       logs.push({ timeStamp: ZeroTime, name: objective, value: UnavailableMetricValue });
     }
     const existing = await this.client.find<ObservationLog>(this.logDef, { namespace: trial.metadata.namespace, name: trial.metadata.name });
     if (logs.length || existing) await this.writeLog(trial, logs, existing);
-    pass.status.observation = summarise(logs, metricStrategies(trial.spec.objective));
+    if (mode !== 'running') pass.status.observation = summarise(logs, metricStrategies(trial.spec.objective));
     return logs;
   }
 
