@@ -209,6 +209,8 @@ interface Pass {
   trial: Trial & StoredObject;
   status: TrialStatus;
   at: string;
+  /** Events told once the status saying the same is written (a conflict retries without repeating them) */
+  events: { type: 'Normal' | 'Warning'; reason: string; message: string }[];
 }
 
 export class TrialReconciler {
@@ -232,7 +234,7 @@ export class TrialReconciler {
       this.unfollow(key);
       return {};
     }
-    const pass: Pass = { trial, status: structuredClone(trial.status ?? {}), at: this.now().toISOString() };
+    const pass: Pass = { trial, status: structuredClone(trial.status ?? {}), at: this.now().toISOString(), events: [] };
     const jobDef = trial.spec.runSpec ? this.client.registry.forObject(trial.spec.runSpec.apiVersion ?? '', trial.spec.runSpec.kind ?? '') : undefined;
     if (trialCompleted(trial)) {
       this.unfollow(key);
@@ -268,7 +270,7 @@ export class TrialReconciler {
       await this.writeStatus(pass);
       try {
         job = await this.client.create(rendered);
-        this.opts.recorder.event(trial, 'Normal', 'JobCreated', `Job ${job.metadata.name} is created`);
+        pass.events.push({ type: 'Normal', reason: 'JobCreated', message: `Job ${job.metadata.name} is created` });
       } catch (e) {
         if (!isAlreadyExists(e)) throw e;
         job = await this.client.get(jobDef, { namespace: key.namespace, name: key.name });
@@ -287,7 +289,7 @@ export class TrialReconciler {
     }
     if (!isTrue(pass.status.conditions, 'Running')) {
       setCondition(pass.status, { type: 'Running', status: 'True', reason: TrialReasons.running, message: 'Trial is running' }, pass.at);
-      this.opts.recorder.event(trial, 'Normal', 'JobRunning', `Job ${job.metadata.name} is running`);
+      pass.events.push({ type: 'Normal', reason: 'JobRunning', message: `Job ${job.metadata.name} is running` });
     }
     if (failure.matched) {
       try {
@@ -296,7 +298,7 @@ export class TrialReconciler {
         // what a failed payload printed is kept when it can be read; its failure is the news
       }
       this.complete(pass, 'Failed', withJob(TrialReasons.failed, failure.reason), withJobMessage('Trial has failed', failure.message));
-      this.opts.recorder.event(trial, 'Normal', 'JobFailed', `Job ${job.metadata.name} has failed`);
+      pass.events.push({ type: 'Normal', reason: 'JobFailed', message: `Job ${job.metadata.name} has failed` });
       await this.writeStatus(pass);
       return {};
     }
@@ -310,12 +312,12 @@ export class TrialReconciler {
         fire = logs !== undefined && earlyStopped(logs, rules, trial.spec.objective);
       } catch (e) {
         if (!(e instanceof MetricsParseError)) throw e;
-        this.opts.recorder.event(trial, 'Warning', 'EarlyStoppingRuleInvalid', e.message);
+        pass.events.push({ type: 'Warning', reason: 'EarlyStoppingRuleInvalid', message: e.message });
       }
       if (fire) {
         pass.status.observation = summarise(logs ?? [], metricStrategies(trial.spec.objective));
         this.complete(pass, 'EarlyStopped', TrialReasons.earlyStopped, 'Trial is early stopped');
-        this.opts.recorder.event(trial, 'Normal', 'TrialEarlyStopped', `Trial ${trial.metadata.name} is early stopped: ${rules.map((r) => `${r.name} ${r.comparison} ${r.value}`).join(', ')}`);
+        pass.events.push({ type: 'Normal', reason: 'TrialEarlyStopped', message: `Trial ${trial.metadata.name} is early stopped: ${rules.map((r) => `${r.name} ${r.comparison} ${r.value}`).join(', ')}` });
         await this.writeStatus(pass);
         await this.stopJob(job, jobDef);
         this.unfollow(key);
@@ -357,12 +359,12 @@ export class TrialReconciler {
     }
     if (!problem && observationAvailable(pass.status.observation, trial.spec.objective)) {
       this.complete(pass, 'Succeeded', withJob(TrialReasons.succeeded, success.reason), withJobMessage('Trial has succeeded', success.message));
-      this.opts.recorder.event(trial, 'Normal', 'JobSucceeded', `Job ${job.metadata.name} has succeeded`);
+      pass.events.push({ type: 'Normal', reason: 'JobSucceeded', message: `Job ${job.metadata.name} has succeeded` });
     } else {
       const objective = trial.spec.objective?.objectiveMetricName;
       const why = problem ?? `metric ${objective} was not reported${kind === 'Push' ? '' : ` (${describeSource(trial)})`}`;
       this.complete(pass, 'MetricsUnavailable', withJob(TrialReasons.metricsUnavailable, success.reason), withJobMessage(`Metrics are not available: ${why}`, success.message));
-      this.opts.recorder.event(trial, 'Warning', 'MetricsUnavailable', `Metrics are not available for Job ${job.metadata.name}: ${why}`);
+      pass.events.push({ type: 'Warning', reason: 'MetricsUnavailable', message: `Metrics are not available for Job ${job.metadata.name}: ${why}` });
     }
     await this.writeStatus(pass);
     return {};
@@ -393,7 +395,14 @@ export class TrialReconciler {
       if (kind === 'StdOut') {
         const formats = compileFormats(mc?.source?.filter?.metricsFormat);
         for (const p of pods) {
-          const text = await this.readLog(p, cname(p));
+          let text: string | undefined;
+          try {
+            text = await this.readLog(p, cname(p));
+          } catch (e) {
+            // the payload has ended: a log that cannot be read ends the trial rather than keeping it waiting
+            if (lenient) continue;
+            throw new MetricsParseError(`cannot read the log of Pod ${p.metadata.name}: ${(e as Error).message}`);
+          }
           if (text !== undefined) logs.push(...parseTextMetrics(lines(text), names, formats));
         }
       } else {
@@ -501,10 +510,12 @@ export class TrialReconciler {
 
   /** writes the status if it changed (a conflict throws: the pass starts again from fresh state) */
   private async writeStatus(pass: Pass): Promise<void> {
-    if (JSON.stringify(pass.status) === JSON.stringify(pass.trial.status ?? {})) return;
-    pass.status.lastReconcileTime = pass.at;
-    pass.trial = await this.client.updateStatus<Trial>({ ...pass.trial, status: pass.status });
-    pass.status = structuredClone(pass.trial.status ?? {});
+    if (JSON.stringify(pass.status) !== JSON.stringify(pass.trial.status ?? {})) {
+      pass.status.lastReconcileTime = pass.at;
+      pass.trial = await this.client.updateStatus<Trial>({ ...pass.trial, status: pass.status });
+      pass.status = structuredClone(pass.trial.status ?? {});
+    }
+    for (const e of pass.events.splice(0)) this.opts.recorder.event(pass.trial, e.type, e.reason, e.message);
   }
 
   /** a completed trial: a stopped trial's job stays stopped; a job not retained goes */
