@@ -241,6 +241,14 @@ describe('trial controller', () => {
     assert.equal(metric(t, 'loss')?.latest, '0.5');
   });
 
+  it('collectors that read nothing end MetricsUnavailable once the job succeeds, saying why', async () => {
+    startTrials();
+    await createTrial('n1', { metricsCollector: { collector: { kind: 'None' } } });
+    await createTrial('n2', { metricsCollector: { collector: { kind: 'PrometheusMetric' } } });
+    assert.match(cond(await waitTrial('n1', 'MetricsUnavailable'), 'MetricsUnavailable')?.message ?? '', /collector is None/);
+    assert.match(cond(await waitTrial('n2', 'MetricsUnavailable'), 'MetricsUnavailable')?.message ?? '', /PrometheusMetric metrics collector is not supported/);
+  });
+
   it('Push: the trial summarises what was pushed; nothing pushed is MetricsUnavailable at once', async () => {
     env.agent.script = () => undefined;
     startTrials();

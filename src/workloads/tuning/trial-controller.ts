@@ -355,7 +355,8 @@ export class TrialReconciler {
         problem = e.message;
       }
     } else {
-      problem = `the ${kind} metrics collector is not supported by Skiff: use StdOut, File, TensorFlowEvent or Push`;
+      // Katib requeues a None trial forever once its job succeeds; here it ends, saying why
+      problem = kind === 'None' ? 'the metrics collector is None, so nothing collects the objective' : `the ${kind} metrics collector is not supported by Skiff: use StdOut, File, TensorFlowEvent or Push`;
     }
     if (!problem && observationAvailable(pass.status.observation, trial.spec.objective)) {
       this.complete(pass, 'Succeeded', withJob(TrialReasons.succeeded, success.reason), withJobMessage('Trial has succeeded', success.message));
