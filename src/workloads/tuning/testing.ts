@@ -2,19 +2,10 @@
 // scripted at the substrate's seam, and TensorFlow event files written byte for byte. Only tests
 // import this file.
 import type { StoredObject } from '../../api/meta.js';
-import type { KindDef } from '../../api/registry.js';
 import type { EarlyStoppingRule, MetricsCollectorSpec, ObjectiveSpec, Trial } from '../../api/tuning-types.js';
 import { TuningApiVersion, TuningLabels } from '../../api/tuning-types.js';
 import type { PodFile, PodFileSource, PodLogOptions, PodLogSource } from '../../substrate/substrate.js';
 import { maskedCrc } from './tfevent.js';
-
-/** Trial and ObservationLog as kinds, for tests' registries (src/api/tuning.ts registers the real ones) */
-export const TrialKindDef: KindDef = {
-  group: 'kubeflow.org', version: 'v1beta1', kind: 'Trial', plural: 'trials', singular: 'trial', namespaced: true, hasStatus: true,
-};
-export const ObservationLogKindDef: KindDef = {
-  group: 'tuning.skiff.dev', version: 'v1', kind: 'ObservationLog', plural: 'observationlogs', singular: 'observationlog', namespaced: true, hasStatus: false,
-};
 
 export interface TrialOptions {
   namespace?: string;

@@ -15,7 +15,7 @@ import { TestEnv } from '../../testing/fake-agent.js';
 import type { PodObject } from '../jobs/pods.js';
 import { addTrialController, metricsPath, renderTrialJob } from './trial-controller.js';
 import type { TrialOptions } from './testing.js';
-import { ObservationLogKindDef, ScriptedPodFiles, ScriptedPodLogs, TrialKindDef, encodeEvent, makeTrial, tfRecords } from './testing.js';
+import { ScriptedPodFiles, ScriptedPodLogs, encodeEvent, makeTrial, tfRecords } from './testing.js';
 
 let env: TestEnv;
 let logs: ScriptedPodLogs;
@@ -25,7 +25,6 @@ const managers: Manager[] = [];
 
 beforeEach(async () => {
   env = await TestEnv.start();
-  for (const def of [TrialKindDef, ObservationLogKindDef]) if (!env.registry.forObject(`${def.group}/${def.version}`, def.kind)) env.registry.register(def);
   logs = new ScriptedPodLogs();
   files = new ScriptedPodFiles();
   gc = new GarbageCollector(env.client, env.store, env.registry);
@@ -48,8 +47,8 @@ function startTrials(): Manager {
 }
 
 const trialKey = (name: string) => ({ namespace: 'default', name });
-const getTrial = async (name: string): Promise<Trial | undefined> => env.client.find<Trial>(TrialKindDef, trialKey(name));
-const getLog = async (name: string): Promise<ObservationLog | undefined> => env.client.find<ObservationLog>(ObservationLogKindDef, trialKey(name));
+const getTrial = async (name: string): Promise<Trial | undefined> => env.client.find<Trial>(Kinds.Trial, trialKey(name));
+const getLog = async (name: string): Promise<ObservationLog | undefined> => env.client.find<ObservationLog>(Kinds.ObservationLog, trialKey(name));
 const cond = (t: Trial | undefined, type: string): Condition | undefined => t?.status?.conditions?.find((c) => c.type === type);
 
 async function createTrial(name: string, o: TrialOptions = {}): Promise<void> {
@@ -302,7 +301,7 @@ describe('trial controller', () => {
     startTrials();
     await createTrial('t9');
     await env.waitFor('job', async () => env.job('t9'));
-    await env.client.delete(TrialKindDef, trialKey('t9'));
+    await env.client.delete(Kinds.Trial, trialKey('t9'));
     await env.waitFor('job gone', async () => (await env.job('t9')) === undefined);
     assert.equal((await env.client.listAll(Kinds.Job)).length, 0);
   });
