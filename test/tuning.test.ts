@@ -155,6 +155,30 @@ print(json.dumps([t.metadata.name for t in c.list_trials("tune-push")]))
     assert.deepEqual(done.status.currentOptimalTrial.parameterAssignments, [{ name: 'lr', value: '0.3' }]);
   });
 
+  it('runs Hyperband: its brackets and rungs as Katib computes them, the best of each rung promoted, ending when the last bracket is done', async () => {
+    const e = jobExperiment('hyperband', 'e = int(sys.argv[2])\nprint(f"loss={(lr - 0.1) ** 2 + 1 / e:.6f}")', {
+      parallelTrialCount: 9, maxTrialCount: 40,
+      algorithm: { algorithmName: 'hyperband', algorithmSettings: [{ name: 'resource_name', value: 'epochs' }, { name: 'eta', value: '3' }, { name: 'r_l', value: '9' }] },
+      parameters: [{ name: 'lr', parameterType: 'double', feasibleSpace: { min: '0.01', max: '0.5' } }, { name: 'epochs', parameterType: 'int', feasibleSpace: { min: '1', max: '9' } }],
+    });
+    e.spec.trialTemplate.trialParameters.push({ name: 'epochs', reference: 'epochs' });
+    e.spec.trialTemplate.trialSpec.spec.template.spec.containers[0].command.push('${trialParameters.epochs}');
+    await s.create(experiments, e);
+    const done = await ended('hyperband');
+    assert.equal(done.status.conditions.at(-1).reason, 'ExperimentSuggestionEndReached', JSON.stringify(done.status));
+    const trials = await trialsOf('hyperband');
+    // s_max = 2: bracket 2 runs 9 configurations at 1 epoch, 3 at 3, 1 at 9; bracket 1: 5 at 3, then
+    // Katib's ⌈5/3⌉ = 2 at 9; bracket 0: 3 at 9
+    const byEpochs = (n: number) => trials.filter((t) => t.spec.parameterAssignments.find((a: any) => a.name === 'epochs').value === String(n));
+    assert.deepEqual([byEpochs(1).length, byEpochs(3).length, byEpochs(9).length], [9, 8, 6], trials.map((t) => JSON.stringify(t.spec.parameterAssignments)).join('\n'));
+    const lr = (t: any) => t.spec.parameterAssignments.find((a: any) => a.name === 'lr').value;
+    const loss = (t: any) => Number(t.status.observation.metrics[0].latest);
+    // the three promoted from the first rung are its three best
+    const first = [...byEpochs(1)].sort((a, b) => loss(a) - loss(b)).slice(0, 3).map(lr).sort();
+    const promoted = byEpochs(3).map(lr).filter((v: string) => byEpochs(1).some((t) => lr(t) === v)).sort();
+    assert.deepEqual(promoted, first);
+  });
+
   it('collects File metrics in JSON (numbers as well as Katib\'s strings)', async () => {
     const e = jobExperiment('json-file', 'os.makedirs("/katib", exist_ok=True)\nwith open("/katib/metrics.json", "w") as f:\n    for step in range(3):\n        f.write(json.dumps({"loss": (lr - 0.1) ** 2 + 1 / (step + 1), "accuracy": str(1 - lr)}) + "\\n")', {
       maxTrialCount: 2, parallelTrialCount: 2,
