@@ -14,7 +14,10 @@ import {
   rankTrials,
   spaceText,
   strategyOf,
+  trialObjective,
+  trialPods,
   trialState,
+  metricCurves,
 } from './view';
 
 const cond = (type: string, status = 'True', at = '2026-01-01T00:00:00Z'): Condition => ({ type, status, reason: `Trial${type}`, message: '', lastTransitionTime: at, lastUpdateTime: at }) as Condition;
@@ -238,5 +241,47 @@ describe('tuning view: words', () => {
     expect(fmt(0.1234567)).toBe('0.123457');
     expect(fmt(0.00001)).toBe('1.000e-5');
     expect(fmt(undefined)).toBe('—');
+  });
+});
+
+describe('tuning view: a trial\'s pods and metric log', () => {
+  it('the Pods of the job named as the trial, the primary one first', () => {
+    const t = trial('exp-abc');
+    t.spec.primaryPodLabels = { 'training.kubeflow.org/job-role': 'master' };
+    type P = { metadata: { name: string; labels: Record<string, string> } };
+    const pods: P[] = [
+      { metadata: { name: 'exp-abc-worker-0', labels: { 'training.kubeflow.org/job-name': 'exp-abc', 'training.kubeflow.org/job-role': 'worker' } } },
+      { metadata: { name: 'exp-abc-master-0', labels: { 'training.kubeflow.org/job-name': 'exp-abc', 'training.kubeflow.org/job-role': 'master' } } },
+      { metadata: { name: 'other-xyz', labels: { 'job-name': 'exp-abcd' } } },
+    ];
+    expect(trialPods<P>(t, pods).map((p) => p.metadata.name)).toEqual(['exp-abc-master-0', 'exp-abc-worker-0']);
+    const j = trial('exp-j');
+    expect(trialPods<P>(j, [{ metadata: { name: 'exp-j-7x', labels: { 'batch.kubernetes.io/job-name': 'exp-j' } } }, ...pods]).map((p) => p.metadata.name)).toEqual(['exp-j-7x']);
+  });
+
+  it('metric curves per name over time, non-numbers left out, the objective first', () => {
+    const c = metricCurves(
+      [
+        { timeStamp: '2026-01-01T00:00:02Z', name: 'accuracy', value: '0.5' },
+        { timeStamp: '2026-01-01T00:00:01Z', name: 'loss', value: '0.9' },
+        { timeStamp: '2026-01-01T00:00:03Z', name: 'loss', value: 'unavailable' },
+        { timeStamp: '2026-01-01T00:00:04Z', name: 'loss', value: '0.4' },
+      ],
+      ['loss'],
+    );
+    const t0 = Date.parse('2026-01-01T00:00:00Z') / 1000;
+    expect(c.x).toEqual([t0 + 1, t0 + 2, t0 + 4]);
+    expect(c.series).toEqual([
+      { name: 'loss', values: [0.9, null, 0.4] },
+      { name: 'accuracy', values: [null, 0.5, null] },
+    ]);
+    expect(c.points).toBe(3);
+  });
+
+  it('a trial\'s objective by the strategy its own spec carries', () => {
+    const t = trial('t', { loss: { min: '0.1', max: '0.8', latest: '0.3' } });
+    t.spec.objective = { type: 'maximize', objectiveMetricName: 'loss' };
+    expect(trialObjective(t)).toEqual({ name: 'loss', value: 0.8 });
+    expect(trialObjective(trial('u'))).toEqual({});
   });
 });

@@ -346,3 +346,49 @@ export function fmt(v: number | undefined): string {
   if (v !== 0 && (Math.abs(v) >= 1e6 || Math.abs(v) < 1e-4)) return v.toExponential(3);
   return String(+v.toPrecision(6));
 }
+
+/** a trial's objective by its own spec (a Trial carries a copy of its Experiment's objective) */
+export function trialObjective(t: Trial): { name?: string; value?: number } {
+  const name = t.spec.objective?.objectiveMetricName;
+  if (!name) return {};
+  const v = trialMetric(t, { spec: { objective: t.spec.objective } } as Experiment, name);
+  return { name, ...(v !== undefined ? { value: v } : {}) };
+}
+
+/** labels that tie a Pod to the job its trial ran: batch Jobs', the training operators', Katib's own */
+const JOB_LABELS = ['batch.kubernetes.io/job-name', 'job-name', 'training.kubeflow.org/job-name', 'katib.kubeflow.org/trial'];
+
+/**
+ * The Pods of a trial's job, primary first (those matching spec.primaryPodLabels), then by name. The
+ * job is named as the trial.
+ */
+export function trialPods<P extends { metadata?: { name?: string; labels?: Record<string, string> } }>(t: Trial, pods: P[]): P[] {
+  const name = t.metadata?.name;
+  const primary = t.spec.primaryPodLabels ?? {};
+  const isPrimary = (p: P): boolean => Object.entries(primary).every(([k, v]) => p.metadata?.labels?.[k] === v);
+  return pods
+    .filter((p) => JOB_LABELS.some((l) => p.metadata?.labels?.[l] === name))
+    .sort((a, b) => Number(isPrimary(b)) - Number(isPrimary(a)) || (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
+}
+
+export interface Curves {
+  /** seconds since the epoch, ascending */
+  x: number[];
+  series: { name: string; values: (number | null)[] }[];
+  /** reported values that were numbers */
+  points: number;
+}
+
+/** an ObservationLog's values per metric over time; "unavailable" and other non-numbers left out */
+export function metricCurves(logs: { timeStamp: string; name: string; value: string }[], order: string[] = []): Curves {
+  const pts = logs
+    .map((l, i) => ({ t: Date.parse(l.timeStamp) / 1000, name: l.name, v: num(l.value), i }))
+    .filter((p): p is { t: number; name: string; v: number; i: number } => Number.isFinite(p.t) && p.v !== undefined)
+    .sort((a, b) => a.t - b.t || a.i - b.i);
+  const names = [...new Set([...order.filter((n) => pts.some((p) => p.name === n)), ...pts.map((p) => p.name)])];
+  return {
+    x: pts.map((p) => p.t),
+    series: names.map((n) => ({ name: n, values: pts.map((p) => (p.name === n ? p.v : null)) })),
+    points: pts.length,
+  };
+}
