@@ -57,7 +57,9 @@ const experiment = {
   },
 };
 
-const at = (s: number): string => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString().replace('.000', '');
+// the trials ran in the few minutes before the test, so durations and ages read as they would live
+const base = Math.floor(Date.now() / 1000) - 300;
+const at = (s: number): string => new Date((base + s) * 1000).toISOString().replace('.000', '');
 const cond = (type: string, status: string, reason: string, message = '', t = 0) => ({ type, status, reason, message, lastTransitionTime: at(t), lastUpdateTime: at(t) });
 const metric = (name: string, min: string, max: string, latest: string) => ({ name, min, max, latest });
 
@@ -208,7 +210,7 @@ describe('the tuning pages', () => {
     // by loss's min: c 0.12, a 0.30, e 0.40 (still running), b 0.50 (stopped early), then d without a value
     assert.deepEqual(names, [`${EXP}-c`, `${EXP}-a`, `${EXP}-e`, `${EXP}-b`, `${EXP}-d`]);
     const stopped = table.getByRole('row').filter({ has: ui.page.getByRole('link', { name: `${EXP}-b` }) });
-    assert.match(await stopped.innerText(), /⏹ EarlyStopped/);
+    assert.equal(await stopped.locator('.tn-earlystopped').innerText(), 'EarlyStopped');
     assert.match(await table.getByRole('row').first().innerText(), /best/);
     await ui.shot('tuning-experiment-trials');
     await dark.open(`/ui/default/experiments.kubeflow.org/${EXP}`);
@@ -239,10 +241,19 @@ describe('the tuning pages', () => {
     // trial e has no completion time yet: three points by time
     assert.equal(await objective.getAttribute('data-points'), '3');
     await ui.page.getByRole('button', { name: 'Trial number' }).click();
+    await ui.page.getByRole('region', { name: 'objective over trials' }).scrollIntoViewIfNeeded();
     await ui.shot('tuning-experiment-charts');
+    await ui.page.getByRole('region', { name: 'parameters against the objective' }).scrollIntoViewIfNeeded();
+    await ui.shot('tuning-experiment-charts-parallel');
+    await pareto.scrollIntoViewIfNeeded();
+    await ui.shot('tuning-experiment-charts-parallel-pareto');
     await dark.open(`/ui/default/experiments.kubeflow.org/${EXP}?tab=charts`);
-    await dark.page.getByRole('img', { name: 'loss against accuracy with the Pareto front' }).locator('canvas').waitFor();
+    const darkPareto = dark.page.getByRole('img', { name: 'loss against accuracy with the Pareto front' });
+    await darkPareto.locator('canvas').waitFor();
+    await dark.page.getByRole('region', { name: 'objective over trials' }).scrollIntoViewIfNeeded();
     await dark.shot('tuning-experiment-charts-dark');
+    await darkPareto.scrollIntoViewIfNeeded();
+    await dark.shot('tuning-experiment-charts-parallel-pareto-dark');
   });
 
   it('the Suggestion tab says why the suggestion stopped giving trials', async () => {
@@ -261,16 +272,18 @@ describe('the tuning pages', () => {
     const curve = ui.page.getByRole('img', { name: 'metrics loss, accuracy over time' });
     await curve.waitFor();
     assert.equal(await curve.getAttribute('data-points'), '10');
+    await curve.scrollIntoViewIfNeeded();
     await ui.shot('tuning-trial-metrics');
     await dark.open(`/ui/default/trials/${EXP}-c`);
-    await dark.page.getByRole('img', { name: 'metrics loss, accuracy over time' }).waitFor();
+    await dark.page.getByRole('img', { name: 'metrics loss, accuracy over time' }).scrollIntoViewIfNeeded();
     await dark.shot('tuning-trial-metrics-dark');
     await ui.page.getByRole('tab', { name: 'Logs' }).click();
     await ui.page.getByText(/epoch 2 loss=0\.12/).waitFor();
+    await ui.page.getByText(/epoch 2 loss=0\.12/).scrollIntoViewIfNeeded();
     await ui.shot('tuning-trial-log');
     // the early-stopped trial is marked on its own page too
     await ui.open(`/ui/default/trials/${EXP}-b`);
-    await ui.page.getByText('⏹ EarlyStopped').first().waitFor();
+    await ui.page.locator('.tn-why .tn-earlystopped', { hasText: 'EarlyStopped' }).waitFor();
     assert.match(await ui.page.locator('.tn-why').innerText(), /loss did not beat the median/);
     await ui.shot('tuning-trial-earlystopped');
   });

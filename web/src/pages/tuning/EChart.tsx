@@ -53,7 +53,7 @@ export function ParallelCoordinates({ axes, lines, label }: { axes: ParamAxis[];
           smooth: false,
           lineStyle: { width: 1.5, opacity: 0.55 },
           emphasis: { lineStyle: { width: 3, opacity: 1 } },
-          data: lines.map((l) => ({ name: l.name, value: l.values, lineStyle: { color: l.best ? cssColor('--accent') : cssColor(stateColor(l.state)), width: l.best ? 3.5 : 1.5, opacity: l.best ? 1 : 0.55 } })),
+          data: lines.map((l) => ({ name: l.name, value: l.values, lineStyle: { color: cssColor(l.best ? '--text' : stateColor(l.state)), width: l.best ? 3.5 : 1.5, opacity: l.best ? 1 : 0.55 } })),
         },
       ],
     }),
@@ -77,7 +77,7 @@ export function ParetoScatter({ data, label }: { data: ParetoData; label: string
         xAxis: axis(`${data.x.name} (${data.x.type})`),
         yAxis: axis(`${data.y.name} (${data.y.type})`),
         series: [
-          { name: 'trials', type: 'scatter', symbolSize: 8, itemStyle: { color: cssColor('--muted'), opacity: 0.7 }, data: others.map((p) => ({ name: p.name, value: [p.x, p.y] })) },
+          { name: 'trials', type: 'scatter', symbolSize: 10, itemStyle: { color: cssColor('--muted'), opacity: 0.7 }, data: others.map((p) => ({ name: p.name, value: [p.x, p.y] })) },
           { name: 'Pareto front', type: 'line', step: false, symbol: 'circle', symbolSize: 11, lineStyle: { color: cssColor('--accent'), width: 2 }, itemStyle: { color: cssColor('--accent') }, data: data.front.map((p) => ({ name: p.name, value: [p.x, p.y] })) },
         ],
       };

@@ -67,7 +67,7 @@ export function XYChart({ x, series, time, xLabel, yLabel, label, height = 320, 
             stroke: c,
             width: s.points ? 0 : 2,
             spanGaps: !s.points,
-            ...(s.points ? { paths: () => null, points: { show: true, size: 8, fill: c, stroke: c, width: 1 } } : { points: { show: false } }),
+            ...(s.points ? { paths: () => null, points: { show: true, size: 10, fill: c, stroke: cssColor('--panel'), width: 1.5 } } : { points: { show: false } }),
             ...(s.stepped && stepped ? { paths: stepped } : {}),
             value: (_u: uPlot, v: number | null) => (v == null ? '—' : fmt(v)),
           };

@@ -61,7 +61,7 @@ function TrialBadge({ state }: { state: string }) {
   if (state === 'EarlyStopped')
     return (
       <span className="badge tone-wait tn-earlystopped" title="Stopped early by the experiment's early-stopping rule">
-        ⏹ EarlyStopped
+        EarlyStopped
       </span>
     );
   return <StatusBadge state={state} />;
@@ -150,10 +150,10 @@ function ExperimentList({ kind, namespace }: ListPageProps) {
   );
 }
 
-function SettingsList({ settings }: { settings: { name: string; value: string }[] | undefined }) {
-  if (!settings?.length) return <span className="muted">defaults</span>;
+function SettingsList({ settings, inline }: { settings: { name: string; value: string }[] | undefined; inline?: boolean }) {
+  if (!settings?.length) return <span className="muted">{inline ? '(default settings)' : 'defaults'}</span>;
   return (
-    <div className="chips">
+    <div className={`chips ${inline ? 'tn-inline' : ''}`}>
       {settings.map((s) => (
         <span key={s.name} className="chip">
           {s.name}={s.value}
@@ -182,7 +182,7 @@ function ExperimentSummary({ e }: { e: Experiment }) {
   const bestName = best?.name ?? opt?.bestTrialName;
   return (
     <div className="stack tn-summary">
-      {why?.message ? (
+      {why?.message && state !== 'Running' && state !== 'Created' ? (
         <div className={`card tn-why tn-why-${state === 'Failed' ? 'bad' : 'ok'}`}>
           <b>{why.reason}</b>: {why.message}
         </div>
@@ -227,73 +227,61 @@ function ExperimentSummary({ e }: { e: Experiment }) {
           </div>
         ) : null}
       </section>
-      <div className="tn-cards">
+      <div className="tn-cards tn-facts">
         <div className="card">
           <h3>Objective</h3>
-          <dl className="kv">
-            {objectives.map((ob, i) => (
-              <Fragment key={ob.name}>
-                <dt>{i === 0 ? 'Metric' : `Objective ${i + 1}`}</dt>
-                <dd>
-                  <b>{ob.name}</b> · {ob.type} · by its {strategyOf(e, ob.name)}
-                </dd>
-              </Fragment>
-            ))}
-            {o.goal !== undefined ? (
-              <>
-                <dt>Goal</dt>
-                <dd>
-                  {o.type === 'maximize' ? '≥' : '≤'} {o.goal}
-                </dd>
-              </>
-            ) : null}
-            {metricNames(e).length > objectives.length ? (
-              <>
-                <dt>Also collected</dt>
-                <dd>{metricNames(e).filter((m) => !objectives.some((x) => x.name === m)).join(', ')}</dd>
-              </>
-            ) : null}
-          </dl>
+          {objectives.map((ob) => (
+            <div key={ob.name}>
+              <b>{ob.name}</b> <span className="muted">{ob.type} · by its {strategyOf(e, ob.name)}</span>
+              {ob.name === o.objectiveMetricName && o.goal !== undefined ? (
+                <span>
+                  {' '}
+                  · goal {o.type === 'maximize' ? '≥' : '≤'} {o.goal}
+                </span>
+              ) : null}
+            </div>
+          ))}
+          {metricNames(e).length > objectives.length ? (
+            <div className="muted small">also collected: {metricNames(e).filter((m) => !objectives.some((x) => x.name === m)).join(', ')}</div>
+          ) : null}
         </div>
         <div className="card">
           <h3>Search</h3>
-          <dl className="kv">
-            <dt>Algorithm</dt>
-            <dd>
-              <b>{e.spec.algorithm?.algorithmName ?? '—'}</b> <SettingsList settings={e.spec.algorithm?.algorithmSettings} />
-            </dd>
-            <dt>Early stopping</dt>
-            <dd>{e.spec.earlyStopping?.algorithmName ? <><b>{e.spec.earlyStopping.algorithmName}</b> <SettingsList settings={e.spec.earlyStopping.algorithmSettings} /></> : <span className="muted">none</span>}</dd>
-            <dt>Parameters</dt>
-            <dd>
-              {(e.spec.parameters ?? []).map((p) => (
-                <div key={p.name}>
-                  <code>{p.name}</code> <span className="muted">{spaceText(p)}</span>
-                </div>
-              ))}
-            </dd>
-          </dl>
+          <div>
+            <b>{e.spec.algorithm?.algorithmName ?? '—'}</b> <SettingsList settings={e.spec.algorithm?.algorithmSettings} inline />
+          </div>
+          <div>
+            <span className="muted">early stopping</span>{' '}
+            {e.spec.earlyStopping?.algorithmName ? (
+              <>
+                <b>{e.spec.earlyStopping.algorithmName}</b> <SettingsList settings={e.spec.earlyStopping.algorithmSettings} inline />
+              </>
+            ) : (
+              <span className="muted">none</span>
+            )}
+          </div>
+          <div className="chips tn-params" aria-label="parameters">
+            {(e.spec.parameters ?? []).map((p) => (
+              <span key={p.name} className="chip" title={spaceText(p)}>
+                {p.name} <span className="muted">{spaceText(p)}</span>
+              </span>
+            ))}
+          </div>
         </div>
         <div className="card">
           <h3>Trials</h3>
-          <dl className="kv">
-            <dt>Done</dt>
-            <dd>
+          <div>
+            <b>
               {c.succeeded + c.failed + c.killed + c.earlyStopped} of {e.spec.maxTrialCount ?? '∞'}
-            </dd>
-            <dt>Now</dt>
-            <dd>
-              {c.running} running · {c.pending} pending (at most {e.spec.parallelTrialCount ?? 3} at once)
-            </dd>
-            <dt>Outcomes</dt>
-            <dd>
-              {c.succeeded} succeeded · <span className={c.failed ? 'tn-bad' : ''}>{c.failed} failed</span>
-              {e.spec.maxFailedTrialCount !== undefined ? ` (of ${e.spec.maxFailedTrialCount} allowed)` : ''} · {c.earlyStopped} stopped early
-              {c.killed ? ` · ${c.killed} killed` : ''}
-            </dd>
-            <dt>Resume</dt>
-            <dd>{e.spec.resumePolicy ?? 'Never'}</dd>
-          </dl>
+            </b>{' '}
+            done · {c.running} running · {c.pending} pending <span className="muted">(≤ {e.spec.parallelTrialCount ?? 3} at once)</span>
+          </div>
+          <div>
+            {c.succeeded} succeeded · <span className={c.failed ? 'tn-bad' : ''}>{c.failed} failed</span>
+            {e.spec.maxFailedTrialCount !== undefined ? <span className="muted"> (of {e.spec.maxFailedTrialCount} allowed)</span> : null} · {c.earlyStopped} stopped early
+            {c.killed ? ` · ${c.killed} killed` : ''}
+          </div>
+          <div className="muted">resume policy {e.spec.resumePolicy ?? 'Never'}</div>
         </div>
       </div>
     </div>
@@ -394,7 +382,7 @@ function ChartsTab({ e }: { e: Experiment }) {
             yLabel={obj}
             label={`${obj} of each trial and the best so far`}
             count={chart.points}
-            series={[...chart.groups.map((g) => ({ label: g.state, color: g.color, values: g.values, points: true })), { label: 'best so far', color: '--accent', values: chart.bestLine, stepped: true }]}
+            series={[{ label: 'best so far', color: '--text', values: chart.bestLine, stepped: true }, ...chart.groups.map((g) => ({ label: g.state, color: g.color, values: g.values, points: true }))]}
           />
         ) : (
           <p className="muted">No trial has reported {obj} yet.</p>
@@ -440,7 +428,7 @@ function SuggestionView({ s }: { s: Suggestion }) {
   return (
     <div className="stack">
       {failed || notOk.length ? (
-        <div className={`card tn-why tn-why-${failed ? 'bad' : 'ok'}`} role="status">
+        <div className={`card tn-why tn-why-${failed ? 'bad' : 'wait'}`} role="status">
           {(failed ? [failed] : notOk).map((c) => (
             <div key={c.type}>
               <b>{c.reason || c.type}</b>: {c.message}
@@ -641,7 +629,7 @@ function TrialSummary({ t }: { t: Trial }) {
                 <dd>
                   {t.spec.earlyStoppingRules.map((r) => (
                     <div key={r.name} className="tn-mono small">
-                      {r.name} {r.comparison} {r.value}
+                      stop when {r.name} {{ less: '<', greater: '>', equal: '=' }[r.comparison] ?? r.comparison} {r.value}
                       {r.startStep ? ` from step ${r.startStep}` : ''}
                     </div>
                   ))}
