@@ -263,6 +263,15 @@ describe('the tuning pages', () => {
     await ui.shot('tuning-experiment-suggestion');
   });
 
+  it('lists trials with their state, experiment, assignments and objective', async () => {
+    await ui.open('/ui/default/trials');
+    const row = ui.page.getByRole('row').filter({ has: ui.page.getByRole('link', { name: `${EXP}-c`, exact: true }) });
+    await row.waitFor();
+    assert.match(await row.innerText(), /Succeeded[\s\S]*mnist-random[\s\S]*lr = 0\.03 · momentum = 0\.7 · optimizer = adam[\s\S]*loss 0\.12/);
+    assert.equal(await ui.page.getByRole('rowgroup', { name: 'trials' }).getByRole('row').count(), 5);
+    await ui.shot('tuning-trials');
+  });
+
   it('a trial: assignments, observation, the metric curve, its job and its Pod log', async () => {
     await ui.open(`/ui/default/trials/${EXP}-c`);
     await ui.page.getByRole('table', { name: 'observation' }).waitFor();

@@ -53,9 +53,11 @@ export function XYChart({ x, series, time, xLabel, yLabel, label, height = 320, 
       height,
       legend: { show: true },
       cursor: { drag: { x: true, y: false } },
-      scales: { x: { time } },
+      // half a trial of room either side, so the first and last points are not on the frame
+      scales: { x: time ? { time } : { time, range: (_u, min, max) => [min - 0.5, max + 0.5] } },
       axes: [
-        { ...axis, label: xLabel, ...(time ? {} : { values: (_u, vals) => vals.map((v) => (Number.isInteger(v) ? String(v) : '')) }) },
+        // trial numbers are whole: ticks only on them
+        { ...axis, label: xLabel, ...(time ? {} : { incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000], values: (_u, vals) => vals.map((v) => String(v)) }) },
         { ...axis, label: yLabel, size: 70, values: (_u, vals) => vals.map((v) => (v == null ? '' : fmt(v))) },
       ],
       series: [
@@ -65,9 +67,10 @@ export function XYChart({ x, series, time, xLabel, yLabel, label, height = 320, 
           return {
             label: s.label,
             stroke: c,
-            width: s.points ? 0 : 2,
+            width: s.points ? 1 : 2,
             spanGaps: !s.points,
-            ...(s.points ? { paths: () => null, points: { show: true, size: 10, fill: c, stroke: cssColor('--panel'), width: 1.5 } } : { points: { show: false } }),
+            // a point series draws no path; its fill is its legend marker
+            ...(s.points ? { fill: c, paths: () => null, points: { show: true, size: 11, fill: c, stroke: cssColor('--panel'), width: 1.5 } } : { points: { show: false } }),
             ...(s.stepped && stepped ? { paths: stepped } : {}),
             value: (_u: uPlot, v: number | null) => (v == null ? '—' : fmt(v)),
           };
