@@ -85,7 +85,7 @@ if [ ! -f .venv-clients/.skiff-installed ] || [ python/requirements-clients.txt 
 fi
 # Katib's SDK (KatibClient for users, report_metrics inside trials), without its pins (see requirements-tuning.txt)
 for venv in .venv .venv-clients; do
-  [ -f $venv/.skiff-installed-katib ] || { say "installing kubeflow-katib into $venv"; $venv/bin/pip install --quiet --disable-pip-version-check --no-deps kubeflow-katib==0.19.0 && touch $venv/.skiff-installed-katib; }
+  [ -f $venv/.skiff-installed-katib ] || { say "installing kubeflow-katib into $venv"; $venv/bin/pip install --quiet --disable-pip-version-check --no-deps kubeflow-katib==0.19.0 kubeflow-training==1.9.4 && touch $venv/.skiff-installed-katib; }
 done
 
 # Debian's torchrun (torch 1.13) cannot start on Python 3.11; the environment's own fixes that

@@ -7,11 +7,12 @@ import { KindRegistry } from './registry.js';
 import { RevisionKind } from './serving-revision.js';
 import { servingKinds } from './serving.js';
 import { trainingKinds } from './training.js';
+import { ExperimentKind, ObservationLogKind, SuggestionKind, TrialKind, tuningKinds } from './tuning.js';
 import type { KindDef } from './registry.js';
 
 /** The kinds the server serves: each has its controllers wired in src/server/main.ts. */
 export function defaultRegistry(): KindRegistry {
-  return new KindRegistry().register(...coreKinds, ...batchKinds, ...pipelineKinds, ...kfpKinds, ...trainingKinds, ...servingKinds, RevisionKind);
+  return new KindRegistry().register(...coreKinds, ...batchKinds, ...pipelineKinds, ...kfpKinds, ...trainingKinds, ...tuningKinds, ...servingKinds, RevisionKind);
 }
 
 function find(defs: KindDef[], kind: string, version?: string): KindDef {
@@ -52,4 +53,9 @@ export const Kinds = {
   ServingRuntime: find(servingKinds, 'ServingRuntime'),
   ClusterServingRuntime: find(servingKinds, 'ClusterServingRuntime'),
   Revision: RevisionKind,
+  /** Katib's kubeflow.org/v1beta1 Experiment (KFP's pipelines.kubeflow.org Experiment is `Experiment`) */
+  KatibExperiment: ExperimentKind,
+  Suggestion: SuggestionKind,
+  Trial: TrialKind,
+  ObservationLog: ObservationLogKind,
 } as const;

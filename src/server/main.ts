@@ -33,12 +33,15 @@ import { compileConfig } from './config.js';
 import { every } from '../util/timers.js';
 import { kubeconfig, startInCluster, writeKubeconfig } from './kube/incluster.js';
 import { StreamMux } from './stream-mux.js';
+import { KatibDbManagerService, startKatibDbManager } from './katib-db/index.js';
 
 export type { SkiffOptions } from './config.js';
 
 export interface Skiff {
   url: string;
   dataDir: string;
+  /** where Katib's DBManager gRPC API listens (`db_manager_address`), when it could listen */
+  katibDbManager?: string;
   client: Client;
   /** stops serving; running containers keep running (the count is returned) unless asked to stop them too */
   stop(opts?: { containers?: 'keep' | 'stop' }): Promise<number>;
@@ -160,6 +163,12 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     app.kube.tokens = inCluster.tokens;
     rootCA = inCluster.contract.caPem;
   }
+  const katibDb = await startKatibDbManager({ client, dataDir: config.dataDir, log });
+  if (katibDb) {
+    const { name, namespace } = KatibDbManagerService;
+    substrate.setPlatformServices([{ name, namespace, ips: [katibDb.host] }]);
+    if (!katibDb.podsUseDefault) log(`katib-db-manager: port ${KatibDbManagerService.port} is taken; trials must pass db_manager_address="${katibDb.address}" to report_metrics()`);
+  }
   writeKubeconfig(config.dataDir, kubeconfig(serverUrl, inCluster, inCluster?.adminToken));
   manager.start();
   await gc.start();
@@ -178,6 +187,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     url: `http://${host}:${addr.port}`,
     dataDir: config.dataDir,
     client,
+    ...(katibDb ? { katibDbManager: katibDb.address } : {}),
     async stop(o = {}) {
       ready = false;
       sweeper.clear();
@@ -191,6 +201,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
         await new Promise<void>((resolve) => podServer?.close(() => resolve()));
       }
       await inCluster?.close();
+      await katibDb?.close();
       if (o.containers === 'stop') await substrate.shutdown();
       await manager.stop();
       await gc.stop();

@@ -7,6 +7,7 @@ import { pipelinesWorkload } from '../workloads/pipelines/index.js';
 import type { ServingDataPlane } from '../workloads/serving/data-plane.js';
 import { servingWorkload } from '../workloads/serving/index.js';
 import { trainingWorkload } from '../workloads/training/index.js';
+import { tuningWorkload } from '../workloads/tuning/index.js';
 import type { Workload } from '../workloads/workload.js';
 
 /** What the server hands the workloads that need more than the control plane. */
@@ -15,7 +16,7 @@ export interface WorkloadDeps {
 }
 
 export function workloads(deps: WorkloadDeps): Workload[] {
-  return [jobsWorkload, pipelinesWorkload, trainingWorkload, servingWorkload(deps.dataPlane)];
+  return [jobsWorkload, pipelinesWorkload, trainingWorkload, tuningWorkload, servingWorkload(deps.dataPlane)];
 }
 
 /** The kinds the server serves: the core ones and every workload's. */

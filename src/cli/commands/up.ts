@@ -13,6 +13,8 @@ export interface StartSkiffOptions {
 }
 export interface RunningSkiff {
   url: string;
+  /** Katib's DBManager gRPC address, for users outside Pods */
+  katibDbManager?: string;
   /** resolves to how many containers were left running (they are adopted by the next start) */
   stop(): Promise<number | void>;
 }
@@ -114,6 +116,7 @@ directory, so objects survive restarts.`,
       await ctx.out(`Skiff is ready at ${running.url} (data in ${dataDir})\n`);
       const { kubeconfigPath } = await import('../../server/kube/incluster.js');
       if (existsSync(kubeconfigPath(dataDir))) await ctx.err(`kubectl and Kubernetes clients: export KUBECONFIG=${kubeconfigPath(dataDir)}\n`);
+      if (running.katibDbManager) await ctx.err(`Katib metrics (report_metrics, KatibClient.get_trial_metrics) from this machine: db_manager_address="${running.katibDbManager}"\n`);
       await stopped;
       await ctx.err('Shutting down...\n');
       let left: number | void;

@@ -15,6 +15,7 @@ import type { CapacityOverrides } from './capacity.js';
 import { discoverCapacity } from './capacity.js';
 import type { Environments } from './environments.js';
 import { Kubelet } from './kubelet.js';
+import type { ServiceView } from './network.js';
 import { addClaimController } from './pvc.js';
 import { PythonEnvironments } from './python-envs.js';
 import { PythonPods } from './python-pods.js';
@@ -132,6 +133,11 @@ export class LocalSubstrate implements Substrate, PodMetricsSource {
 
   attach(pod: StoredObject, opts: PodAttachOptions, signal: AbortSignal): Promise<PodAttachSession> {
     return this.kubelet.attach(pod, opts, signal);
+  }
+
+  /** names every Pod resolves to an address the platform serves itself (in each Pod's hosts file) */
+  setPlatformServices(services: ServiceView[]): void {
+    this.kubelet.platformServices = services;
   }
 
   /** where containers reach the API server (SKIFF_SERVER in their environment) */

@@ -76,6 +76,8 @@ export class Kubelet {
   apiServer?: string;
   /** the HTTPS endpoint, CA and tokens of the in-cluster contract (serviceaccount.ts) */
   inCluster?: InClusterContract;
+  /** names the platform itself answers at, with no Pod behind them (Katib's katib-db-manager.kubeflow) */
+  platformServices: ServiceView[] = [];
 
   constructor(private readonly opts: KubeletOptions) {
     this.podsDir = join(opts.dataDir, 'pods');
@@ -515,7 +517,7 @@ export class Kubelet {
   private writeHostsFor(pod: Pod, rt: PodRuntime, pods: Pod[], services: ServiceView[]): void {
     mkdirSync(rt.dir, { recursive: true });
     const self = { ...pod, status: { ...pod.status, podIP: rt.ip } } as Pod;
-    writeHosts(rt.hostsFile, hostsFile(self, pods, services));
+    writeHosts(rt.hostsFile, hostsFile(self, pods, [...services, ...this.platformServices]));
   }
 
   // ---- logs

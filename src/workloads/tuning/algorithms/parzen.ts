@@ -1,0 +1,207 @@
+// Parzen estimators over the unit cube, the density models of TPE: a weighted mixture of one kernel
+// per observation plus a prior kernel. Numeric dimensions get normals truncated to [0, 1] (the space
+// already maps log scales and half-step margins into the cube); categorical dimensions get a
+// distribution over the list that leans towards the observed choice. Bandwidths follow Optuna's
+// TPESampler: univariate kernels reach to the farther neighbour, multivariate kernels share a
+// Scott-like bandwidth 0.2·n^(-1/(d+4)); the "magic clip" keeps every bandwidth between
+// 1/min(100, n+1) and the whole range.
+import type { Rng } from './rng.js';
+import type { SpaceParam } from './space.js';
+
+export interface ParzenOptions {
+  /** weight of the prior kernel against observation weights (Optuna and hyperopt: 1.0) */
+  priorWeight: number;
+  /** product kernels with one shared bandwidth (multivariate TPE), else per-neighbour bandwidths */
+  multivariate: boolean;
+}
+
+const LOG_SQRT_2PI = 0.5 * Math.log(2 * Math.PI);
+
+/** erf, Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7): enough for kernel normalisers. */
+function erf(x: number): number {
+  const s = x < 0 ? -1 : 1;
+  const a = Math.abs(x);
+  const t = 1 / (1 + 0.3275911 * a);
+  const y = 1 - ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp(-a * a);
+  return s * y;
+}
+
+export function normalCdf(z: number): number {
+  return 0.5 * (1 + erf(z / Math.SQRT2));
+}
+
+/** The weights Optuna gives observations in age order: flat for the newest 25, a ramp before them. */
+export function defaultWeights(n: number): number[] {
+  if (n <= 0) return [];
+  if (n < 25) return new Array(n).fill(1) as number[];
+  const ramp = n - 25;
+  const out: number[] = [];
+  for (let i = 0; i < ramp; i++) out.push(ramp === 1 ? 1 / n : 1 / n + ((1 - 1 / n) * i) / (ramp - 1));
+  for (let i = 0; i < 25; i++) out.push(1);
+  return out;
+}
+
+interface Component {
+  logWeight: number;
+  /** per dimension: numeric kernels use mu/sigma/logNorm; categorical ones use logProbs */
+  mu: number[];
+  sigma: number[];
+  logNorm: number[];
+  probs: number[][];
+  logProbs: number[][];
+}
+
+export class ParzenEstimator {
+  private readonly comps: Component[] = [];
+  private readonly weights: number[] = [];
+
+  /**
+   * params: the dimensions modelled; points: observations in the cube (one coordinate per param),
+   * oldest first; weights: one per observation.
+   */
+  constructor(
+    private readonly params: readonly SpaceParam[],
+    points: readonly (readonly number[])[],
+    weights: readonly number[],
+    opts: ParzenOptions,
+  ) {
+    const n = points.length;
+    const d = params.length;
+    const nKernels = n + 1;
+    const total = weights.reduce((a, b) => a + b, 0) + opts.priorWeight;
+    const compWeights = [...weights, opts.priorWeight].map((w) => w / total);
+    const sigmas: number[][] = points.map(() => new Array(d).fill(1) as number[]);
+    const priorMu: number[] = [];
+    const priorSigma: number[] = [];
+    params.forEach((p, j) => {
+      const bell = p.kind === 'numeric' && (p.distribution === 'normal' || p.distribution === 'logNormal');
+      priorMu.push(0.5);
+      priorSigma.push(bell && p.kind === 'numeric' ? bellSigma(p) : 1);
+      if (p.kind !== 'numeric') return;
+      const minSigma = 1 / Math.min(100, 1 + nKernels);
+      if (opts.multivariate) {
+        const s = 0.2 * Math.max(n, 1) ** (-1 / (d + 4));
+        for (let i = 0; i < n; i++) (sigmas[i] as number[])[j] = clip(s, minSigma, 1);
+        return;
+      }
+      // univariate: each kernel reaches to the farther of its neighbours among the observations
+      // and the prior's centre; the outermost reach only inwards
+      const mus = points.map((pt) => pt[j] as number);
+      mus.push(0.5);
+      const order = mus.map((_, i) => i).sort((a, b) => (mus[a] as number) - (mus[b] as number));
+      const sorted = order.map((i) => mus[i] as number);
+      const withEnds = [0, ...sorted, 1];
+      const m = sorted.length;
+      const sig = new Array(m).fill(0) as number[];
+      for (let k = 0; k < m; k++) {
+        const left = (withEnds[k + 1] as number) - (withEnds[k] as number);
+        const right = (withEnds[k + 2] as number) - (withEnds[k + 1] as number);
+        sig[k] = Math.max(left, right);
+      }
+      if (m >= 2) {
+        sig[0] = (withEnds[2] as number) - (withEnds[1] as number);
+        sig[m - 1] = (withEnds[m] as number) - (withEnds[m - 1] as number);
+      }
+      order.forEach((orig, k) => {
+        if (orig < n) (sigmas[orig] as number[])[j] = clip(sig[k] as number, minSigma, 1);
+      });
+    });
+    for (let i = 0; i < nKernels; i++) {
+      const isPrior = i === n;
+      const comp: Component = { logWeight: Math.log(compWeights[i] as number), mu: [], sigma: [], logNorm: [], probs: [], logProbs: [] };
+      params.forEach((p, j) => {
+        if (p.kind === 'categorical') {
+          const c = p.choices.length;
+          const row = new Array(c).fill(opts.priorWeight / c) as number[];
+          if (!isPrior) {
+            const k = Math.min(c - 1, Math.floor(((points[i] as readonly number[])[j] as number) * c));
+            row[k] = (row[k] as number) + 1;
+          } else if (opts.priorWeight <= 0) {
+            row.fill(1 / c);
+          }
+          const sum = row.reduce((a, b) => a + b, 0);
+          const probs = row.map((x) => x / sum);
+          comp.probs[j] = probs;
+          comp.logProbs[j] = probs.map((x) => Math.log(x));
+          comp.mu[j] = 0;
+          comp.sigma[j] = 1;
+          comp.logNorm[j] = 0;
+          return;
+        }
+        const mu = isPrior ? (priorMu[j] as number) : ((points[i] as readonly number[])[j] as number);
+        const sigma = isPrior ? (priorSigma[j] as number) : ((sigmas[i] as number[])[j] as number);
+        comp.mu[j] = mu;
+        comp.sigma[j] = sigma;
+        // log of the mass the normal keeps inside [0, 1] plus its constant: subtracted from every log density
+        const mass = Math.max(1e-300, normalCdf((1 - mu) / sigma) - normalCdf((0 - mu) / sigma));
+        comp.logNorm[j] = Math.log(mass) + Math.log(sigma) + LOG_SQRT_2PI;
+      });
+      this.comps.push(comp);
+      this.weights.push(compWeights[i] as number);
+    }
+  }
+
+  /** Draws points in the cube; categorical coordinates are their cell's centre. */
+  sample(rng: Rng, count: number): number[][] {
+    const out: number[][] = [];
+    for (let s = 0; s < count; s++) {
+      const comp = this.comps[rng.weighted(this.weights)] as Component;
+      out.push(this.params.map((p, j) => {
+        if (p.kind === 'categorical') return (rng.weighted(comp.probs[j] as number[]) + 0.5) / p.choices.length;
+        return truncatedNormal(rng, comp.mu[j] as number, comp.sigma[j] as number);
+      }));
+    }
+    return out;
+  }
+
+  /** The mixture's log density at a point of the cube. */
+  logPdf(point: readonly number[]): number {
+    const terms: number[] = [];
+    for (const comp of this.comps) {
+      let lp = comp.logWeight;
+      this.params.forEach((p, j) => {
+        const x = point[j] as number;
+        if (p.kind === 'categorical') {
+          const c = p.choices.length;
+          const k = Math.min(c - 1, Math.max(0, Math.floor(x * c)));
+          lp += (comp.logProbs[j] as number[])[k] as number;
+        } else {
+          const z = (x - (comp.mu[j] as number)) / (comp.sigma[j] as number);
+          lp += -0.5 * z * z - (comp.logNorm[j] as number);
+        }
+      });
+      terms.push(lp);
+    }
+    return logSumExp(terms);
+  }
+}
+
+function bellSigma(p: SpaceParam): number {
+  if (p.kind !== 'numeric') return 1;
+  // the sampling bell (range/6 around the centre) in the cube's coordinates
+  const a = p.log ? Math.log(p.min) : p.min;
+  const b = p.log ? Math.log(p.max) : p.max;
+  const s = (b - a) / 6 / (p.hi - p.lo);
+  return s > 0 ? s : 1;
+}
+
+function clip(x: number, lo: number, hi: number): number {
+  return Math.min(hi, Math.max(lo, x));
+}
+
+function truncatedNormal(rng: Rng, mu: number, sigma: number): number {
+  for (let i = 0; i < 100; i++) {
+    const x = rng.normal(mu, sigma);
+    if (x >= 0 && x <= 1) return x;
+  }
+  return clip(mu, 0, 1);
+}
+
+export function logSumExp(xs: readonly number[]): number {
+  let m = -Infinity;
+  for (const x of xs) if (x > m) m = x;
+  if (m === -Infinity) return -Infinity;
+  let s = 0;
+  for (const x of xs) s += Math.exp(x - m);
+  return m + Math.log(s);
+}

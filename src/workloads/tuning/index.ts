@@ -1,0 +1,49 @@
+// Hyperparameter tuning as a workload of the platform: Katib's Experiment, Suggestion and Trial
+// (kubeflow.org/v1beta1) and Skiff's ObservationLog. The API's checks are Katib's webhook's; this
+// workload adds what only the algorithms know (their settings, a grid maxTrialCount cannot fill).
+import type { FieldError } from '../../api/errors.js';
+import type { KObject, StoredObject } from '../../api/meta.js';
+import type { KindDef } from '../../api/registry.js';
+import type { ExperimentSpec } from '../../api/tuning.js';
+import { tuningKinds } from '../../api/tuning.js';
+import type { Workload } from '../workload.js';
+import { algorithmByName, notBuilt } from './algorithms/index.js';
+import { addExperimentController } from './experiment-controller.js';
+import { addSuggestionController } from './suggestion-controller.js';
+
+/** the algorithm's own checks of an experiment Katib's webhook accepted */
+export function algorithmErrors(obj: KObject): FieldError[] {
+  const spec = obj.spec as ExperimentSpec | undefined;
+  const name = spec?.algorithm?.algorithmName;
+  if (!name) return [];
+  if (notBuilt[name]) return [{ field: 'spec.algorithm.algorithmName', type: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(name)}: ${notBuilt[name]}` }];
+  const algorithm = algorithmByName(name);
+  if (!algorithm) return [];
+  const errs = algorithm.validate({
+    parameters: spec.parameters ?? [], settings: spec.algorithm?.algorithmSettings ?? [],
+    parallelTrialCount: spec.parallelTrialCount ?? 3,
+    ...(spec.maxTrialCount !== undefined ? { maxTrialCount: spec.maxTrialCount } : {}),
+  });
+  return errs.map((e) => ({ field: e.field, type: 'FieldValueInvalid', message: e.message }));
+}
+
+function withAlgorithmChecks(def: KindDef): KindDef {
+  if (def.kind !== 'Experiment') return def;
+  return {
+    ...def,
+    validate: (obj: KObject, old?: StoredObject) => {
+      const errs = def.validate?.(obj, old) ?? [];
+      // settings are judged once the shape is right
+      return errs.length ? errs : algorithmErrors(obj);
+    },
+  };
+}
+
+export const tuningWorkload: Workload = {
+  name: 'tuning',
+  kinds: tuningKinds.map(withAlgorithmChecks),
+  async setup({ client, manager, recorder }) {
+    addExperimentController(manager, { client, recorder: recorder('katib-controller') });
+    addSuggestionController(manager, { client, recorder: recorder('katib-suggestion'), algorithms: algorithmByName });
+  },
+};
