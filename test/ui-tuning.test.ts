@@ -34,7 +34,8 @@ const experiment = {
     algorithm: { algorithmName: 'random', algorithmSettings: [{ name: 'random_state', value: '7' }] },
     earlyStopping: { algorithmName: 'medianstop', algorithmSettings: [{ name: 'min_trials_required', value: '2' }] },
     parallelTrialCount: 2,
-    maxTrialCount: 6,
+    // a to d finished and e running fill it: the controller asks for no sixth trial
+    maxTrialCount: 5,
     maxFailedTrialCount: 3,
     parameters: [
       { name: 'lr', parameterType: 'double', feasibleSpace: { min: '0.001', max: '0.1', distribution: 'logUniform' } },
@@ -51,7 +52,7 @@ const experiment = {
       trialSpec: {
         apiVersion: 'batch/v1',
         kind: 'Job',
-        spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'training-container', image: 'python:3.11', command: ['python3', '-c', 'print("loss=${trialParameters.lr}")'] }] } } },
+        spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'training-container', image: 'python:3.11', command: ['python3', '-c', 'print("lr=${trialParameters.lr} momentum=${trialParameters.momentum} optimizer=${trialParameters.optimizer}")'] }] } } },
       },
     },
   },
@@ -82,72 +83,61 @@ const cases: TrialCase[] = [
   { suffix: 'e', lr: '0.02', optimizer: 'sgd', start: 132, conditions: [cond('Created', 'True', 'TrialCreated', '', 131), cond('Running', 'True', 'TrialRunning', 'Trial is running', 132)], metrics: [metric('loss', '0.40', '0.70', '0.40'), metric('accuracy', '0.50', '0.95', '0.95')] },
 ];
 const trialName = (c: TrialCase): string => `${EXP}-${c.suffix}`;
+const assignments = (c: TrialCase) => [
+  { name: 'lr', value: c.lr },
+  { name: 'momentum', value: '0.7' },
+  { name: 'optimizer', value: c.optimizer },
+];
+const STUCK_NS = 'tuning-stuck';
+const STUCK_WHY = 'random: the search space has no more distinct assignments to give';
 
 describe('the tuning pages', () => {
   let s: TestServer;
   let ui: Ui;
   let dark: Ui;
 
-  async function writeStatus(plural: string, name: string, status: unknown): Promise<void> {
-    const cur = await s.get(`${API}/${plural}/${name}`);
-    const r = await s.req('PUT', `${API}/${plural}/${name}/status`, { ...cur, status });
-    assert.equal(r.status, 200, r.text);
+  /** writes an object's status as its controller would, again on a conflict with a controller's own write */
+  async function writeStatus(path: string, status: (cur: any) => unknown): Promise<void> {
+    for (let i = 0; ; i++) {
+      const cur = await s.get(path);
+      const r = await s.req('PUT', `${path}/status`, { ...cur, status: status(cur) });
+      if (r.status === 200) return;
+      if (r.status !== 409 || i > 20) assert.fail(`PUT ${path}/status: ${r.status} ${r.text}`);
+    }
   }
 
   before(async () => {
     s = await TestServer.start();
     ui = await openUi(s);
     dark = await openUi(s, { dark: true });
-    const exp = await s.create(`${API}/experiments`, experiment);
-    const owner = { apiVersion: 'kubeflow.org/v1beta1', kind: 'Experiment', name: EXP, uid: exp.metadata.uid, controller: true, blockOwnerDeletion: true };
+    // The Suggestion holds the five assignments, named as Katib names its trials; the Experiment
+    // controller makes a Trial of each as parallelTrialCount allows, and the test finishes each one
+    // as the Trial controller would (conditions and observation through the status subresource).
     await s.create(`${API}/suggestions`, {
       apiVersion: 'kubeflow.org/v1beta1',
       kind: 'Suggestion',
-      metadata: { name: EXP, namespace: 'default', labels: { [LABEL]: EXP }, ownerReferences: [owner] },
-      spec: { algorithm: experiment.spec.algorithm, earlyStopping: experiment.spec.earlyStopping, requests: 6, resumePolicy: 'Never' },
+      metadata: { name: EXP, namespace: 'default', labels: { [LABEL]: EXP } },
+      spec: { algorithm: experiment.spec.algorithm, earlyStopping: experiment.spec.earlyStopping, requests: cases.length, resumePolicy: 'Never' },
     });
-    await writeStatus('suggestions', EXP, {
-      suggestionCount: 5,
-      conditions: [cond('Created', 'True', 'SuggestionCreated', 'Suggestion is created', 1), cond('Running', 'False', 'SuggestionFailed', 'random: the search space has no more distinct assignments to give', 140)],
-    });
+    await writeStatus(`${API}/suggestions/${EXP}`, (cur) => ({
+      ...cur.status,
+      suggestionCount: cases.length,
+      suggestions: cases.map((c) => ({ name: trialName(c), parameterAssignments: assignments(c) })),
+    }));
+    await s.create(`${API}/experiments`, experiment);
     for (const c of cases) {
-      await s.create(`${API}/trials`, {
-        apiVersion: 'kubeflow.org/v1beta1',
-        kind: 'Trial',
-        metadata: { name: trialName(c), namespace: 'default', labels: { [LABEL]: EXP }, ownerReferences: [owner] },
-        spec: {
-          objective,
-          parameterAssignments: [
-            { name: 'lr', value: c.lr },
-            { name: 'momentum', value: '0.7' },
-            { name: 'optimizer', value: c.optimizer },
-          ],
-          runSpec: { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: trialName(c), namespace: 'default' }, spec: experiment.spec.trialTemplate.trialSpec.spec },
-          primaryContainerName: 'training-container',
-          ...(c.suffix === 'b' ? { earlyStoppingRules: [{ name: 'loss', value: '0.3', comparison: 'less', startStep: 4 }] } : {}),
-        },
-      });
-      await writeStatus('trials', trialName(c), {
+      const path = `${API}/trials/${trialName(c)}`;
+      await s.until(`the experiment controller to make ${trialName(c)}`, async () => (await s.req('GET', path)).status === 200);
+      await writeStatus(path, () => ({
         startTime: at(c.start),
         ...(c.end ? { completionTime: at(c.end) } : {}),
         conditions: c.conditions,
         ...(c.metrics ? { observation: { metrics: c.metrics } } : {}),
-      });
+      }));
     }
-    await writeStatus('experiments', EXP, {
-      startTime: at(1),
-      conditions: [cond('Created', 'True', 'ExperimentCreated', 'Experiment is created', 1), cond('Running', 'True', 'ExperimentRunning', 'Experiment is running', 2)],
-      currentOptimalTrial: { bestTrialName: `${EXP}-c`, parameterAssignments: [{ name: 'lr', value: '0.03' }, { name: 'momentum', value: '0.7' }, { name: 'optimizer', value: 'adam' }], observation: { metrics: cases[2]!.metrics } },
-      paretoFront: [{ bestTrialName: `${EXP}-c` }, { bestTrialName: `${EXP}-a` }, { bestTrialName: `${EXP}-e` }],
-      runningTrialList: [`${EXP}-e`],
-      succeededTrialList: [`${EXP}-a`, `${EXP}-c`],
-      failedTrialList: [`${EXP}-d`],
-      earlyStoppedTrialList: [`${EXP}-b`],
-      trials: 5,
-      trialsSucceeded: 2,
-      trialsFailed: 1,
-      trialsRunning: 1,
-      trialsEarlyStopped: 1,
+    await s.until('the experiment to count the five trials', async () => {
+      const e = await s.get(`${API}/experiments/${EXP}`);
+      return e.status?.trials === 5 && e.status?.trialsRunning === 1 && e.status?.currentOptimalTrial?.bestTrialName === `${EXP}-c`;
     });
     // the metric values trial c reported, as the collector keeps them
     const r = await s.req('POST', '/apis/tuning.skiff.dev/v1/namespaces/default/observationlogs', {
@@ -170,6 +160,15 @@ describe('the tuning pages', () => {
       metadata: { name: `${EXP}-c`, namespace: 'default' },
       spec: { backoffLimit: 0, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'training-container', image: 'python:3.11', command: ['python3', '-c', 'print("epoch 1 loss=0.30"); print("epoch 2 loss=0.12")'] }] } } },
     });
+    // a second experiment, in its own namespace, whose search failed: its Suggestion says why
+    await s.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: STUCK_NS } });
+    await s.create(`/apis/kubeflow.org/v1beta1/namespaces/${STUCK_NS}/experiments`, { ...experiment, metadata: { name: 'stuck', namespace: STUCK_NS } });
+    const stuck = `/apis/kubeflow.org/v1beta1/namespaces/${STUCK_NS}/suggestions/stuck`;
+    await s.until('the experiment controller to make the Suggestion', async () => (await s.req('GET', stuck)).status === 200);
+    await writeStatus(stuck, (cur) => ({
+      ...cur.status,
+      conditions: [...(cur.status?.conditions ?? []).filter((c: { type: string }) => c.type !== 'Running' && c.type !== 'Failed'), cond('Running', 'False', 'SuggestionFailed', '', 9), cond('Failed', 'True', 'AlgorithmFailed', STUCK_WHY, 9)],
+    }));
   });
   after(async () => {
     await ui?.close();
@@ -235,7 +234,10 @@ describe('the tuning pages', () => {
     const pareto = ui.page.getByRole('img', { name: 'loss against accuracy with the Pareto front' });
     await pareto.locator('canvas').waitFor();
     assert.equal(await pareto.getAttribute('data-points'), '4');
-    assert.equal(await pareto.getAttribute('data-front'), '3');
+    // the front the experiment controller found: the trials no other beats on both loss and accuracy
+    const front = (await s.get(`${API}/experiments/${EXP}`)).status.paretoFront ?? [];
+    assert.ok(front.length > 0);
+    assert.equal(await pareto.getAttribute('data-front'), String(front.length));
     await ui.page.getByRole('button', { name: 'Completion time' }).click();
     await ui.page.waitForURL(/x=time/);
     // trial e has no completion time yet: three points by time
@@ -256,11 +258,17 @@ describe('the tuning pages', () => {
     await dark.shot('tuning-experiment-charts-parallel-pareto-dark');
   });
 
-  it('the Suggestion tab says why the suggestion stopped giving trials', async () => {
-    await ui.open(`/ui/default/experiments.kubeflow.org/${EXP}?tab=suggestion`);
-    await ui.page.getByText('random: the search space has no more distinct assignments to give').first().waitFor();
-    assert.match(await ui.page.locator('.tabpanel').innerText(), /5 given of 6 asked for/);
+  it('a failed search: the experiment and its Suggestion tab say why', async () => {
+    await ui.open(`/ui/${STUCK_NS}/experiments.kubeflow.org/stuck?tab=suggestion`);
+    await ui.page.locator('.tabpanel .tn-why', { hasText: STUCK_WHY }).waitFor();
+    assert.match(await ui.page.locator('.tabpanel').innerText(), /AlgorithmFailed/);
+    // the experiment controller fails the experiment with the Suggestion's reason
+    await ui.page.locator('h1 .badge', { hasText: 'Failed' }).waitFor();
+    await ui.page.locator('.tn-summary .tn-why', { hasText: STUCK_WHY }).waitFor();
     await ui.shot('tuning-experiment-suggestion');
+    await dark.open(`/ui/${STUCK_NS}/experiments.kubeflow.org/stuck?tab=suggestion`);
+    await dark.page.locator('.tabpanel .tn-why', { hasText: STUCK_WHY }).waitFor();
+    await dark.shot('tuning-experiment-suggestion-dark');
   });
 
   it('lists trials with their state, experiment, assignments and objective', async () => {

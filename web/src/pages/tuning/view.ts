@@ -25,8 +25,8 @@ export function experimentReason(e: Experiment): Condition | undefined {
   return (e.status?.conditions ?? []).find((c) => c.type === s && c.status === 'True');
 }
 
-/** a trial's end states outrank Running, and EarlyStopped outranks the Succeeded it may carry with it */
-const TRIAL_ORDER = ['EarlyStopped', 'MetricsUnavailable', 'Killed', 'Failed', 'Succeeded', 'Running', 'Created'];
+/** a trial's end states outrank Running, and EarlyStopped outranks the Succeeded it may carry with it (the controller's order) */
+const TRIAL_ORDER = ['Killed', 'Failed', 'MetricsUnavailable', 'EarlyStopped', 'Succeeded', 'Running', 'Created'];
 
 export function trialState(t: Trial): string {
   for (const s of TRIAL_ORDER) if (on(t.status?.conditions, s)) return s;
