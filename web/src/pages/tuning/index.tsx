@@ -519,7 +519,17 @@ function TrialList({ kind, namespace }: ListPageProps) {
             return x ? <Link to={expHref(t.metadata?.namespace, x)}>{x}</Link> : '—';
           },
         },
-        { id: 'assignments', header: 'Assignments', value: (t) => assignmentsText(t.spec.parameterAssignments), cell: (t) => <span className="tn-mono small">{assignmentsText(t.spec.parameterAssignments)}</span> },
+        {
+          id: 'assignments',
+          header: 'Assignments',
+          width: 'minmax(200px, 2fr)',
+          value: (t) => assignmentsText(t.spec.parameterAssignments),
+          cell: (t) => (
+            <span className="tn-mono small" title={assignmentsText(t.spec.parameterAssignments)}>
+              {assignmentsText(t.spec.parameterAssignments)}
+            </span>
+          ),
+        },
         {
           id: 'objective',
           header: 'Objective',
@@ -527,7 +537,7 @@ function TrialList({ kind, namespace }: ListPageProps) {
           value: (t) => trialObjective(t).value,
           cell: (t) => {
             const o = trialObjective(t);
-            return o.name ? `${o.name} ${fmt(o.value)}` : '—';
+            return o.name && o.value !== undefined ? `${o.name} ${fmt(o.value)}` : '—';
           },
         },
       ]}
