@@ -106,7 +106,7 @@ function ExperimentList({ kind, namespace }: ListPageProps) {
           {
             id: 'trials',
             header: 'Running · succeeded · failed',
-            width: 190,
+            width: 240,
             value: (e) => trialCounts(e).succeeded,
             cell: (e) => {
               const c = trialCounts(e);
