@@ -4,6 +4,8 @@ import { LAST_APPLIED_ANNOTATION } from './merge.js';
 import { eventLastSeen, eventTime, jobDuration } from './printers.js';
 import type { ResourceInfo } from './discovery.js';
 import type { Condition, Container, ContainerState, ContainerStatus, Job, KEvent, KObject, Pod } from './types.js';
+import type { Experiment, Trial } from '../api/tuning.js';
+import { bucketOf, metricValue } from '../workloads/tuning/status.js';
 
 type Value = string | string[];
 type Pair = [label: string, value: Value];
@@ -272,11 +274,71 @@ export function eventsSection(events: KEvent[] | undefined, now: number): string
   return ['Events:', ...describeTable(['Type', 'Reason', 'Age', 'From', 'Message'], rows)];
 }
 
-/** The full describe text of an object; `events` null leaves the Events section out. */
-export function describeObject(r: ResourceInfo, obj: KObject, events: KEvent[] | undefined | null, now: number): string {
+/**
+ * A Katib Experiment: where it stands and its best trial first, then every trial best-first (the
+ * objective by its metric strategy; trials without one last), then the spec and conditions.
+ */
+function describeExperiment(exp: Experiment, trials: Trial[]): string[] {
+  const spec = exp.spec ?? {};
+  const st = exp.status ?? {};
+  const last = st.conditions?.at(-1);
+  const o = spec.objective ?? {};
+  const metric = o.objectiveMetricName ?? '';
+  const settings = (list: { name: string; value: string }[] | undefined) => (list?.length ? ` (${list.map((s) => `${s.name}=${s.value}`).join(', ')})` : '');
+  const counts = ([['succeeded', st.trialsSucceeded], ['running', st.trialsRunning], ['pending', st.trialsPending], ['failed', st.trialsFailed], ['early stopped', st.trialsEarlyStopped], ['metrics unavailable', st.trialMetricsUnavailable], ['killed', st.trialsKilled]] as const)
+    .filter(([, n]) => n).map(([w, n]) => `${n} ${w}`);
+  const best = st.currentOptimalTrial;
+  const pairs: Pair[] = [
+    ...metaPairs(exp as unknown as KObject), ['API Version', exp.apiVersion], ['Kind', exp.kind],
+    ['Status', last ? `${last.type}${last.reason ? ` (${last.reason})` : ''}${last.message ? `: ${last.message}` : ''}` : 'Created'],
+    ['Objective', `${o.type ?? ''} ${metric}${o.goal !== undefined ? `, goal ${o.goal}` : ''}`.trim()],
+    ['Algorithm', `${spec.algorithm?.algorithmName ?? ''}${settings(spec.algorithm?.algorithmSettings)}`],
+    ['Early Stopping', spec.earlyStopping ? `${spec.earlyStopping.algorithmName}${settings(spec.earlyStopping.algorithmSettings)}` : '<none>'],
+    ['Trials', `${st.trials ?? 0}${counts.length ? ` (${counts.join(', ')})` : ''}; ${spec.parallelTrialCount ?? 3} at a time, at most ${spec.maxTrialCount ?? 'unlimited'}${spec.maxFailedTrialCount !== undefined ? `, ${spec.maxFailedTrialCount} may fail` : ''}`],
+  ];
+  const lines = fields(pairs);
+  if (best?.bestTrialName) {
+    lines.push('Best Trial:', ...fields([
+      ['Name', best.bestTrialName],
+      ['Parameters', (best.parameterAssignments ?? []).map((a) => `${a.name}=${a.value}`)],
+      ['Metrics', (best.observation?.metrics ?? []).map((m) => `${m.name}=${m.latest} (min ${m.min}, max ${m.max})`)],
+    ], 2));
+  } else {
+    lines.push('Best Trial:  <none yet>');
+  }
+  const params = (spec.parameters ?? []).map((p) => p.name);
+  const value = (t: Trial) => metricValue(spec, t.status?.observation?.metrics, metric);
+  const sign = o.type === 'maximize' ? -1 : 1;
+  const sorted = [...trials].sort((a, b) => {
+    const va = value(a);
+    const vb = value(b);
+    if (va === undefined || vb === undefined) return va === undefined ? (vb === undefined ? 0 : 1) : -1;
+    return sign * (va - vb);
+  });
+  if (sorted.length) {
+    const state: Record<string, string> = { pending: 'Pending', running: 'Running', succeeded: 'Succeeded', failed: 'Failed', killed: 'Killed', earlyStopped: 'EarlyStopped', metricsUnavailable: 'MetricsUnavailable' };
+    const rows = sorted.map((t) => {
+      const a = new Map((t.spec.parameterAssignments ?? []).map((x) => [x.name, x.value]));
+      const v = value(t);
+      return [t.metadata.name ?? '', state[bucketOf(t)] ?? '', ...params.map((p) => a.get(p) ?? ''), v === undefined ? '' : String(v)];
+    });
+    lines.push('Trials (best first):', ...describeTable(['Name', 'State', ...params, metric || 'Objective'], rows));
+  }
+  const rest = genericLines({ spec: exp.spec }, 0);
+  lines.push(...rest);
+  lines.push(...conditionsSection(st.conditions, true));
+  return lines;
+}
+
+/**
+ * The full describe text of an object; `events` null leaves the Events section out. `related`: what
+ * some kinds show beside themselves (an Experiment's Trials).
+ */
+export function describeObject(r: ResourceInfo, obj: KObject, events: KEvent[] | undefined | null, now: number, related: { trials?: KObject[] } = {}): string {
   let lines: string[];
   if (r.group === '' && r.kind === 'Pod') lines = describePod(obj as Pod);
   else if (r.group === 'batch' && r.kind === 'Job') lines = describeJob(obj as Job, now);
+  else if (r.group === 'kubeflow.org' && r.kind === 'Experiment') lines = describeExperiment(obj as unknown as Experiment, (related.trials ?? []) as unknown as Trial[]);
   else lines = describeGeneric(obj);
   if (events !== null) lines.push(...eventsSection(events, now));
   return `${lines.join('\n')}\n`;

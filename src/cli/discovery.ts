@@ -155,8 +155,10 @@ export function resolveResource(d: Discovery, arg: string): ResourceInfo {
 export function findResource(d: Discovery, arg: string): ResourceInfo | undefined {
   const lower = arg.trim().toLowerCase();
   if (!lower) return undefined;
-  const pick = (matches: ResourceInfo[]): ResourceInfo | undefined =>
-    matches.find((r) => r.preferred) ?? matches[0];
+  // as kubectl's RESTMapper: the first group in the server's order wins, then its preferred version
+  // (resources are listed in that order). A group whose preferred version lacks the resource still
+  // wins over a later group: `experiments` is Katib's kubeflow.org/v1beta1, not pipelines.kubeflow.org's
+  const pick = (matches: ResourceInfo[]): ResourceInfo | undefined => matches[0];
 
   const plain = d.resources.filter((r) => nameMatches(r, lower));
   if (plain.length > 0) {

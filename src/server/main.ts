@@ -104,7 +104,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   const started: (StartedWorkload | void)[] = [];
   for (const w of all) {
     started.push(await w.setup({
-      client, manager, log, podLogs: substrate,
+      client, manager, log, podLogs: substrate, podFiles: substrate,
       recorder: (component) => new EventRecorder(client, component),
       settings: { ...config, pipelineRoot }, artifacts,
       endpoints: { server: () => serverUrl, pods: () => podGateway },

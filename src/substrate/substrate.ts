@@ -76,6 +76,23 @@ export interface PodAttachSession {
   resize?(size: TerminalSize): Promise<void>;
 }
 
+/** A file a container wrote: its path as the container sees it, and its bytes. */
+export interface PodFile {
+  path: string;
+  data: Buffer;
+}
+
+/** Files Pods wrote, read by the platform itself (the tuning workload's File and TensorFlowEvent
+ *  metrics collectors): only the substrate knows where a Pod's volumes live. */
+export interface PodFileSource {
+  /**
+   * The file at `path` as `container` sees it, or every file under it when it is a directory; []
+   * when nothing is there. Readable after the container ended, for paths on a volume (an emptyDir
+   * lasts as long as its Pod).
+   */
+  readPodFiles(pod: StoredObject, container: string, path: string, signal?: AbortSignal): Promise<PodFile[]>;
+}
+
 /** Where running containers are attached to: the substrate that runs them. */
 export interface PodAttachSource {
   attach(pod: StoredObject, opts: PodAttachOptions, signal: AbortSignal): Promise<PodAttachSession>;
@@ -134,7 +151,7 @@ export interface PodMetricsSource {
   nodeUsage(): NodeUsage | undefined;
 }
 
-export interface Substrate extends PodLogSource, PodExecSource, PodAttachSource, PodPortForwarder {
+export interface Substrate extends PodLogSource, PodExecSource, PodAttachSource, PodPortForwarder, PodFileSource {
   /** the Node this substrate runs Pods for */
   readonly nodeName: string;
   /** finds the node's capacity, registers its Node and starts running the Pods bound to it (adopting those already running) */

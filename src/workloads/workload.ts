@@ -7,7 +7,7 @@ import type { ArtifactStore } from '../artifacts/store.js';
 import type { Manager } from '../control/controller.js';
 import type { EventRecorder } from '../control/events.js';
 import type { Client } from '../store/client.js';
-import type { PodLogSource } from '../substrate/substrate.js';
+import type { PodFileSource, PodLogSource } from '../substrate/substrate.js';
 
 /** The platform's settings a workload may read (the server's config satisfies it). */
 export interface PlatformSettings {
@@ -38,6 +38,8 @@ export interface WorkloadContext {
   endpoints: Endpoints;
   /** Pods' logs, from the substrate that runs them */
   podLogs: PodLogSource;
+  /** files Pods wrote (on their volumes), from the substrate that runs them */
+  podFiles: PodFileSource;
   log(msg: string): void;
 }
 

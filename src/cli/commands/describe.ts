@@ -4,6 +4,15 @@ import { describeObject } from '../describe.js';
 import type { KEvent, KObject } from '../types.js';
 import { NAMESPACE_FLAG, resolveRequests, type Command, type Context } from './common.js';
 
+/** What a kind shows beside itself: a Katib Experiment's Trials (by Katib's experiment label). */
+async function relatedTo(ctx: Context, r: ResourceInfo, obj: KObject): Promise<{ trials?: KObject[] }> {
+  if (r.group !== 'kubeflow.org' || r.kind !== 'Experiment') return {};
+  const trials = findResource(await ctx.client.discovery(), 'trials.kubeflow.org');
+  if (!trials) return {};
+  const list = await ctx.client.list(resourcePath(trials, { namespace: obj.metadata?.namespace }), { labelSelector: `katib.kubeflow.org/experiment=${obj.metadata?.name ?? ''}` });
+  return { trials: list.items };
+}
+
 /** Core/v1 Events about the object (by uid); undefined when they cannot be listed. */
 export async function eventsFor(ctx: Context, r: ResourceInfo, obj: KObject): Promise<KEvent[] | undefined> {
   const uid = obj.metadata?.uid;
@@ -65,7 +74,7 @@ export const command: Command = {
       }
       for (const obj of objects) {
         const events = ctx.args.boolean('show-events') ? await eventsFor(ctx, r, obj) : null;
-        const text = describeObject(r, obj, events, ctx.io.now());
+        const text = describeObject(r, obj, events, ctx.io.now(), await relatedTo(ctx, r, obj));
         await ctx.out(`${first ? '' : '\n\n'}${text}`);
         first = false;
       }

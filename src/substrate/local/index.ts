@@ -8,7 +8,7 @@ import type { StoredObject } from '../../api/meta.js';
 import type { Manager } from '../../control/controller.js';
 import type { Recorder } from '../../control/events.js';
 import { nodeObject } from '../../scheduler/node.js';
-import type { NodeUsage, PodAttachOptions, PodAttachSession, PodExecOptions, PodExecSession, PodLogOptions, PodMetricsSource, PodUsage } from '../substrate.js';
+import type { NodeUsage, PodAttachOptions, PodAttachSession, PodExecOptions, PodExecSession, PodFile, PodLogOptions, PodMetricsSource, PodUsage } from '../substrate.js';
 import type { Client } from '../../store/client.js';
 import type { Substrate } from '../substrate.js';
 import type { CapacityOverrides } from './capacity.js';
@@ -152,5 +152,9 @@ export class LocalSubstrate implements Substrate, PodMetricsSource {
 
   logs(pod: StoredObject, opts: PodLogOptions, signal: AbortSignal): Promise<AsyncIterable<string>> {
     return this.kubelet.logs(pod, opts, signal);
+  }
+
+  readPodFiles(pod: StoredObject, container: string, path: string): Promise<PodFile[]> {
+    return this.kubelet.readPodFiles(pod, container, path);
   }
 }

@@ -15,7 +15,7 @@ import type { Controller, Manager, Result } from '../../control/controller.js';
 import type { Recorder } from '../../control/events.js';
 import { assignedGpus } from '../../scheduler/placement.js';
 import type { Client } from '../../store/client.js';
-import type { PodAttachOptions, PodAttachSession, PodExecOptions, PodExecSession, PodLogOptions } from '../substrate.js';
+import type { PodAttachOptions, PodAttachSession, PodExecOptions, PodExecSession, PodFile, PodLogOptions } from '../substrate.js';
 import { ConfigError, containerArgv, containerEnv } from './env.js';
 import { followOutput } from './attach.js';
 import { ExecError, execIn, killExec } from './exec.js';
@@ -34,6 +34,7 @@ import { needsStdin, openStdin, withStdin } from './stdin.js';
 import { TerminalSizer } from './tty.js';
 import { after, type Timer } from '../../util/timers.js';
 import { containerBinds, prepareVolumes } from './volumes.js';
+import { hostPathOf, readFilesAt } from './pod-files.js';
 import { automounts, inClusterEnv, serviceAccountBind, serviceAccountMountPath, type InClusterContract } from './serviceaccount.js';
 import type { LiveContainer } from './usage.js';
 
@@ -555,6 +556,19 @@ export class Kubelet {
       return !live || live.current?.n !== n || Boolean(live.current?.exit);
     };
     return followLog(file, lo, done, signal);
+  }
+
+  // ---- files
+
+  async readPodFiles(pod: StoredObject, container: string, path: string): Promise<PodFile[]> {
+    const p = pod as Pod & StoredObject;
+    const host = hostPathOf(p, container, path, {
+      podDir: join(this.podsDir, p.metadata.uid),
+      claimDir: (namespace, claim) => join(this.opts.dataDir, 'volumes', namespace, claim),
+      hostVisible: !this.sandboxed,
+    });
+    if (host === undefined) throw new ApiError(StatusReason.BadRequest, `${path} is not on a volume of container "${container}" in pod "${p.metadata.name}": mount a volume there to read it`);
+    return readFilesAt(host, path);
   }
 
   // ---- exec

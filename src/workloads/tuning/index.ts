@@ -10,6 +10,7 @@ import type { Workload } from '../workload.js';
 import { algorithmByName, notBuilt } from './algorithms/index.js';
 import { addExperimentController } from './experiment-controller.js';
 import { addSuggestionController } from './suggestion-controller.js';
+import { addTrialController } from './trial-controller.js';
 
 /** the algorithm's own checks of an experiment Katib's webhook accepted */
 export function algorithmErrors(obj: KObject): FieldError[] {
@@ -42,8 +43,9 @@ function withAlgorithmChecks(def: KindDef): KindDef {
 export const tuningWorkload: Workload = {
   name: 'tuning',
   kinds: tuningKinds.map(withAlgorithmChecks),
-  async setup({ client, manager, recorder }) {
+  async setup({ client, manager, recorder, podLogs, podFiles }) {
     addExperimentController(manager, { client, recorder: recorder('katib-controller') });
     addSuggestionController(manager, { client, recorder: recorder('katib-suggestion'), algorithms: algorithmByName });
+    addTrialController(manager, { client, recorder: recorder('trial-controller'), podLogs, podFiles });
   },
 };

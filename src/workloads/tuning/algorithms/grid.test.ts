@@ -60,3 +60,10 @@ describe('grid', () => {
     assert.deepEqual(gridAlgorithm.validate({ parameters: params, settings: [], maxTrialCount: 18, parallelTrialCount: 1 }), []);
   });
 });
+
+describe('grid limits', () => {
+  it('refuses a parameter with too many grid values, naming its step', () => {
+    const errs = gridAlgorithm.validate({ parameters: [{ name: 'x', parameterType: 'double', feasibleSpace: { min: '0', max: '1', step: '0.000001' } }], settings: [], parallelTrialCount: 1 });
+    assert.deepEqual(errs.map((e) => e.field), ['spec.parameters[0].feasibleSpace.step']);
+  });
+});

@@ -13,6 +13,8 @@ import { takenKeys, validateSettings } from './settings.js';
 import { RANDOM_STATE_RULE } from './random.js';
 
 const RULES: readonly SettingRule[] = [RANDOM_STATE_RULE];
+/** values one parameter may have on a grid: each parameter's values are listed in memory */
+const MAX_VALUES = 100_000;
 
 function gcd(a: bigint, b: bigint): bigint {
   while (b !== 0n) [a, b] = [b, a % b];
@@ -26,6 +28,7 @@ export function gridPlan(space: Space): { size: number; values: string[][] } | {
   space.params.forEach((p, i) => {
     const k = gridSize(p);
     if (k === undefined) errors.push({ field: `spec.parameters[${i}].feasibleSpace.step`, message: `grid needs a step for double parameter ${JSON.stringify(p.name)}` });
+    else if (k > MAX_VALUES) errors.push({ field: `spec.parameters[${i}].feasibleSpace.step`, message: `parameter ${JSON.stringify(p.name)} has ${k} grid values, more than ${MAX_VALUES}; use a larger step` });
     else size *= k;
   });
   if (errors.length > 0) return { errors };

@@ -3,11 +3,12 @@
 import type { Algorithm } from './types.js';
 import { gridAlgorithm } from './grid.js';
 import { hyperbandAlgorithm } from './hyperband.js';
+import { pbtAlgorithm } from './pbt.js';
 import { randomAlgorithm } from './random.js';
 import { sobolAlgorithm } from './sobol.js';
 import { multivariateTpeAlgorithm, tpeAlgorithm } from './tpe.js';
 
-const algorithms = new Map<string, Algorithm>([randomAlgorithm, gridAlgorithm, sobolAlgorithm, tpeAlgorithm, multivariateTpeAlgorithm, hyperbandAlgorithm].map((a) => [a.name, a]));
+const algorithms = new Map<string, Algorithm>([randomAlgorithm, gridAlgorithm, sobolAlgorithm, tpeAlgorithm, multivariateTpeAlgorithm, hyperbandAlgorithm, pbtAlgorithm].map((a) => [a.name, a]));
 
 /** Katib's names Skiff refuses, and why */
 export const notBuilt: Record<string, string> = {

@@ -15,7 +15,7 @@ const RULES: readonly SettingRule[] = [RANDOM_STATE_RULE];
 /** Draws per assignment before falling back to listing what is left of a finite space. */
 const MAX_DRAWS = 64;
 /** A finite space at most this large may be listed to find its unused points. */
-const MAX_LISTED = 2_000_000;
+const MAX_LISTED = 250_000;
 
 /**
  * Up to `count` assignments drawn by `draw`, none of whose keys is in `taken` (which is updated).

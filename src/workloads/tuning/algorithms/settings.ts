@@ -12,6 +12,7 @@ export interface SettingRule {
   min?: number;
   minExclusive?: boolean;
   max?: number;
+  maxExclusive?: boolean;
   required?: boolean;
   /** for strings: the values allowed */
   oneOf?: readonly string[];
@@ -20,7 +21,7 @@ export interface SettingRule {
 function describeRange(r: SettingRule): string {
   const parts: string[] = [];
   if (r.min !== undefined) parts.push(`${r.minExclusive ? '>' : '≥'} ${r.min}`);
-  if (r.max !== undefined) parts.push(`≤ ${r.max}`);
+  if (r.max !== undefined) parts.push(`${r.maxExclusive ? '<' : '≤'} ${r.max}`);
   return parts.join(' and ');
 }
 
@@ -36,7 +37,7 @@ export function checkSettingValue(rule: SettingRule, value: string): string | un
   if (v === '' || !Number.isFinite(n)) return `${rule.name} must be a number, got ${JSON.stringify(value)}`;
   if (rule.type === 'int' && !/^[+-]?\d+$/.test(v)) return `${rule.name} must be an integer, got ${JSON.stringify(value)}`;
   const tooLow = rule.min !== undefined && (rule.minExclusive ? !(n > rule.min) : !(n >= rule.min));
-  const tooHigh = rule.max !== undefined && !(n <= rule.max);
+  const tooHigh = rule.max !== undefined && (rule.maxExclusive ? !(n < rule.max) : !(n <= rule.max));
   if (tooLow || tooHigh) return `${rule.name} must be ${describeRange(rule)}, got ${JSON.stringify(value)}`;
   return undefined;
 }

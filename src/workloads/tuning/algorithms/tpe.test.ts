@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ParameterSpec } from '../../../api/tuning-types.js';
 import { randomAlgorithm } from './random.js';
-import { defaultStartup, multivariateTpeAlgorithm, nonDominatedFronts, splitObservations, tpeAlgorithm } from './tpe.js';
+import { defaultStartup, multivariateTpeAlgorithm, nonDominatedFronts, splitObservations, tpeAlgorithm, tpeOptions } from './tpe.js';
 import { addPending, median, minimise, request } from './testing.js';
 import type { TrialRecord } from './types.js';
 import { defaultWeights } from './parzen.js';
@@ -119,6 +119,21 @@ describe('tpe internals', () => {
     assert.equal(defaultStartup(6), 3);
   });
 
+  it('tpe settings: hyperopt gamma when given, else Optuna gamma', () => {
+    const dflt = tpeOptions({}, 100);
+    assert.deepEqual([dflt.gamma(9), dflt.gamma(100), dflt.gamma(1000)], [1, 10, 25]);
+    assert.equal(dflt.nCandidates, 24);
+    assert.equal(dflt.priorWeight, 1);
+    const hyp = tpeOptions({ gamma: '0.25', n_EI_candidates: '50', prior_weight: '2' }, 100);
+    assert.deepEqual([hyp.gamma(16), hyp.gamma(100)], [1, 3]);
+    assert.equal(hyp.nCandidates, 50);
+    assert.equal(hyp.priorWeight, 2);
+    // and the search still works under it
+    const bests = [1, 2, 3, 4, 5].map((seed) => minimise(tpeAlgorithm, square, quadratic, 60, seed, { gamma: '0.25' }).best);
+    const rnd = [1, 2, 3, 4, 5].map((seed) => minimise(randomAlgorithm, square, quadratic, 60, seed).best);
+    assert.ok(median(bests) < median(rnd), `${bests} vs ${rnd}`);
+  });
+
   it('splits by value, pending and failed never good', () => {
     const obs = [
       { order: 0, values: [3] }, { order: 1, values: [Infinity] }, { order: 2, values: [1] }, { order: 3, values: [2] },
@@ -154,6 +169,7 @@ describe('tpe internals', () => {
   });
 
   it('validates settings by field', () => {
+    assert.equal(tpeAlgorithm.validate({ parameters: square, settings: [{ name: 'gamma', value: '1' }], parallelTrialCount: 1 })[0]?.field, 'spec.algorithm.algorithmSettings[0].value');
     const errs = tpeAlgorithm.validate({ parameters: square, settings: [{ name: 'gamma', value: '1.5' }, { name: 'n_EI_candidates', value: '0' }, { name: 'n_startup_trials', value: '3' }, { name: 'random_state', value: '-1' }], parallelTrialCount: 1 });
     assert.deepEqual(errs.map((e) => e.field), [
       'spec.algorithm.algorithmSettings[0].value',

@@ -26,7 +26,7 @@ import { ParzenEstimator, defaultWeights } from './parzen.js';
 import { RANDOM_STATE_RULE, drawUnique } from './random.js';
 
 const TPE_RULES: readonly SettingRule[] = [
-  { name: 'gamma', type: 'float', min: 0, minExclusive: true, max: 1 },
+  { name: 'gamma', type: 'float', min: 0, minExclusive: true, max: 1, maxExclusive: true },
   { name: 'prior_weight', type: 'float', min: 0, minExclusive: true },
   { name: 'n_EI_candidates', type: 'int', min: 1 },
   RANDOM_STATE_RULE,
@@ -258,17 +258,21 @@ export const tpeAlgorithm: Algorithm = {
     return [...validateSettings(settings, TPE_RULES, 'tpe'), ...checkParameters(parameters)];
   },
   suggest(req) {
-    const gammaSetting = req.settings.gamma;
-    const g = numberSetting(req.settings, 'gamma', 0);
-    return tpeSuggest(req, {
-      multivariate: false,
-      nStartup: defaultStartup(req.maxTrialCount),
-      nCandidates: numberSetting(req.settings, 'n_EI_candidates', 24),
-      priorWeight: numberSetting(req.settings, 'prior_weight', 1),
-      gamma: gammaSetting !== undefined && g > 0 ? (n) => Math.ceil(g * Math.sqrt(n)) : optunaGamma,
-    });
+    return tpeSuggest(req, tpeOptions(req.settings, req.maxTrialCount));
   },
 };
+
+/** `tpe`'s settings as options: hyperopt's names and meanings, Optuna's model. */
+export function tpeOptions(settings: Record<string, string>, maxTrialCount: number | undefined): TpeOptions {
+  const g = numberSetting(settings, 'gamma', 0);
+  return {
+    multivariate: false,
+    nStartup: defaultStartup(maxTrialCount),
+    nCandidates: numberSetting(settings, 'n_EI_candidates', 24),
+    priorWeight: numberSetting(settings, 'prior_weight', 1),
+    gamma: g > 0 ? (n) => Math.ceil(g * Math.sqrt(n)) : optunaGamma,
+  };
+}
 
 export const multivariateTpeAlgorithm: Algorithm = {
   name: 'multivariate-tpe',
