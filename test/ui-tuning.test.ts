@@ -1,9 +1,10 @@
-// The tuning pages in real Chromium against a real server: a Katib Experiment with its Suggestion,
-// Trials and an ObservationLog written as Katib's controllers write them (objects, then their status
-// through the status subresource); the list with the best objective, the experiment's trials
-// best-first with the early-stopped one marked, a point per trial in the objective chart, parallel
-// coordinates and the Pareto front, why the Suggestion is stuck, a trial's metric curve, job and log,
-// and "New experiment" showing the server's refusal on the field's line.
+// The tuning pages in real Chromium against a real server and its tuning controllers: an Experiment
+// whose Suggestion holds five known assignments, so its trials (real Jobs printing their metrics) end
+// as planned: two succeed, one is stopped early by its rule, one fails, one keeps running. The list
+// with the best objective, the trials best-first with the early-stopped one marked, a point per
+// trial in the objective chart, parallel coordinates and the Pareto front, a failed search saying
+// why, a trial's metric curve, job and log, and "New experiment" showing the server's refusal on the
+// field's line.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { openUi, type Ui } from './browser.js';
@@ -25,6 +26,22 @@ const objective = {
   additionalObjectives: [{ name: 'accuracy', type: 'maximize' }],
 };
 
+// each trial's course, by its learning rate: the losses it prints (one a second for the one stopped
+// early), its accuracy; 0.002 diverges and exits 3; 0.02 keeps running after its last value
+const payload = `import sys, time
+lr, m, opt = "\${trialParameters.lr}", "\${trialParameters.momentum}", "\${trialParameters.optimizer}"
+plans = {"0.01": ([0.9, 0.5, 0.3], 0.88), "0.09": ([0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.65, 0.6], 0.6), "0.03": ([0.8, 0.5, 0.3, 0.2, 0.12], 0.85), "0.02": ([0.7, 0.4], 0.95)}
+if lr not in plans:
+    print("diverged", flush=True)
+    sys.exit(3)
+losses, acc = plans[lr]
+for i, v in enumerate(losses):
+    print(f"epoch {i + 1}: loss={v} accuracy={acc - 0.1 + 0.1 * (i + 1) / len(losses):.3f}", flush=True)
+    time.sleep(1.0 if lr == "0.09" else 0.05)
+if lr == "0.02":
+    time.sleep(600)
+`;
+
 const experiment = {
   apiVersion: 'kubeflow.org/v1beta1',
   kind: 'Experiment',
@@ -43,6 +60,8 @@ const experiment = {
       { name: 'optimizer', parameterType: 'categorical', feasibleSpace: { list: ['sgd', 'adam'] } },
     ],
     trialTemplate: {
+      // the jobs stay, so a trial's page shows its Pod's log
+      retain: true,
       primaryContainerName: 'training-container',
       trialParameters: [
         { name: 'lr', reference: 'lr' },
@@ -52,35 +71,26 @@ const experiment = {
       trialSpec: {
         apiVersion: 'batch/v1',
         kind: 'Job',
-        spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'training-container', image: 'python:3.11', command: ['python3', '-c', 'print("lr=${trialParameters.lr} momentum=${trialParameters.momentum} optimizer=${trialParameters.optimizer}")'] }] } } },
+        spec: { backoffLimit: 0, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'training-container', image: 'python:3.11', command: ['python3', '-u', '-c', payload] }] } } },
       },
     },
   },
 };
 
-// the trials ran in the few minutes before the test, so durations and ages read as they would live
-const base = Math.floor(Date.now() / 1000) - 300;
-const at = (s: number): string => new Date((base + s) * 1000).toISOString().replace('.000', '');
-const cond = (type: string, status: string, reason: string, message = '', t = 0) => ({ type, status, reason, message, lastTransitionTime: at(t), lastUpdateTime: at(t) });
-const metric = (name: string, min: string, max: string, latest: string) => ({ name, min, max, latest });
-
 interface TrialCase {
   suffix: string;
   lr: string;
   optimizer: string;
-  conditions: ReturnType<typeof cond>[];
-  metrics?: ReturnType<typeof metric>[];
-  start: number;
-  end?: number;
+  rules?: { name: string; value: string; comparison: string; startStep?: number }[];
 }
 
-// what the trials did: c is best (loss min 0.12), b was stopped early, d failed before reporting, e still runs
+// c is best (loss 0.12); b's rule stops it at its second value; d fails; e still runs
 const cases: TrialCase[] = [
-  { suffix: 'a', lr: '0.01', optimizer: 'sgd', start: 10, end: 70, conditions: [cond('Created', 'True', 'TrialCreated', '', 5), cond('Running', 'False', 'TrialSucceeded', '', 70), cond('Succeeded', 'True', 'TrialSucceeded', 'Trial has succeeded', 70)], metrics: [metric('loss', '0.30', '0.90', '0.30'), metric('accuracy', '0.70', '0.88', '0.88')] },
-  { suffix: 'b', lr: '0.09', optimizer: 'adam', start: 12, end: 40, conditions: [cond('Created', 'True', 'TrialCreated', '', 6), cond('Running', 'False', 'TrialEarlyStopped', '', 40), cond('EarlyStopped', 'True', 'TrialEarlyStopped', 'Trial is early stopped: loss did not beat the median', 40)], metrics: [metric('loss', '0.50', '0.95', '0.50'), metric('accuracy', '0.60', '0.80', '0.80')] },
-  { suffix: 'c', lr: '0.03', optimizer: 'adam', start: 72, end: 130, conditions: [cond('Created', 'True', 'TrialCreated', '', 71), cond('Running', 'False', 'TrialSucceeded', '', 130), cond('Succeeded', 'True', 'TrialSucceeded', 'Trial has succeeded', 130)], metrics: [metric('loss', '0.12', '0.80', '0.12'), metric('accuracy', '0.75', '0.85', '0.85')] },
-  { suffix: 'd', lr: '0.002', optimizer: 'sgd', start: 74, end: 80, conditions: [cond('Created', 'True', 'TrialCreated', '', 73), cond('Running', 'False', 'TrialFailed', '', 80), cond('Failed', 'True', 'TrialFailed', 'Trial has failed. Job reason: BackoffLimitExceeded', 80)] },
-  { suffix: 'e', lr: '0.02', optimizer: 'sgd', start: 132, conditions: [cond('Created', 'True', 'TrialCreated', '', 131), cond('Running', 'True', 'TrialRunning', 'Trial is running', 132)], metrics: [metric('loss', '0.40', '0.70', '0.40'), metric('accuracy', '0.50', '0.95', '0.95')] },
+  { suffix: 'a', lr: '0.01', optimizer: 'sgd' },
+  { suffix: 'b', lr: '0.09', optimizer: 'adam', rules: [{ name: 'loss', value: '0.5', comparison: 'greater', startStep: 2 }] },
+  { suffix: 'c', lr: '0.03', optimizer: 'adam' },
+  { suffix: 'd', lr: '0.002', optimizer: 'sgd' },
+  { suffix: 'e', lr: '0.02', optimizer: 'sgd' },
 ];
 const trialName = (c: TrialCase): string => `${EXP}-${c.suffix}`;
 const assignments = (c: TrialCase) => [
@@ -90,6 +100,7 @@ const assignments = (c: TrialCase) => [
 ];
 const STUCK_NS = 'tuning-stuck';
 const STUCK_WHY = 'random: the search space has no more distinct assignments to give';
+const cond = (type: string, status: string, reason: string, message = '') => ({ type, status, reason, message, lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), lastUpdateTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') });
 
 describe('the tuning pages', () => {
   let s: TestServer;
@@ -110,9 +121,9 @@ describe('the tuning pages', () => {
     s = await TestServer.start();
     ui = await openUi(s);
     dark = await openUi(s, { dark: true });
-    // The Suggestion holds the five assignments, named as Katib names its trials; the Experiment
-    // controller makes a Trial of each as parallelTrialCount allows, and the test finishes each one
-    // as the Trial controller would (conditions and observation through the status subresource).
+    // The Suggestion holds the five assignments, named as Katib names its trials (b with its
+    // early-stopping rule); the Experiment controller makes a Trial of each as parallelTrialCount
+    // allows, and the Trial controller runs each one's Job and reads its metrics from the log.
     await s.create(`${API}/suggestions`, {
       apiVersion: 'kubeflow.org/v1beta1',
       kind: 'Suggestion',
@@ -122,52 +133,27 @@ describe('the tuning pages', () => {
     await writeStatus(`${API}/suggestions/${EXP}`, (cur) => ({
       ...cur.status,
       suggestionCount: cases.length,
-      suggestions: cases.map((c) => ({ name: trialName(c), parameterAssignments: assignments(c) })),
+      suggestions: cases.map((c) => ({ name: trialName(c), parameterAssignments: assignments(c), ...(c.rules ? { earlyStoppingRules: c.rules } : {}) })),
     }));
     await s.create(`${API}/experiments`, experiment);
-    for (const c of cases) {
-      const path = `${API}/trials/${trialName(c)}`;
-      await s.until(`the experiment controller to make ${trialName(c)}`, async () => (await s.req('GET', path)).status === 200);
-      await writeStatus(path, () => ({
-        startTime: at(c.start),
-        ...(c.end ? { completionTime: at(c.end) } : {}),
-        conditions: c.conditions,
-        ...(c.metrics ? { observation: { metrics: c.metrics } } : {}),
-      }));
-    }
-    await s.until('the experiment to count the five trials', async () => {
-      const e = await s.get(`${API}/experiments/${EXP}`);
-      return e.status?.trials === 5 && e.status?.trialsRunning === 1 && e.status?.currentOptimalTrial?.bestTrialName === `${EXP}-c`;
-    });
-    // the metric values trial c reported, as the collector keeps them
-    const r = await s.req('POST', '/apis/tuning.skiff.dev/v1/namespaces/default/observationlogs', {
-      apiVersion: 'tuning.skiff.dev/v1',
-      kind: 'ObservationLog',
-      metadata: { name: `${EXP}-c`, namespace: 'default' },
-      spec: {
-        trialName: `${EXP}-c`,
-        metricLogs: [0.8, 0.5, 0.3, 0.2, 0.12].flatMap((v, i) => [
-          { timeStamp: at(80 + i * 10), name: 'loss', value: String(v) },
-          { timeStamp: at(80 + i * 10), name: 'accuracy', value: String(0.75 + i * 0.025) },
-        ]),
+    await s.until(
+      'the trials to end as planned',
+      async () => {
+        const e = await s.get(`${API}/experiments/${EXP}`);
+        const st = e.status ?? {};
+        return st.trials === 5 && st.trialsSucceeded === 2 && st.trialsFailed === 1 && st.trialsEarlyStopped === 1 && st.trialsRunning === 1 && st.currentOptimalTrial?.bestTrialName === `${EXP}-c`;
       },
-    });
-    assert.equal(r.status, 201, r.text);
-    // trial c's job, so its page links to it and shows its Pod's log
-    await s.create('/apis/batch/v1/namespaces/default/jobs', {
-      apiVersion: 'batch/v1',
-      kind: 'Job',
-      metadata: { name: `${EXP}-c`, namespace: 'default' },
-      spec: { backoffLimit: 0, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'training-container', image: 'python:3.11', command: ['python3', '-c', 'print("epoch 1 loss=0.30"); print("epoch 2 loss=0.12")'] }] } } },
-    });
+      120_000,
+    );
     // a second experiment, in its own namespace, whose search failed: its Suggestion says why
     await s.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: STUCK_NS } });
-    await s.create(`/apis/kubeflow.org/v1beta1/namespaces/${STUCK_NS}/experiments`, { ...experiment, metadata: { name: 'stuck', namespace: STUCK_NS } });
+    const idle = { ...experiment.spec.trialTemplate, retain: false, trialSpec: { ...experiment.spec.trialTemplate.trialSpec, spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'training-container', image: 'python:3.11', command: ['sh', '-c', 'echo ${trialParameters.lr} ${trialParameters.momentum} ${trialParameters.optimizer}; sleep 600'] }] } } } } };
+    await s.create(`/apis/kubeflow.org/v1beta1/namespaces/${STUCK_NS}/experiments`, { ...experiment, metadata: { name: 'stuck', namespace: STUCK_NS }, spec: { ...experiment.spec, trialTemplate: idle } });
     const stuck = `/apis/kubeflow.org/v1beta1/namespaces/${STUCK_NS}/suggestions/stuck`;
     await s.until('the experiment controller to make the Suggestion', async () => (await s.req('GET', stuck)).status === 200);
     await writeStatus(stuck, (cur) => ({
       ...cur.status,
-      conditions: [...(cur.status?.conditions ?? []).filter((c: { type: string }) => c.type !== 'Running' && c.type !== 'Failed'), cond('Running', 'False', 'SuggestionFailed', '', 9), cond('Failed', 'True', 'AlgorithmFailed', STUCK_WHY, 9)],
+      conditions: [...(cur.status?.conditions ?? []).filter((c: { type: string }) => c.type !== 'Running' && c.type !== 'Failed'), cond('Running', 'False', 'SuggestionFailed'), cond('Failed', 'True', 'AlgorithmFailed', STUCK_WHY)],
     }));
   });
   after(async () => {
@@ -206,8 +192,8 @@ describe('the tuning pages', () => {
     const table = ui.page.getByRole('rowgroup', { name: 'trials' });
     await table.getByRole('link', { name: `${EXP}-e` }).waitFor();
     const names = await table.getByRole('row').evaluateAll((rows) => rows.map((r) => r.querySelector('a')?.textContent));
-    // by loss's min: c 0.12, a 0.30, e 0.40 (still running), b 0.50 (stopped early), then d without a value
-    assert.deepEqual(names, [`${EXP}-c`, `${EXP}-a`, `${EXP}-e`, `${EXP}-b`, `${EXP}-d`]);
+    // by loss's min: c 0.12, a 0.30, b (stopped at 0.9 or so), then d (failed) and e (running) without a value, in the order they were made
+    assert.deepEqual(names, [`${EXP}-c`, `${EXP}-a`, `${EXP}-b`, `${EXP}-d`, `${EXP}-e`]);
     const stopped = table.getByRole('row').filter({ has: ui.page.getByRole('link', { name: `${EXP}-b` }) });
     assert.equal(await stopped.locator('.tn-earlystopped').innerText(), 'EarlyStopped');
     assert.match(await table.getByRole('row').first().innerText(), /best/);
@@ -224,23 +210,24 @@ describe('the tuning pages', () => {
     await ui.open(`/ui/default/experiments.kubeflow.org/${EXP}?tab=charts`);
     const objective = ui.page.getByRole('img', { name: 'loss of each trial and the best so far' });
     await objective.waitFor();
-    assert.equal(await objective.getAttribute('data-points'), '4');
+    // a, b and c reported loss; d failed before it printed any and e has not ended
+    assert.equal(await objective.getAttribute('data-points'), '3');
     // uPlot's legend: one entry per state drawn, and the best-so-far line
     const legend = await objective.locator('.u-legend').innerText();
-    for (const s of ['Succeeded', 'EarlyStopped', 'Running', 'best so far']) assert.match(legend, new RegExp(s));
+    for (const s of ['Succeeded', 'EarlyStopped', 'best so far']) assert.match(legend, new RegExp(s));
     const parallel = ui.page.getByRole('img', { name: /parallel coordinates of lr, momentum, optimizer, loss/ });
     await parallel.locator('canvas').waitFor();
     assert.equal(await parallel.getAttribute('data-lines'), '5');
     const pareto = ui.page.getByRole('img', { name: 'loss against accuracy with the Pareto front' });
     await pareto.locator('canvas').waitFor();
-    assert.equal(await pareto.getAttribute('data-points'), '4');
+    assert.equal(await pareto.getAttribute('data-points'), '3');
     // the front the experiment controller found: the trials no other beats on both loss and accuracy
     const front = (await s.get(`${API}/experiments/${EXP}`)).status.paretoFront ?? [];
     assert.ok(front.length > 0);
     assert.equal(await pareto.getAttribute('data-front'), String(front.length));
     await ui.page.getByRole('button', { name: 'Completion time' }).click();
     await ui.page.waitForURL(/x=time/);
-    // trial e has no completion time yet: three points by time
+    // the same three, by when each ended
     assert.equal(await objective.getAttribute('data-points'), '3');
     await ui.page.getByRole('button', { name: 'Trial number' }).click();
     await ui.page.getByRole('region', { name: 'objective over trials' }).scrollIntoViewIfNeeded();
@@ -283,7 +270,7 @@ describe('the tuning pages', () => {
   it('a trial: assignments, observation, the metric curve, its job and its Pod log', async () => {
     await ui.open(`/ui/default/trials/${EXP}-c`);
     await ui.page.getByRole('table', { name: 'observation' }).waitFor();
-    assert.match(await ui.page.getByRole('table', { name: 'observation' }).innerText(), /loss\s+0\.12\s+0\.80\s+0\.12/);
+    assert.match(await ui.page.getByRole('table', { name: 'observation' }).innerText(), /loss\s+0\.12\s+0\.8\s+0\.12/);
     const job = ui.page.getByRole('link', { name: `Job ${EXP}-c` });
     assert.equal(await job.getAttribute('href'), `/ui/default/jobs/${EXP}-c`);
     const curve = ui.page.getByRole('img', { name: 'metrics loss, accuracy over time' });
@@ -295,13 +282,14 @@ describe('the tuning pages', () => {
     await dark.page.getByRole('img', { name: 'metrics loss, accuracy over time' }).scrollIntoViewIfNeeded();
     await dark.shot('tuning-trial-metrics-dark');
     await ui.page.getByRole('tab', { name: 'Logs' }).click();
-    await ui.page.getByText(/epoch 2 loss=0\.12/).waitFor();
-    await ui.page.getByText(/epoch 2 loss=0\.12/).scrollIntoViewIfNeeded();
+    await ui.page.getByText(/epoch 5: loss=0\.12/).waitFor();
+    await ui.page.getByText(/epoch 5: loss=0\.12/).scrollIntoViewIfNeeded();
     await ui.shot('tuning-trial-log');
     // the early-stopped trial is marked on its own page too
     await ui.open(`/ui/default/trials/${EXP}-b`);
     await ui.page.locator('.tn-why .tn-earlystopped', { hasText: 'EarlyStopped' }).waitFor();
-    assert.match(await ui.page.locator('.tn-why').innerText(), /loss did not beat the median/);
+    assert.match(await ui.page.locator('.tn-why').innerText(), /TrialEarlyStopped/);
+    assert.match(await ui.page.locator('.tn-summary').innerText(), /stop when loss > 0\.5 from step 2/);
     await ui.shot('tuning-trial-earlystopped');
   });
 
