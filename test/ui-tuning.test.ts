@@ -273,13 +273,13 @@ describe('the tuning pages', () => {
     assert.match(await ui.page.getByRole('table', { name: 'observation' }).innerText(), /loss\s+0\.12\s+0\.8\s+0\.12/);
     const job = ui.page.getByRole('link', { name: `Job ${EXP}-c` });
     assert.equal(await job.getAttribute('href'), `/ui/default/jobs/${EXP}-c`);
-    const curve = ui.page.getByRole('img', { name: 'metrics loss, accuracy over time' });
+    const curve = ui.page.getByRole('img', { name: /metrics loss, accuracy over (time|steps)/ });
     await curve.waitFor();
     assert.equal(await curve.getAttribute('data-points'), '10');
     await curve.scrollIntoViewIfNeeded();
     await ui.shot('tuning-trial-metrics');
     await dark.open(`/ui/default/trials/${EXP}-c`);
-    await dark.page.getByRole('img', { name: 'metrics loss, accuracy over time' }).scrollIntoViewIfNeeded();
+    await dark.page.getByRole('img', { name: /metrics loss, accuracy over (time|steps)/ }).scrollIntoViewIfNeeded();
     await dark.shot('tuning-trial-metrics-dark');
     await ui.page.getByRole('tab', { name: 'Logs' }).click();
     await ui.page.getByText(/epoch 5: loss=0\.12/).waitFor();

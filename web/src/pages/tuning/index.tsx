@@ -666,10 +666,10 @@ function MetricsTab({ t }: { t: Trial }) {
       </h3>
       <XYChart
         x={curves.x}
-        time
-        xLabel="time"
+        time={curves.by === 'time'}
+        xLabel={curves.by === 'time' ? 'time' : 'step'}
         yLabel="value"
-        label={`metrics ${curves.series.map((s) => s.name).join(', ')} over time`}
+        label={`metrics ${curves.series.map((s) => s.name).join(', ')} over ${curves.by === 'time' ? 'time' : 'steps'}`}
         count={curves.points}
         series={curves.series.map((s, i) => ({ label: s.name, color: palette[i % palette.length]!, values: s.values }))}
       />

@@ -270,12 +270,31 @@ describe('tuning view: a trial\'s pods and metric log', () => {
       ['loss'],
     );
     const t0 = Date.parse('2026-01-01T00:00:00Z') / 1000;
+    expect(c.by).toBe('time');
     expect(c.x).toEqual([t0 + 1, t0 + 2, t0 + 4]);
     expect(c.series).toEqual([
       { name: 'loss', values: [0.9, null, 0.4] },
       { name: 'accuracy', values: [null, 0.5, null] },
     ]);
     expect(c.points).toBe(3);
+  });
+
+  it('by step when a metric\'s values share a timestamp (a log read at once)', () => {
+    const at = '2026-01-01T00:00:05Z';
+    const c = metricCurves([
+      { timeStamp: at, name: 'loss', value: '0.9' },
+      { timeStamp: at, name: 'accuracy', value: '0.5' },
+      { timeStamp: at, name: 'loss', value: '0.6' },
+      { timeStamp: at, name: 'loss', value: '0.3' },
+      { timeStamp: at, name: 'accuracy', value: '0.7' },
+    ]);
+    expect(c.by).toBe('step');
+    expect(c.x).toEqual([1, 2, 3]);
+    expect(c.series).toEqual([
+      { name: 'loss', values: [0.9, 0.6, 0.3] },
+      { name: 'accuracy', values: [0.5, 0.7, null] },
+    ]);
+    expect(c.points).toBe(5);
   });
 
   it('a trial\'s objective by the strategy its own spec carries', () => {

@@ -372,21 +372,38 @@ export function trialPods<P extends { metadata?: { name?: string; labels?: Recor
 }
 
 export interface Curves {
-  /** seconds since the epoch, ascending */
+  /**
+   * `time`: x is seconds since the epoch; `step`: x is the n-th value of each metric, used when a
+   * metric's values share timestamps (a log read at once carries one second for many lines)
+   */
+  by: 'time' | 'step';
+  /** ascending */
   x: number[];
   series: { name: string; values: (number | null)[] }[];
   /** reported values that were numbers */
   points: number;
 }
 
-/** an ObservationLog's values per metric over time; "unavailable" and other non-numbers left out */
+/** an ObservationLog's values per metric, over time or by step; "unavailable" and other non-numbers left out */
 export function metricCurves(logs: { timeStamp: string; name: string; value: string }[], order: string[] = []): Curves {
   const pts = logs
     .map((l, i) => ({ t: Date.parse(l.timeStamp) / 1000, name: l.name, v: num(l.value), i }))
     .filter((p): p is { t: number; name: string; v: number; i: number } => Number.isFinite(p.t) && p.v !== undefined)
     .sort((a, b) => a.t - b.t || a.i - b.i);
   const names = [...new Set([...order.filter((n) => pts.some((p) => p.name === n)), ...pts.map((p) => p.name)])];
+  const per = names.map((n) => pts.filter((p) => p.name === n));
+  const crowded = per.some((ps) => ps.some((p, k) => k > 0 && p.t === ps[k - 1]!.t));
+  if (crowded) {
+    const steps = Math.max(0, ...per.map((ps) => ps.length));
+    return {
+      by: 'step',
+      x: Array.from({ length: steps }, (_, k) => k + 1),
+      series: names.map((n, j) => ({ name: n, values: Array.from({ length: steps }, (_, k) => per[j]![k]?.v ?? null) })),
+      points: pts.length,
+    };
+  }
   return {
+    by: 'time',
     x: pts.map((p) => p.t),
     series: names.map((n) => ({ name: n, values: pts.map((p) => (p.name === n ? p.v : null)) })),
     points: pts.length,
