@@ -9,3 +9,4 @@ export type { Revision, RevisionSpec, RevisionStatus } from '../../../src/api/se
 export type { PipelineObj, PipelineVersionObj, ExperimentObj, RecurringRunObj, RecurringRunSpec, RecurringRunTrigger } from '../../../src/api/kfp-objects';
 // the labels and annotations the KFP API links runs to experiments, versions and recurring runs with
 export { KfpLabels, KfpAnnotations } from '../../../src/api/kfp-objects';
+export type { Experiment as TuningExperiment, Trial, Suggestion, ObservationLog, MetricLog, Metric, MetricStrategyType, ObjectiveType, ParameterSpec as TuningParameterSpec, ExperimentStatus as TuningExperimentStatus } from '../../../src/api/tuning-types';

@@ -1,8 +1,9 @@
 // The list page of any kind: live rows (watch), name links to the object's page, state and age,
 // plus whatever columns the kind's page adds.
 import type { ReactNode } from 'react';
-import { useList } from '../api/context';
+import { useApi, useList } from '../api/context';
 import type { KindInfo } from '../api/kinds';
+import { urlName } from '../api/kinds';
 import type { KObject } from '../api/types';
 import { Link } from '../app/nav';
 import { href, objectHref } from '../app/router';
@@ -32,7 +33,8 @@ export interface ObjectListProps<T extends KObject> {
   displayName?: (o: T) => string;
 }
 
-export function nameColumn<T extends KObject>(kind: KindInfo, displayName?: (o: T) => string): Column<T> {
+/** `plural`: the kind's name in URLs (`experiments.kubeflow.org` where two groups serve `experiments`) */
+export function nameColumn<T extends KObject>(kind: KindInfo, displayName?: (o: T) => string, plural = kind.plural): Column<T> {
   const shown = (o: T): string => displayName?.(o) || o.metadata?.name || '';
   return {
     id: 'name',
@@ -40,7 +42,7 @@ export function nameColumn<T extends KObject>(kind: KindInfo, displayName?: (o: 
     value: shown,
     cell: (o) => (
       <>
-        <Link to={objectHref(kind.plural, o.metadata?.namespace, o.metadata?.name ?? '', !kind.namespaced)}>{shown(o)}</Link>
+        <Link to={objectHref(plural, o.metadata?.namespace, o.metadata?.name ?? '', !kind.namespaced)}>{shown(o)}</Link>
         {shown(o) !== o.metadata?.name ? <span className="muted small" title={o.metadata?.name}>{o.metadata?.name?.slice(0, 8)}</span> : null}
       </>
     ),
@@ -49,13 +51,14 @@ export function nameColumn<T extends KObject>(kind: KindInfo, displayName?: (o: 
 
 export function ObjectList<T extends KObject>(props: ObjectListProps<T>) {
   const { kind, namespace } = props;
-  const list = useList<T>(kind.plural, namespace, { labelSelector: props.labelSelector });
+  const plural = urlName(kind, useApi().kinds);
+  const list = useList<T>(plural, namespace, { labelSelector: props.labelSelector });
   const rows = props.filterRows ? props.filterRows(list.items) : list.items;
   const state = props.state === null ? undefined : props.state ?? summaryState;
   const columns: Column<T>[] = [
-    nameColumn(kind, props.displayName),
+    nameColumn(kind, props.displayName, plural),
     ...(kind.namespaced && namespace === undefined
-      ? [{ id: 'namespace', header: 'Namespace', width: 140, value: (o: T) => o.metadata?.namespace, cell: (o: T) => <Link to={href({ namespace: o.metadata?.namespace, plural: kind.plural })}>{o.metadata?.namespace}</Link> }]
+      ? [{ id: 'namespace', header: 'Namespace', width: 140, value: (o: T) => o.metadata?.namespace, cell: (o: T) => <Link to={href({ namespace: o.metadata?.namespace, plural })}>{o.metadata?.namespace}</Link> }]
       : []),
     ...(state ? [{ id: 'state', header: 'State', width: 130, value: (o: T) => state(o), cell: (o: T) => <StatusBadge state={state(o)} /> }] : []),
     ...(props.columns ?? []),
@@ -73,7 +76,7 @@ export function ObjectList<T extends KObject>(props: ObjectListProps<T>) {
         rows={rows}
         columns={columns}
         rowKey={(o) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name}`}
-        rowHref={(o) => objectHref(kind.plural, o.metadata?.namespace, o.metadata?.name ?? '', !kind.namespaced)}
+        rowHref={(o) => objectHref(plural, o.metadata?.namespace, o.metadata?.name ?? '', !kind.namespaced)}
         loading={!list.loaded}
         empty={props.empty ?? `No ${kind.plural}${namespace ? ` in ${namespace}` : ''}.`}
         toolbar={props.toolbar}

@@ -3,6 +3,7 @@
 import type { ReactNode } from 'react';
 import { useApi, useList, useObject } from '../api/context';
 import type { KindInfo } from '../api/kinds';
+import { urlName } from '../api/kinds';
 import type { Condition, KObject } from '../api/types';
 import { Link } from '../app/nav';
 import { href, objectHref } from '../app/router';
@@ -31,9 +32,10 @@ export interface ObjectPageProps<T extends KObject> {
 
 export function ObjectPage<T extends KObject>(props: ObjectPageProps<T>) {
   const { kind, namespace, name } = props;
-  const live = useObject<T>(kind.plural, namespace, name);
+  const plural = urlName(kind, useApi().kinds);
+  const live = useObject<T>(plural, namespace, name);
   const obj = live.object;
-  const listHref = kind.namespaced ? href({ namespace, plural: kind.plural }) : href({ cluster: true, plural: kind.plural });
+  const listHref = kind.namespaced ? href({ namespace, plural }) : href({ cluster: true, plural });
   if (!obj) {
     return (
       <section className="page">
@@ -92,11 +94,12 @@ export function ObjectPage<T extends KObject>(props: ObjectPageProps<T>) {
 }
 
 export function Breadcrumb({ kind, namespace, name }: { kind: KindInfo; namespace?: string; name?: string }) {
+  const plural = urlName(kind, useApi().kinds);
   return (
     <nav className="crumbs" aria-label="breadcrumb">
       {kind.namespaced ? <Link to={href({ namespace })}>{namespace ?? 'all namespaces'}</Link> : <Link to={href({ cluster: true })}>cluster</Link>}
       <span>/</span>
-      <Link to={kind.namespaced ? href({ namespace, plural: kind.plural }) : href({ cluster: true, plural: kind.plural })}>{kind.plural}</Link>
+      <Link to={kind.namespaced ? href({ namespace, plural }) : href({ cluster: true, plural })}>{kind.plural}</Link>
       {name ? (
         <>
           <span>/</span>

@@ -8,6 +8,8 @@ const TONES: Record<string, Tone> = {
   failed: 'bad', error: 'bad', false: 'bad', crashloopbackoff: 'bad', imagepullbackoff: 'bad', oomkilled: 'bad', failedtoload: 'bad', evicted: 'bad',
   pending: 'wait', created: 'wait', restarting: 'wait', suspended: 'wait', canceling: 'wait', terminating: 'wait', unknown: 'wait', queued: 'wait', waiting: 'wait',
   skipped: 'off', canceled: 'off', cached: 'info', stopped: 'off',
+  // Katib's trial states
+  earlystopped: 'wait', metricsunavailable: 'bad', killed: 'off',
 };
 
 export function toneOf(state: string | undefined): Tone {
