@@ -183,6 +183,30 @@ describe('Katib\'s pytorch-mnist trial image', { skip, timeout: 300_000 }, () =>
     assert.match(await logs(job.metadata.name), /\{metricName: accuracy, metricValue: /);
   });
 
+  it('kubeflow-training-operator/pytorchjob-mnist.yaml: master and worker train together, and agree on the metrics', async () => {
+    const exp = experiment('kubeflow-training-operator/pytorchjob-mnist.yaml');
+    const { job } = trialJob(exp, 'pytorchjob-mnist-r5t7y2ua');
+    assert.equal(job.kind, 'PyTorchJob');
+    const base = '/apis/kubeflow.org/v1/namespaces/default/pytorchjobs';
+    await s.create(base, job);
+    const done = await s.until('the PyTorchJob to end', async () => {
+      const j = await s.get(`${base}/pytorchjob-mnist-r5t7y2ua`);
+      return j.status?.conditions?.find((c: any) => (c.type === 'Succeeded' || c.type === 'Failed') && c.status === 'True');
+    }, 180_000);
+    const pods = (await s.get(`/api/v1/namespaces/default/pods?labelSelector=${encodeURIComponent('training.kubeflow.org/job-name=pytorchjob-mnist-r5t7y2ua')}`)).items;
+    const texts = await Promise.all(pods.map(async (p: any) => (await s.req('GET', `/api/v1/namespaces/default/pods/${p.metadata.name}/log`)).text));
+    assert.equal(done.type, 'Succeeded', texts.join('\n---\n'));
+    assert.equal(texts.length, 2);
+    const metrics = texts.map((t) => {
+      assert.match(t, /^Using distributed PyTorch with gloo backend$/m);
+      // each process trains on its half of the 1,437 images
+      assert.match(t, /Train Epoch: 1 \[0\/719 \(0%\)\]\tloss=/);
+      return /\{metricName: accuracy.*\}/.exec(t)?.[0];
+    });
+    assert.ok(metrics[0]);
+    assert.equal(metrics[0], metrics[1], 'DDP keeps the replicas\' weights equal, so both evaluate the same');
+  });
+
   it('the image\'s own /katib takes the file when no volume is mounted; its program is read-only', async () => {
     const exp = experiment('metrics-collector/file-metrics-collector.yaml');
     const { job } = trialJob(exp, 'file-metrics-collector-novol001');

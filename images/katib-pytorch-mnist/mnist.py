@@ -111,7 +111,8 @@ class HypertuneFile:
 
 def train(args, model, device, loader, optimizer, epoch):
     model.train()
-    total = len(loader.dataset)
+    # with DistributedSampler each process sees its own share of the images
+    total = len(loader.sampler)
     for batch, (data, target) in enumerate(loader):
         data, target = data.to(device), target.to(device)
         optimizer.zero_grad()
