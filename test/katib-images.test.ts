@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import YAML from 'yaml';
 import { conformanceDir } from '../src/conformance-path.js';
+import { imageDirOnHost } from '../src/substrate/local/environments.js';
 import { bwrapAvailable } from '../src/substrate/local/process.js';
 import { TestServer, repoRoot } from './harness.js';
 
@@ -218,6 +219,10 @@ describe('Katib\'s pytorch-mnist trial image', { skip, timeout: 300_000 }, () =>
     const text = await logs('file-metrics-collector-novol001');
     assert.match(text, /\{metricName: accuracy, metricValue: \d\.\d{4}\};\{metricName: loss, metricValue: \d+\.\d{4}\}/);
     assert.match(text, /read-only\n$/);
+    // where Skiff finds a file the trial wrote into its image's /katib (a File collector needs it)
+    const pods = await s.get('/api/v1/namespaces/default/pods?labelSelector=batch.kubernetes.io%2Fjob-name%3Dfile-metrics-collector-novol001');
+    const onHost = join(imageDirOnHost(join(s.dataDir, 'pods', pods.items[0].metadata.uid), 'training-container', '/katib'), 'mnist.log');
+    assert.match(readFileSync(onHost, 'utf8'), /\{metricName: accuracy, metricValue: \d\.\d{4}\}/);
     if (!katibExisted) assert.ok(!existsSync('/katib'), 'nothing written on the host\'s /katib');
   });
 

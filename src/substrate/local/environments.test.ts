@@ -1,16 +1,18 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Environments, imageBinds } from './environments.js';
+import { Environments, imageBinds, imageDirOnHost } from './environments.js';
 
 const mnist = { files: [{ path: '/opt/pytorch-mnist', source: '/repo/images/katib-pytorch-mnist' }], dirs: ['/katib'], entrypoint: ['python3', '/opt/pytorch-mnist/mnist.py'] };
 
 describe('environments: the files an image provides', () => {
   it('binds the image files read-only and gives each container its own writable directories', () => {
-    assert.deepEqual(imageBinds(mnist, '/pods/p1/image/training-container'), [
+    assert.deepEqual(imageBinds(mnist, '/pods/p1', 'training-container'), [
       { source: '/repo/images/katib-pytorch-mnist', target: '/opt/pytorch-mnist', readOnly: true },
       { source: '/pods/p1/image/training-container/%2Fkatib', target: '/katib', readOnly: false },
     ]);
-    assert.deepEqual(imageBinds({ path: ['/venv/bin'] }, '/pods/p1/image/c'), []);
+    assert.equal(imageDirOnHost('/pods/p1', 'training-container', '/katib'), '/pods/p1/image/training-container/%2Fkatib');
+    assert.notEqual(imageDirOnHost('/pods/p1', 'c', '/a/b'), imageDirOnHost('/pods/p1', 'c', '/a_b'));
+    assert.deepEqual(imageBinds({ path: ['/venv/bin'] }, '/pods/p1', 'c'), []);
   });
 
   it('keeps an image\'s files with the image that matched, on top of the default environment', () => {

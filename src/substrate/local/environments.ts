@@ -84,13 +84,23 @@ function checkRule(r: EnvironmentRule, at: string): void {
   }
 }
 
+/** where a container's image directories (`dirs`) live on this machine, under its Pod's directory */
+export function imageDirsOf(podDir: string, container: string): string {
+  return join(podDir, 'image', container);
+}
+
+/** the host directory behind one of an image's `dirs` in a container */
+export function imageDirOnHost(podDir: string, container: string, dir: string): string {
+  return join(imageDirsOf(podDir, container), encodeURIComponent(dir));
+}
+
 /**
  * What an image puts into its container's filesystem: its files read-only, then its empty
- * directories, writable, kept under `scratch` (the container's own). The Pod's volumes are bound
+ * directories, writable, the container's own (see imageDirOnHost). The Pod's volumes are bound
  * after these, so a volume mounted over an image directory hides it, as on a cluster.
  */
-export function imageBinds(env: Environment, scratch: string): ImageBind[] {
+export function imageBinds(env: Environment, podDir: string, container: string): ImageBind[] {
   const files = (env.files ?? []).map((f) => ({ source: f.source, target: f.path, readOnly: true }));
-  const dirs = (env.dirs ?? []).map((d) => ({ source: join(scratch, encodeURIComponent(d)), target: d, readOnly: false }));
+  const dirs = (env.dirs ?? []).map((d) => ({ source: imageDirOnHost(podDir, container, d), target: d, readOnly: false }));
   return [...files, ...dirs];
 }

@@ -394,7 +394,7 @@ export class Kubelet {
       c.waiting = { reason: 'CreateContainerConfigError', message: e.message };
       return Date.now() + 2000;
     }
-    const image = imageBinds(env.forImage(spec.image), join(rt.dir, 'image', spec.name));
+    const image = imageBinds(env.forImage(spec.image), rt.dir, spec.name);
     if (image.length) {
       const missing = image.find((b) => b.readOnly && !existsSync(b.source));
       // without bubblewrap the program would run, and find none of its image's files where it looks
