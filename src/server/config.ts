@@ -1,11 +1,13 @@
 // Server configuration: options in, defaults applied once, a fully required config out.
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { parseQuantity } from '../api/quantity.js';
 import type { EnvironmentRule } from '../substrate/local/environments.js';
 import { parseDuration as parseGoDuration } from '../util/duration.js';
+import { builtinEnvironments } from './builtin-images.js';
 
 export interface SkiffOptions {
   dataDir?: string;
@@ -14,6 +16,7 @@ export interface SkiffOptions {
   configFile?: string;
   /** instead of reading the machine (tests give a node of a chosen size) */
   node?: { name?: string; cpu?: number | string; memory?: string; gpus?: number };
+  /** image name patterns to environments; the first match wins, and the built-in images come last */
   environments?: EnvironmentRule[];
   jobPodBackoff?: string | number;
   jobPodBackoffMax?: string | number;
@@ -63,6 +66,8 @@ export function parseDuration(v: string | number, what: string): number {
   return ms;
 }
 
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+
 export function compileConfig(opts: SkiffOptions): SkiffConfig {
   let file: SkiffOptions = {};
   if (opts.configFile) {
@@ -72,6 +77,7 @@ export function compileConfig(opts: SkiffOptions): SkiffConfig {
   const o: SkiffOptions = { ...file, ...Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) };
   const port = o.port ?? Number(process.env.SKIFF_PORT ?? 8080);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`port: ${port} is not a TCP port`);
+  if (o.environments !== undefined && !Array.isArray(o.environments)) throw new Error('environments: must be a list of {image, environment}');
   const cpu = o.node?.cpu === undefined ? undefined : parseQuantity(o.node.cpu);
   const memoryBytes = o.node?.memory === undefined ? undefined : parseQuantity(o.node.memory);
   if (o.node?.cpu !== undefined && cpu === undefined) throw new Error(`node.cpu: "${o.node.cpu}" is not a quantity`);
@@ -82,7 +88,8 @@ export function compileConfig(opts: SkiffOptions): SkiffConfig {
     port,
     nodeName: o.node?.name ?? 'local',
     node: { cpu, memoryBytes, gpus: o.node?.gpus },
-    environments: o.environments ?? [],
+    // the user's rules first: forImage takes the first match, so a user's rule wins over a built-in
+    environments: [...(o.environments ?? []), ...builtinEnvironments(repoRoot)],
     jobPodBackoffMs: parseDuration(o.jobPodBackoff ?? '10s', 'jobPodBackoff'),
     jobPodBackoffMaxMs: parseDuration(o.jobPodBackoffMax ?? '6m', 'jobPodBackoffMax'),
     crashLoopBackoffMs: parseDuration(o.crashLoopBackoff ?? '10s', 'crashLoopBackoff'),

@@ -19,7 +19,7 @@ import type { PodAttachOptions, PodAttachSession, PodExecOptions, PodExecSession
 import { ConfigError, containerArgv, containerEnv } from './env.js';
 import { followOutput } from './attach.js';
 import { ExecError, execIn, killExec } from './exec.js';
-import type { Environments } from './environments.js';
+import { type Environments, imageBinds } from './environments.js';
 import { followLog, readLog } from './logs.js';
 import type { PythonLaunch, PythonPods } from './python-pods.js';
 import { PodAddresses, hostsFile, netPreloadPath, podNetworkEnv, sandboxPreloadPath, writeHosts } from './network.js';
@@ -395,7 +395,23 @@ export class Kubelet {
       c.waiting = { reason: 'CreateContainerConfigError', message: e.message };
       return Date.now() + 2000;
     }
-    const binds = containerBinds(spec, rt.volumes ?? new Map());
+    const image = imageBinds(env.forImage(spec.image), rt.dir, spec.name);
+    if (image.length) {
+      const missing = image.find((b) => b.readOnly && !existsSync(b.source));
+      // without bubblewrap the program would run, and find none of its image's files where it looks
+      const why = !this.sandboxed
+        ? `image ${spec.image} provides files at ${image.map((b) => b.target).join(', ')}, which need bubblewrap (bwrap), and it is not installed`
+        : missing && `image ${spec.image}: its files for ${missing.target} are missing from this machine (${missing.source})`;
+      if (why) {
+        const message = `container ${spec.name}: ${why}`;
+        this.opts.recorder.event(pod, 'Warning', 'Failed', `Error: ${message}`);
+        c.waiting = { reason: 'CreateContainerError', message };
+        rt.failure = { phase: 'Failed', reason: 'ImageFilesUnavailable', message };
+        return Infinity;
+      }
+      for (const b of image) if (!b.readOnly) mkdirSync(b.source, { recursive: true });
+    }
+    const binds = [...image, ...containerBinds(spec, rt.volumes ?? new Map())];
     // a volume the Pod mounts at the service-account path itself wins, as on a cluster
     if (this.inCluster && this.sandboxed && !binds.some((b) => b.target === serviceAccountMountPath)) {
       const sa = await this.opts.client.find(Kinds.ServiceAccount, { namespace: rt.namespace, name: pod.spec.serviceAccountName ?? 'default' });

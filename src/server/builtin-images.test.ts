@@ -1,0 +1,22 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { it } from 'node:test';
+import { Environments } from '../substrate/local/environments.js';
+import { compileConfig } from './config.js';
+
+it('built-in images: Katib\'s pytorch-mnist images get their program, and a user\'s rule wins over them', () => {
+  const mine = { path: ['/mine/bin'] };
+  const config = compileConfig({ dataDir: '/tmp/skiff-config-test', environments: [{ image: 'ghcr.io/kubeflow/katib/pytorch-mnist-gpu*', environment: mine }] });
+  const envs = new Environments(config.environments, {});
+  for (const image of ['ghcr.io/kubeflow/katib/pytorch-mnist-cpu:latest', 'docker.io/kubeflowkatib/pytorch-mnist:v1beta1-45c5727', 'kubeflowkatib/pytorch-mnist-cpu']) {
+    const env = envs.forImage(image);
+    assert.equal(env.files?.[0]?.path, '/opt/pytorch-mnist', image);
+    assert.ok(existsSync(join(env.files?.[0]?.source ?? '', 'mnist.py')), `${image}: ${env.files?.[0]?.source}/mnist.py`);
+    assert.deepEqual(env.dirs, ['/katib']);
+    assert.deepEqual(env.entrypoint, ['python3', '/opt/pytorch-mnist/mnist.py']);
+  }
+  assert.deepEqual(envs.forImage('ghcr.io/kubeflow/katib/pytorch-mnist-gpu:latest'), { ...mine, env: {} });
+  assert.equal(envs.forImage('ghcr.io/kubeflow/katib/simple-pbt:latest').files, undefined);
+  assert.throws(() => compileConfig({ environments: { image: 'x' } as never }), /^Error: environments: must be a list/);
+});
