@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ParameterSpec } from '../../../api/tuning-types.js';
-import { bayesianOptimizationAlgorithm as bo, fitIterations, maximiseAcquisition } from './gp.js';
+import { bayesianOptimizationAlgorithm as bo, FIT_MAX_POINTS, fitIterations, fitSubset, maximiseAcquisition, randomCandidates, shouldReuseFit } from './gp.js';
 import { Rng } from './rng.js';
 import { assignmentKey, parseSpace, sample } from './space.js';
 import type { SuggestRequest, TrialRecord } from './types.js';
@@ -152,12 +152,24 @@ describe('bayesianoptimization', () => {
 
   it('maximiseAcquisition returns undefined when every point is taken', () => {
     const space = parseSpace([{ name: 'a', parameterType: 'categorical', feasibleSpace: { list: ['p', 'q'] } }]);
-    assert.equal(maximiseAcquisition(space, () => 0, new Rng(1), () => false, []), undefined);
+    assert.deepEqual(maximiseAcquisition(space, () => ({ mean: 0, variance: 1 }), [() => 0, () => 1], new Rng(1), () => false, []), [undefined, undefined]);
   });
 
   it('caps the hyperparameter fit as the history grows', () => {
     assert.ok(fitIterations(50, false) >= fitIterations(500, false));
     assert.ok(fitIterations(500, true) >= 5 && fitIterations(500, true) < fitIterations(50, true));
+    assert.equal(shouldReuseFit(150, 149), false);
+    assert.equal(shouldReuseFit(300, 290), true);
+    assert.equal(shouldReuseFit(330, 300), false);
+    assert.equal(shouldReuseFit(300, 0), false);
+    assert.deepEqual(fitSubset(5), [0, 1, 2, 3, 4]);
+    const sub = fitSubset(600);
+    assert.equal(sub.length, FIT_MAX_POINTS);
+    assert.equal(new Set(sub).size, FIT_MAX_POINTS);
+    assert.equal(sub[0], 0);
+    assert.equal(sub.at(-1), 599);
+    assert.equal(randomCandidates(50), 1000);
+    assert.ok(randomCandidates(400) < 1000 && randomCandidates(5000) === 250);
   });
 
   it('validates settings naming the field', () => {

@@ -99,6 +99,35 @@ export function fitIterations(n: number, warm: boolean): number {
   return Math.max(warm ? 5 : 15, Math.min(warm ? 30 : 60, budget));
 }
 
+/**
+ * Past 200 observations one more point barely moves the hyperparameters, and each fit costs O(n³)
+ * per step: the last fit is kept until the history has grown by a tenth since.
+ */
+export function shouldReuseFit(n: number, fittedAt: number): boolean {
+  return n > 200 && fittedAt > 0 && n < fittedAt * 1.1;
+}
+
+/** The hyperparameters are fitted on at most this many observations (the model then uses all of them). */
+export const FIT_MAX_POINTS = 250;
+
+/**
+ * Which observations the hyperparameter fit sees: all of them up to FIT_MAX_POINTS, else an even
+ * stride through the history (early broad exploration and late refinement alike), always with the
+ * newest point. Length scales and noise estimated from 250 points are as good as from 500 at an
+ * eighth of the cost.
+ */
+export function fitSubset(n: number): number[] {
+  if (n <= FIT_MAX_POINTS) return Array.from({ length: n }, (_, i) => i);
+  const out: number[] = [];
+  for (let k = 0; k < FIT_MAX_POINTS; k++) out.push(Math.round((k * (n - 1)) / (FIT_MAX_POINTS - 1)));
+  return out;
+}
+
+/** Random candidates per acquisition search: each prediction costs O(n²), so fewer past 200 points. */
+export function randomCandidates(n: number): number {
+  return Math.max(250, Math.min(1000, Math.round(1000 * (200 / Math.max(n, 1)) ** 2)));
+}
+
 interface Observed {
   point: number[];
   value: number;
@@ -135,45 +164,54 @@ function parseKernelState(raw: string | undefined, dims: number): KernelParams |
 }
 
 /**
- * Maximises an acquisition over the space: random points of the cube and points near the best
- * observations, each snapped onto the space (ints, steps, categories), then a (1+1) local search
- * from the five best. Returns the best point whose assignment `allowed` accepts.
+ * Maximises acquisitions over the space: random points of the cube and points near the best
+ * observations, each snapped onto the space (ints, steps, categories) and predicted once for all
+ * the acquisitions, then for each acquisition a (1+1) local search from its five best. Returns, per
+ * acquisition, the best point whose assignment `allowed` accepts.
  */
 export function maximiseAcquisition(
-  space: Space, score: (point: number[]) => number, rng: Rng, allowed: (point: number[]) => boolean,
+  space: Space, predict: (point: number[]) => { mean: number; variance: number },
+  scorers: ((mean: number, variance: number) => number)[], rng: Rng, allowed: (point: number[]) => boolean,
   anchors: number[][], opts: { random?: number; local?: number; steps?: number } = {},
-): number[] | undefined {
+): (number[] | undefined)[] {
   const snap = (p: number[]): number[] => encode(space, decode(space, p));
-  const scored: { point: number[]; score: number }[] = [];
-  const add = (p: number[]): number => {
-    const s = score(p);
-    scored.push({ point: p, score: Number.isNaN(s) ? -Infinity : s });
-    return s;
-  };
   const perturb = (p: number[], sd: number): number[] => space.params.map((param, k) => {
     if (param.kind === 'categorical') return rng.uniform() < 0.2 ? rng.uniform() : p[k]!;
     return Math.min(1, Math.max(0, p[k]! + rng.normal(0, sd)));
   });
-  for (let i = 0; i < (opts.random ?? 1000); i++) add(snap(space.params.map(() => rng.uniform())));
-  for (const a of anchors) for (let i = 0; i < 20; i++) add(snap(perturb(a, 0.1)));
-  const starts = [...scored].sort((a, b) => b.score - a.score).slice(0, opts.local ?? 5);
-  for (const start of starts) {
-    let cur = start;
-    let sd = 0.05;
-    for (let step = 0; step < (opts.steps ?? 25) && sd > 1e-4; step++) {
-      const p = snap(perturb(cur.point, sd));
-      const s = add(p);
-      if (s > cur.score) {
-        cur = { point: p, score: s };
-        sd *= 1.5;
-      } else {
-        sd *= 0.7;
+  const shared: { point: number[]; mean: number; variance: number }[] = [];
+  const addShared = (p: number[]): void => {
+    shared.push({ point: p, ...predict(p) });
+  };
+  for (let i = 0; i < (opts.random ?? 1000); i++) addShared(snap(space.params.map(() => rng.uniform())));
+  for (const a of anchors) for (let i = 0; i < 20; i++) addShared(snap(perturb(a, 0.1)));
+  return scorers.map((scoreOf) => {
+    const score = (mean: number, variance: number): number => {
+      const s = scoreOf(mean, variance);
+      return Number.isNaN(s) ? -Infinity : s;
+    };
+    const scored = shared.map((c) => ({ point: c.point, score: score(c.mean, c.variance) }));
+    const starts = [...scored].sort((a, b) => b.score - a.score).slice(0, opts.local ?? 5);
+    for (const start of starts) {
+      let cur = start;
+      let sd = 0.05;
+      for (let step = 0; step < (opts.steps ?? 25) && sd > 1e-4; step++) {
+        const p = snap(perturb(cur.point, sd));
+        const pr = predict(p);
+        const s = score(pr.mean, pr.variance);
+        scored.push({ point: p, score: s });
+        if (s > cur.score) {
+          cur = { point: p, score: s };
+          sd *= 1.5;
+        } else {
+          sd *= 0.7;
+        }
       }
     }
-  }
-  scored.sort((a, b) => b.score - a.score);
-  for (const c of scored) if (allowed(c.point)) return c.point;
-  return undefined;
+    scored.sort((a, b) => b.score - a.score);
+    for (const c of scored) if (allowed(c.point)) return c.point;
+    return undefined;
+  });
 }
 
 function randomAssignment(space: Space, rng: Rng, used: Set<string>): Record<string, string> | undefined {
@@ -214,9 +252,17 @@ function suggest(req: SuggestRequest): SuggestResult {
   const xs = observed.map((o) => o.point);
   const categorical = space.params.map((p) => p.kind === 'categorical');
   const previous = parseKernelState(req.state['kernel'], space.dim);
-  const starts = previous ? (xs.length > 100 ? [previous] : [previous, defaultKernelParams(space.dim)]) : [defaultKernelParams(space.dim)];
-  const params = fitKernel(xs, ystd, categorical, { starts, maxIter: fitIterations(xs.length, previous !== undefined) });
-  state['kernel'] = JSON.stringify(params);
+  const fittedAt = Number(req.state['kernelN'] ?? '0');
+  let params: KernelParams;
+  if (previous && shouldReuseFit(xs.length, fittedAt)) {
+    params = previous;
+  } else {
+    const starts = previous ? (xs.length > 100 ? [previous] : [previous, defaultKernelParams(space.dim)]) : [defaultKernelParams(space.dim)];
+    const sub = fitSubset(xs.length);
+    params = fitKernel(sub.map((i) => xs[i]!), sub.map((i) => ystd[i]!), categorical, { starts, maxIter: fitIterations(sub.length, previous !== undefined) });
+    state['kernel'] = JSON.stringify(params);
+    state['kernelN'] = String(xs.length);
+  }
   const gp = new GpPosterior(xs, ystd, params, categorical);
 
   // gp_hedge bookkeeping, against the model that now knows last call's outcomes
@@ -245,24 +291,19 @@ function suggest(req: SuggestRequest): SuggestResult {
   const anchors = observed.map((o, i) => ({ p: o.point, y: ystd[i]! })).sort((a, b) => a.y - b.y).slice(0, 5).map((a) => a.p);
   const allowed = (p: number[]): boolean => !used.has(assignmentKey(space, decode(space, p)));
   let hedgeProposals: number[][] | undefined;
+  const predict = (p: number[]): { mean: number; variance: number } => gp.predict(p);
   while (out.length < req.count) {
     let chosen: number[] | undefined;
+    const incumbent = best;
     if (settings.acqFunc === 'gp_hedge') {
-      const proposals = HEDGE_ORDER.map((name) => maximiseAcquisition(space, (p) => {
-        const { mean: m, variance } = gp.predict(p);
-        return acquisitionScore(name, m, variance, best);
-      }, rng, allowed, anchors));
+      const proposals = maximiseAcquisition(space, predict, HEDGE_ORDER.map((name) => (m: number, v: number) => acquisitionScore(name, m, v, incumbent)), rng, allowed, anchors, { random: randomCandidates(gp.size) });
       const maxGain = Math.max(...gains);
-      const weights = gains.map((g) => Math.exp(g - maxGain));
-      const pick = rng.weighted(weights);
+      const pick = rng.weighted(gains.map((g) => Math.exp(g - maxGain)));
       chosen = proposals[pick] ?? proposals.find((p) => p !== undefined);
       if (!hedgeProposals && proposals.every((p) => p !== undefined)) hedgeProposals = proposals as number[][];
     } else {
       const name = settings.acqFunc;
-      chosen = maximiseAcquisition(space, (p) => {
-        const { mean: m, variance } = gp.predict(p);
-        return acquisitionScore(name, m, variance, best);
-      }, rng, allowed, anchors);
+      chosen = maximiseAcquisition(space, predict, [(m: number, v: number) => acquisitionScore(name, m, v, incumbent)], rng, allowed, anchors, { random: randomCandidates(gp.size) })[0];
     }
     if (!chosen) {
       const a = randomAssignment(space, rng, used);

@@ -68,24 +68,28 @@ export function solveUpperT(l: Float64Array, n: number, b: ArrayLike<number>): F
 
 /** A⁻¹ from A's Cholesky factor (symmetric, full storage). */
 export function choleskyInverse(l: Float64Array, n: number): Float64Array {
-  // Invert L in place into li (lower), then A⁻¹ = L⁻ᵀ L⁻¹.
-  const li = new Float64Array(n * n);
+  // Row j of t holds column j of L⁻¹ (t = L⁻ᵀ), so both passes below read memory in order.
+  const t = new Float64Array(n * n);
   for (let j = 0; j < n; j++) {
-    li[j * n + j] = 1 / l[j * n + j]!;
+    const rj = j * n;
+    t[rj + j] = 1 / l[j * n + j]!;
     for (let i = j + 1; i < n; i++) {
       const ri = i * n;
       let s = 0;
-      for (let k = j; k < i; k++) s -= l[ri + k]! * li[k * n + j]!;
-      li[ri + j] = s / l[ri + i]!;
+      for (let k = j; k < i; k++) s -= l[ri + k]! * t[rj + k]!;
+      t[rj + i] = s / l[ri + i]!;
     }
   }
+  // A⁻¹[i][j] = Σ_k L⁻¹[k][i]·L⁻¹[k][j] = Σ_{k ≥ max(i,j)} t[i][k]·t[j][k]
   const inv = new Float64Array(n * n);
   for (let i = 0; i < n; i++) {
+    const ri = i * n;
     for (let j = 0; j <= i; j++) {
+      const rj = j * n;
       let s = 0;
-      for (let k = i; k < n; k++) s += li[k * n + i]! * li[k * n + j]!;
-      inv[i * n + j] = s;
-      inv[j * n + i] = s;
+      for (let k = i; k < n; k++) s += t[ri + k]! * t[rj + k]!;
+      inv[ri + j] = s;
+      inv[rj + i] = s;
     }
   }
   return inv;
