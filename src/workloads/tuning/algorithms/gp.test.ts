@@ -81,8 +81,12 @@ describe('bayesianoptimization', () => {
       const y = rng.uniform();
       trials.push({ name: `t${i}`, assignments: { x: String(x), y: String(y) }, state: 'succeeded', value: -x + 0.1 * (y - 0.5) ** 2 });
     }
-    const res = bo.suggest({ parameters, settings: { acq_func: 'EI' }, trials, count: 1, state: {}, seed: 9, parallelTrialCount: 1 });
-    assert.ok(Number(res.assignments[0]!.assignments['x']) > 0.6, `suggested ${JSON.stringify(res.assignments[0]!.assignments)}`);
+    const res = bo.suggest({ parameters, settings: { acq_func: 'EI' }, trials, count: 3, state: {}, seed: 9, parallelTrialCount: 3 });
+    const xs = res.assignments.map((a) => Number(a.assignments['x']));
+    const ys = res.assignments.map((a) => Number(a.assignments['y']));
+    assert.ok(xs.every((x) => x > 0.8), `suggested x ${xs.join(', ')}`);
+    // a batch of three spreads along y instead of stacking on one point
+    for (let i = 0; i < 3; i++) for (let j = i + 1; j < 3; j++) assert.ok(Math.abs(ys[i]! - ys[j]!) > 0.1, `y ${ys.join(', ')}`);
   });
 
   it('a parallel batch holds no duplicates, none equal to a pending or finished trial, and spreads out', () => {
