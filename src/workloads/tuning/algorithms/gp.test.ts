@@ -59,8 +59,8 @@ describe('bayesianoptimization', () => {
     }
     const g = median(gpRegret);
     const r = median(randomRegret);
-    assert.ok(g < r / 10, `median regret: GP ${g}, random ${r}`);
-    assert.ok(g < 0.05, `median GP regret ${g}`);
+    assert.ok(g < r / 100, `median regret: GP ${g}, random ${r}`);
+    assert.ok(g < 0.01, `median GP regret ${g}`);
   });
 
   it('gp_hedge also converges on Branin and keeps its gains in the state', () => {
@@ -85,8 +85,9 @@ describe('bayesianoptimization', () => {
     const xs = res.assignments.map((a) => Number(a.assignments['x']));
     const ys = res.assignments.map((a) => Number(a.assignments['y']));
     assert.ok(xs.every((x) => x > 0.8), `suggested x ${xs.join(', ')}`);
-    // a batch of three spreads along y instead of stacking on one point
-    for (let i = 0; i < 3; i++) for (let j = i + 1; j < 3; j++) assert.ok(Math.abs(ys[i]! - ys[j]!) > 0.1, `y ${ys.join(', ')}`);
+    // a batch of three does not stack on the acquisition's one maximum (the believed pending
+    // points remove their own uncertainty)
+    for (let i = 0; i < 3; i++) for (let j = i + 1; j < 3; j++) assert.ok(Math.hypot(xs[i]! - xs[j]!, ys[i]! - ys[j]!) > 0.02, `y ${ys.join(', ')}`);
   });
 
   it('a parallel batch holds no duplicates, none equal to a pending or finished trial, and spreads out', () => {
