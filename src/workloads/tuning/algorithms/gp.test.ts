@@ -163,7 +163,8 @@ describe('bayesianoptimization', () => {
   it('caps the hyperparameter fit as the history grows', () => {
     assert.ok(fitIterations(50, false) >= fitIterations(500, false));
     assert.ok(fitIterations(500, true) >= 5 && fitIterations(500, true) < fitIterations(50, true));
-    assert.equal(shouldReuseFit(150, 149), false);
+    assert.equal(shouldReuseFit(90, 89), false);
+    assert.equal(shouldReuseFit(150, 140), true);
     assert.equal(shouldReuseFit(300, 290), true);
     assert.equal(shouldReuseFit(330, 300), false);
     assert.equal(shouldReuseFit(300, 0), false);

@@ -100,11 +100,11 @@ export function fitIterations(n: number, warm: boolean): number {
 }
 
 /**
- * Past 200 observations one more point barely moves the hyperparameters, and each fit costs O(n³)
+ * Past 100 observations one more point barely moves the hyperparameters, and each fit costs O(n³)
  * per step: the last fit is kept until the history has grown by a tenth since.
  */
 export function shouldReuseFit(n: number, fittedAt: number): boolean {
-  return n > 200 && fittedAt > 0 && n < fittedAt * 1.1;
+  return n > 100 && fittedAt > 0 && n < fittedAt * 1.1;
 }
 
 /** The hyperparameters are fitted on at most this many observations (the model then uses all of them). */
