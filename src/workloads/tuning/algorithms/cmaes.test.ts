@@ -59,7 +59,7 @@ describe('cmaes', () => {
 
   it('IPOP restarts on Rastrigin, doubling the population each time', () => {
     const f = (a: Record<string, string>) => xs(a, 2).reduce((s, v) => s + v * v - 10 * Math.cos(2 * Math.PI * v) + 10, 0);
-    const { states } = runLoop(box(2, -5.12, 5.12), { restart_strategy: 'ipop' }, f, 4000, 3, 1, 64);
+    const { states } = runLoop(box(2, -5.12, 5.12), { restart_strategy: 'ipop' }, f, 2400, 3, 1, 64);
     const lambda0 = defaultPopulation(2);
     const last = states.at(-1)!;
     assert.ok(last.restarts >= 2, `restarts ${last.restarts}`);
@@ -76,7 +76,7 @@ describe('cmaes', () => {
 
   it('BIPOP alternates large and small populations', () => {
     const f = (a: Record<string, string>) => xs(a, 2).reduce((s, v) => s + v * v - 10 * Math.cos(2 * Math.PI * v) + 10, 0);
-    const { states } = runLoop(box(2, -5.12, 5.12), { restart_strategy: 'bipop' }, f, 3000, 4, 1, 64);
+    const { states } = runLoop(box(2, -5.12, 5.12), { restart_strategy: 'bipop' }, f, 2400, 4, 1, 64);
     const lambda0 = defaultPopulation(2);
     const large = states.find((s) => s.regime === 'large' && s.largeRestarts === 1);
     assert.equal(large?.lambda, 2 * lambda0, 'the first restart is a large run with twice the population');
@@ -132,7 +132,10 @@ describe('cmaes', () => {
     const c = strategyConstants(10, defaultPopulation(10));
     assert.equal(defaultPopulation(10), 10);
     assert.equal(c.mu, 5);
-    assert.ok(Math.abs(c.weights.reduce((a, b) => a + b, 0) - 1) < 1e-12);
+    assert.equal(c.weights.length, 10);
+    assert.ok(Math.abs(c.weights.slice(0, 5).reduce((a, b) => a + b, 0) - 1) < 1e-12);
+    assert.ok(c.weights.slice(5).every((w) => w < 0), 'the worse half has negative weights');
+    assert.ok(c.weights.every((w, i) => i === 0 || w < c.weights[i - 1]!), 'weights decrease with rank');
     assert.ok(Math.abs(c.muEff - 3.1672) < 1e-3, `muEff ${c.muEff}`);
     assert.ok(Math.abs(c.chiN - 3.0847) < 1e-3, `chiN ${c.chiN}`);
   });

@@ -1,7 +1,8 @@
 // Katib's `cmaes` (goptuna's CMA sampler in Katib) written for Skiff, after Hansen's "The CMA
-// Evolution Strategy: A Tutorial": weighted recombination of the best half, cumulative step-size
-// adaptation, rank-one and rank-μ covariance updates, on the unit cube of the int and double
-// parameters. Categorical and discrete parameters are drawn at random for each member.
+// Evolution Strategy: A Tutorial" (2016): weighted recombination of the best half, cumulative
+// step-size adaptation, rank-one and active rank-μ covariance updates (the worse half pushes the
+// covariance away, which learns ill-conditioned landscapes faster), on the unit cube of the int and
+// double parameters. Categorical and discrete parameters are drawn at random for each member.
 //
 // The whole strategy lives in the Suggestion's state (`cmaes`: JSON with the generation, mean,
 // step size, covariance, evolution paths, restart bookkeeping and the current generation's members),
@@ -125,10 +126,11 @@ function validate(input: { parameters: ParameterSpec[]; settings: { name: string
   return errors;
 }
 
-// ---- the strategy's constants (Hansen's tutorial, table 1; positive weights only) ----
+// ---- the strategy's constants (Hansen's tutorial, 2016 edition: active CMA, negative weights) ----
 
 interface Constants {
   mu: number;
+  /** all λ weights: the first μ positive (summing to 1) for the mean, the rest negative for the covariance */
   weights: number[];
   muEff: number;
   cSigma: number;
@@ -141,15 +143,24 @@ interface Constants {
 
 export function strategyConstants(dim: number, lambda: number): Constants {
   const mu = Math.floor(lambda / 2);
-  const raw = Array.from({ length: mu }, (_, i) => Math.log((lambda + 1) / 2) - Math.log(i + 1));
-  const sum = raw.reduce((a, b) => a + b, 0);
-  const weights = raw.map((w) => w / sum);
-  const muEff = 1 / weights.reduce((a, w) => a + w * w, 0);
+  const raw = Array.from({ length: lambda }, (_, i) => Math.log((lambda + 1) / 2) - Math.log(i + 1));
+  const pos = raw.slice(0, mu);
+  const neg = raw.slice(mu);
+  const sumPos = pos.reduce((a, b) => a + b, 0);
+  const muEff = sumPos ** 2 / pos.reduce((a, w) => a + w * w, 0);
+  const sumNeg = neg.reduce((a, b) => a + b, 0);
+  const muEffNeg = neg.length > 0 && sumNeg !== 0 ? sumNeg ** 2 / neg.reduce((a, w) => a + w * w, 0) : 0;
   const cSigma = (muEff + 2) / (dim + muEff + 5);
   const dSigma = 1 + 2 * Math.max(0, Math.sqrt((muEff - 1) / (dim + 1)) - 1) + cSigma;
   const cC = (4 + muEff / dim) / (dim + 4 + (2 * muEff) / dim);
   const c1 = 2 / ((dim + 1.3) ** 2 + muEff);
   const cMu = Math.min(1 - c1, (2 * (muEff - 2 + 1 / muEff)) / ((dim + 2) ** 2 + muEff));
+  // the negative weights' total: the smallest of three bounds that keep C positive definite
+  const alphaMu = 1 + c1 / cMu;
+  const alphaMuEff = 1 + (2 * muEffNeg) / (muEff + 2);
+  const alphaPosDef = (1 - c1 - cMu) / (dim * cMu);
+  const negScale = Math.min(alphaMu, alphaMuEff, alphaPosDef) / Math.abs(sumNeg || 1);
+  const weights = raw.map((w) => (w >= 0 ? w / sumPos : w * negScale));
   const chiN = Math.sqrt(dim) * (1 - 1 / (4 * dim) + 1 / (21 * dim * dim));
   return { mu, weights, muEff, cSigma, dSigma, cC, c1, cMu, chiN };
 }
@@ -250,13 +261,17 @@ export function updateDistribution(st: CmaState, values: number[]): void {
   const c = strategyConstants(d, st.lambda);
   const order = values.map((v, i) => ({ v, i })).sort((a, b) => a.v - b.v || a.i - b.i);
   const oldMean = st.mean;
-  const ys = order.slice(0, c.mu).map(({ i }) => st.members[i]!.x.map((xv, k) => (xv - oldMean[k]!) / st.sigma));
+  const ys = order.map(({ i }) => st.members[i]!.x.map((xv, k) => (xv - oldMean[k]!) / st.sigma));
   const yw = new Array<number>(d).fill(0);
-  ys.forEach((y, r) => y.forEach((v, k) => (yw[k] = yw[k]! + c.weights[r]! * v)));
+  for (let r = 0; r < c.mu; r++) ys[r]!.forEach((v, k) => (yw[k] = yw[k]! + c.weights[r]! * v));
   st.mean = oldMean.map((m, k) => m + st.sigma * yw[k]!);
   const { invSqrt } = decompose(st.cov, d);
-  const cy = new Array<number>(d).fill(0);
-  for (let i = 0; i < d; i++) for (let k = 0; k < d; k++) cy[i] = cy[i]! + invSqrt[i * d + k]! * yw[k]!;
+  const whiten = (y: number[]): number[] => {
+    const out = new Array<number>(d).fill(0);
+    for (let i = 0; i < d; i++) for (let k = 0; k < d; k++) out[i] = out[i]! + invSqrt[i * d + k]! * y[k]!;
+    return out;
+  };
+  const cy = whiten(yw);
   const ps = Math.sqrt(c.cSigma * (2 - c.cSigma) * c.muEff);
   st.pSigma = st.pSigma.map((p, k) => (1 - c.cSigma) * p + ps * cy[k]!);
   const psNorm = Math.sqrt(st.pSigma.reduce((a, v) => a + v * v, 0));
@@ -265,12 +280,20 @@ export function updateDistribution(st: CmaState, values: number[]): void {
   const pcf = Math.sqrt(c.cC * (2 - c.cC) * c.muEff);
   st.pC = st.pC.map((p, k) => (1 - c.cC) * p + hSigma * pcf * yw[k]!);
   const deltaH = (1 - hSigma) * c.cC * (2 - c.cC);
-  const decay = 1 + c.c1 * deltaH - c.c1 - c.cMu;
+  const sumW = c.weights.reduce((a, b) => a + b, 0);
+  const decay = 1 + c.c1 * deltaH - c.c1 - c.cMu * sumW;
+  // negative weights act on the whitened length: w°ᵢ = wᵢ·n/‖C^{-1/2}yᵢ‖² (tutorial eq. 46)
+  const wCirc = c.weights.map((w, r) => {
+    if (w >= 0) return w;
+    const z = whiten(ys[r]!);
+    const n2 = z.reduce((a, v) => a + v * v, 0);
+    return n2 > 0 ? (w * d) / n2 : 0;
+  });
   const cov = st.cov.slice();
   for (let i = 0; i < d; i++) {
     for (let j = 0; j <= i; j++) {
       let rankMu = 0;
-      ys.forEach((y, r) => (rankMu += c.weights[r]! * y[i]! * y[j]!));
+      for (let r = 0; r < ys.length; r++) rankMu += wCirc[r]! * ys[r]![i]! * ys[r]![j]!;
       const v = decay * cov[i * d + j]! + c.c1 * st.pC[i]! * st.pC[j]! + c.cMu * rankMu;
       cov[i * d + j] = v;
       cov[j * d + i] = v;
