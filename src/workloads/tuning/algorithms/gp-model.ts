@@ -151,7 +151,7 @@ function negLogPosterior(
  * through a smooth change of variables, so this sees an unconstrained problem.
  */
 export function lbfgsMinimise(
-  fg: (x: Float64Array) => { f: number; g: Float64Array } | undefined, x0: Float64Array, maxIter: number, memory = 8,
+  fg: (x: Float64Array) => { f: number; g: Float64Array } | undefined, x0: Float64Array, maxIter: number, tolerance = 1e-9, memory = 8,
 ): { x: Float64Array; f: number; evaluations: number } {
   let x = Float64Array.from(x0);
   let cur = fg(x);
@@ -217,7 +217,7 @@ export function lbfgsMinimise(
     const improvement = cur.f - next.f;
     x = xn;
     cur = next;
-    if (improvement < 1e-9 * (1 + Math.abs(cur.f))) break;
+    if (improvement < tolerance * (1 + Math.abs(cur.f))) break;
   }
   return { x, f: cur.f, evaluations };
 }
@@ -274,7 +274,8 @@ export function fitKernel(
   const starts = opts.starts && opts.starts.length > 0 ? opts.starts : [defaultKernelParams(dims)];
   let best: { x: Float64Array; f: number } | undefined;
   for (const start of starts) {
-    const r = lbfgsMinimise(fg, toZ(paramsToVector(start)), opts.maxIter ?? 100);
+    // the posterior is flat near its optimum: a relative gain below 1e-6 changes no suggestion
+    const r = lbfgsMinimise(fg, toZ(paramsToVector(start)), opts.maxIter ?? 100, 1e-6);
     if (!best || r.f < best.f) best = r;
   }
   return vectorToParams(toTheta(best!.x), dims);
