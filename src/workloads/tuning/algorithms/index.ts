@@ -1,6 +1,8 @@
 // The search algorithms by Katib's algorithmName. ENAS and DARTS (neural architecture search) are
 // names Katib knows and Skiff does not run: an Experiment naming them is refused at creation, saying so.
 import type { Algorithm } from './types.js';
+import { cmaesAlgorithm } from './cmaes.js';
+import { bayesianOptimizationAlgorithm } from './gp.js';
 import { gridAlgorithm } from './grid.js';
 import { hyperbandAlgorithm } from './hyperband.js';
 import { pbtAlgorithm } from './pbt.js';
@@ -8,7 +10,7 @@ import { randomAlgorithm } from './random.js';
 import { sobolAlgorithm } from './sobol.js';
 import { multivariateTpeAlgorithm, tpeAlgorithm } from './tpe.js';
 
-const algorithms = new Map<string, Algorithm>([randomAlgorithm, gridAlgorithm, sobolAlgorithm, tpeAlgorithm, multivariateTpeAlgorithm, hyperbandAlgorithm, pbtAlgorithm].map((a) => [a.name, a]));
+const algorithms = new Map<string, Algorithm>([randomAlgorithm, gridAlgorithm, sobolAlgorithm, tpeAlgorithm, multivariateTpeAlgorithm, hyperbandAlgorithm, pbtAlgorithm, bayesianOptimizationAlgorithm, cmaesAlgorithm].map((a) => [a.name, a]));
 
 /** Katib's names Skiff refuses, and why */
 export const notBuilt: Record<string, string> = {
