@@ -241,6 +241,25 @@ describe('Experiment and Suggestion controllers', () => {
     assert.equal(e.status?.conditions?.at(-1)?.reason, 'ExperimentMaxTrialsReached');
   });
 
+  it('reads a trial template from a ConfigMap, and waits for it when it is not there yet', async () => {
+    start();
+    const e = experiment('from-cm', { maxTrialCount: 2 });
+    e.spec.trialTemplate = { ...e.spec.trialTemplate, trialSpec: undefined, configMap: { configMapName: 'trial-templates', configMapNamespace: 'default', templatePath: 'job.yaml' } };
+    delete e.spec.trialTemplate.trialSpec;
+    e.spec.trialTemplate.successCondition = 'status.conditions.#(type=="Complete")#|#(status=="True")#';
+    e.spec.trialTemplate.failureCondition = 'status.conditions.#(type=="Failed")#|#(status=="True")#';
+    await env.client.create(e);
+    await env.waitFor('the missing template told', async () => env.recorder.reasons().includes('TrialTemplateNotFound') || undefined);
+    assert.equal((await trials('from-cm')).length, 0);
+    const text = 'apiVersion: batch/v1\nkind: Job\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n        - name: main\n          image: python\n          args: ["--lr=${trialParameters.learningRate}"]\n';
+    await env.client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'trial-templates', namespace: 'default' }, data: { 'job.yaml': text } });
+    const done = await ended('from-cm');
+    assert.equal(done.status?.trialsSucceeded, 2);
+    for (const t of await trials('from-cm')) {
+      assert.deepEqual(t.spec.runSpec?.spec.template.spec.containers[0].args, [`--lr=${t.spec.parameterAssignments?.[0]?.value}`]);
+    }
+  });
+
   it('restarts a LongRunning experiment when maxTrialCount is raised', async () => {
     start();
     await env.client.create(experiment('again', { maxTrialCount: 2, resumePolicy: 'LongRunning' }));
