@@ -3,7 +3,8 @@
 // compares a running trial's best-so-far at its start_step-th report against it (research B.5).
 // Skiff compares like with like and takes a real median: the rule's value is the median, over the
 // finished trials, of each one's best-so-far at its start_step-th report — the same statistic the
-// running trial is judged by. The rule is still evaluated once, at start_step, as Katib's is.
+// running trial is judged by. The rule is still evaluated once, at start_step, as Katib's is (the
+// Trial controller applies it: metrics.ts `earlyStopped`).
 import type { EarlyStoppingRule, ObjectiveType, Setting } from '../../api/tuning.js';
 
 export const MedianStopDefaults = { min_trials_required: 3, start_step: 4 } as const;
@@ -38,23 +39,4 @@ export function medianStopRules(objective: { name: string; type: ObjectiveType }
   const bests = finished.map((v) => bestAtStep(v, startStep, objective.type)).filter((v): v is number => v !== undefined);
   if (bests.length < minTrials) return [];
   return [{ name: objective.name, value: String(median(bests)), comparison: objective.type === 'maximize' ? 'less' : 'greater', startStep }];
-}
-
-/**
- * Whether a trial stops, by Katib's rule: every rule fires when the trial's best-so-far of the rule's
- * metric, at exactly its startStep-th report, compares as the rule says with its value.
- * `reports` maps a metric to its values in report order. Undefined: not decided yet.
- */
-export function rulesFire(rules: EarlyStoppingRule[], reports: Map<string, number[]>, type: ObjectiveType): boolean | undefined {
-  if (!rules.length) return false;
-  for (const r of rules) {
-    const step = r.startStep ?? 1;
-    const vals = reports.get(r.name) ?? [];
-    const best = bestAtStep(vals, step, type);
-    if (best === undefined) return undefined;
-    const v = Number(r.value);
-    const fires = r.comparison === 'less' ? best < v : r.comparison === 'greater' ? best > v : best === v;
-    if (!fires) return false;
-  }
-  return true;
 }
