@@ -21,6 +21,11 @@ async function podsOf(ctx: Context, podsRes: ResourceInfo, owner: ResourceInfo, 
     const list = await ctx.client.list(podsPath, { labelSelector: `serving.kserve.io/inferenceservice=${name},component=predictor` });
     return list.items as Pod[];
   }
+  if (owner.group === 'kubeflow.org' && owner.kind === 'Trial') {
+    // a Katib trial's Pods belong to its job (a Job, a training job, a Run); each carries the trial's label
+    const list = await ctx.client.list(podsPath, { labelSelector: `katib.kubeflow.org/trial=${name}` });
+    return list.items as Pod[];
+  }
   if (owner.group === 'batch' && owner.kind === 'Job') {
     const list = await ctx.client.list(podsPath, { labelSelector: `batch.kubernetes.io/job-name=${name}` });
     if (list.items.length > 0) return list.items as Pod[];
