@@ -220,6 +220,30 @@ print(json.dumps([t.metadata.name for t in c.list_trials("tune-push")]))
     }
   });
 
+  it('stops trials that lag their rung with ASHA (Skiff\'s successive halving), judged while they run', async () => {
+    const script = 'for step in range(1, 6):\n    print(f"loss={lr + 1 / step:.4f}", flush=True)\n    time.sleep(0.4)';
+    const e = jobExperiment('asha', script, {
+      parallelTrialCount: 1, maxTrialCount: 9,
+      parameters: [{ name: 'lr', parameterType: 'categorical', feasibleSpace: { list: ['0.1', '0.2', '0.3', '0.4', '0.5', '0.6', '0.7', '0.8', '0.9'] } }],
+      algorithm: { algorithmName: 'grid' },
+      earlyStopping: { algorithmName: 'asha', algorithmSettings: [{ name: 'min_resource', value: '1' }, { name: 'reduction_factor', value: '3' }, { name: 'min_trials_required', value: '3' }] },
+    });
+    await s.create(experiments, e);
+    const done = await ended('asha', 180_000);
+    assert.equal(done.status.trials, 9, JSON.stringify(done.status));
+    assert.equal(done.status.trialsFailed ?? 0, 0);
+    const trials = await trialsOf('asha');
+    const stopped = trials.filter((t) => cond(t, 'EarlyStopped'));
+    assert.ok(stopped.length >= 1, JSON.stringify(done.status));
+    for (const t of stopped) {
+      assert.match(cond(t, 'EarlyStopped').message, /not among the top \d+ of the \d+ trials that reached that rung/);
+      assert.ok(Number(t.status.observation.metrics[0].latest) > 0, 'the values reported before the stop are kept');
+    }
+    // the best learning rate is never stopped: it leads every rung it reaches
+    const best = trials.find((t) => t.spec.parameterAssignments[0].value === '0.1');
+    assert.ok(cond(best, 'Succeeded'), JSON.stringify(best.status.conditions));
+  });
+
   it('fails a trial whose payload crashes, not the experiment, until maxFailedTrialCount', async () => {
     await s.create(experiments, jobExperiment('crashing', 'raise SystemExit(3)', { maxTrialCount: 6, maxFailedTrialCount: 2 }));
     const done = await ended('crashing');

@@ -21,7 +21,7 @@ export * from './tuning-types.js';
 
 /** every algorithmName Katib's default katib-config knows */
 export const KatibAlgorithmNames = ['random', 'grid', 'sobol', 'tpe', 'multivariate-tpe', 'bayesianoptimization', 'cmaes', 'hyperband', 'pbt', 'enas', 'darts'] as const;
-export const EarlyStoppingAlgorithmNames = ['medianstop'] as const;
+export const EarlyStoppingAlgorithmNames = ['medianstop', 'asha'] as const;
 
 const jobSuccess = 'status.conditions.#(type=="Complete")#|#(status=="True")#';
 const jobFailure = 'status.conditions.#(type=="Failed")#|#(status=="True")#';
@@ -278,14 +278,20 @@ function validateAlgorithm(v: Validator, spec: ExperimentSpec): void {
     if (!es.algorithmName) v.required('spec.earlyStopping.algorithmName', 'Required value: must be specified');
     else if (!(EarlyStoppingAlgorithmNames as readonly string[]).includes(es.algorithmName)) v.notSupported('spec.earlyStopping.algorithmName', es.algorithmName, EarlyStoppingAlgorithmNames);
     validateSettings(v, 'spec.earlyStopping.algorithmSettings', es.algorithmSettings);
+    // medianstop's settings are Katib's; asha (Skiff's) takes min_resource, reduction_factor, min_trials_required
+    const allowed: Record<string, Record<string, number>> = {
+      medianstop: { min_trials_required: 1, start_step: 1 },
+      asha: { min_resource: 1, reduction_factor: 2, min_trials_required: 1 },
+    };
+    const known = allowed[es.algorithmName ?? ''] ?? {};
     es.algorithmSettings?.forEach((s, i) => {
       const f = `spec.earlyStopping.algorithmSettings[${i}]`;
-      if (s?.name === 'min_trials_required' || s?.name === 'start_step') {
+      const min = s?.name !== undefined ? known[s.name] : undefined;
+      if (min !== undefined) {
         const n = Number(s.value);
-        const min = 1;
         if (!Number.isInteger(n) || n < min) v.invalid(`${f}.value`, s.value, `${s.name} must be an integer of at least ${min}`);
-      } else if (s?.name !== undefined) {
-        v.notSupported(`${f}.name`, s.name, ['min_trials_required', 'start_step']);
+      } else if (s?.name !== undefined && es.algorithmName && allowed[es.algorithmName]) {
+        v.notSupported(`${f}.name`, s.name, Object.keys(known));
       }
     });
   }

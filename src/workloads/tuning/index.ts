@@ -11,6 +11,10 @@ import { algorithmByName, notBuilt } from './algorithms/index.js';
 import { addExperimentController } from './experiment-controller.js';
 import { addSuggestionController } from './suggestion-controller.js';
 import { addTrialController } from './trial-controller.js';
+import { ashaStopper } from './asha.js';
+import { Kinds } from '../../api/index.js';
+import type { Experiment, ObservationLog } from '../../api/tuning.js';
+import { TuningLabels } from '../../api/tuning.js';
 
 /** the algorithm's own checks of an experiment Katib's webhook accepted */
 export function algorithmErrors(obj: KObject): FieldError[] {
@@ -46,6 +50,10 @@ export const tuningWorkload: Workload = {
   async setup({ client, manager, recorder, podLogs, podFiles }) {
     addExperimentController(manager, { client, recorder: recorder('katib-controller') });
     addSuggestionController(manager, { client, recorder: recorder('katib-suggestion'), algorithms: algorithmByName });
-    addTrialController(manager, { client, recorder: recorder('trial-controller'), podLogs, podFiles });
+    const stopper = ashaStopper({
+      experimentOf: (t) => (manager.cache.get(Kinds.KatibExperiment, { namespace: t.metadata.namespace, name: t.metadata.labels?.[TuningLabels.experiment] ?? '' }) as unknown as Experiment | undefined)?.spec,
+      logsOf: (namespace, experiment) => (manager.cache.list(Kinds.ObservationLog, { namespace }) as unknown as ObservationLog[]).filter((l) => l.metadata.labels?.[TuningLabels.experiment] === experiment),
+    });
+    addTrialController(manager, { client, recorder: recorder('trial-controller'), podLogs, podFiles, stopper });
   },
 };

@@ -40,6 +40,7 @@ import type { PodFileSource, PodLogSource } from '../../substrate/substrate.js';
 import { GjsonSyntaxError, gjsonMatch } from './gjson.js';
 import { MetricsParseError, ZeroTime, compileFormats, earlyStopped, metricNames, metricStrategies, observationAvailable, parseJsonMetrics, parseTextMetrics, summarise } from './metrics.js';
 import { tfEventMetrics } from './tfevent.js';
+import type { Stopper } from './asha.js';
 
 export interface TrialControllerOptions {
   client: Client;
@@ -52,6 +53,8 @@ export interface TrialControllerOptions {
   pollMs?: number;
   /** clock, for tests */
   now?: () => Date;
+  /** a stopping rule that looks beyond the trial (ASHA), consulted while it runs */
+  stopper?: Stopper;
 }
 
 /** the env var Katib gives every trial container: what report_metrics reads */
@@ -305,19 +308,28 @@ export class TrialReconciler {
     if (success.matched) return this.succeeded(pass, job, success);
     const rules: EarlyStoppingRule[] = trial.spec.earlyStoppingRules ?? [];
     const kind = collectorKind(trial.spec.metricsCollector);
-    if (rules.length && (kind === 'StdOut' || kind === 'File')) {
+    const judged = this.opts.stopper?.follows(trial) !== undefined;
+    if ((rules.length || judged) && (kind === 'StdOut' || kind === 'File')) {
       const logs = await this.collect(pass, job, 'running');
       let fire = false;
+      let why = rules.map((r) => `${r.name} ${r.comparison} ${r.value}`).join(', ');
       try {
-        fire = logs !== undefined && earlyStopped(logs, rules, trial.spec.objective);
+        fire = logs !== undefined && rules.length > 0 && earlyStopped(logs, rules, trial.spec.objective);
       } catch (e) {
         if (!(e instanceof MetricsParseError)) throw e;
         pass.events.push({ type: 'Warning', reason: 'EarlyStoppingRuleInvalid', message: e.message });
       }
+      if (!fire && judged && logs !== undefined) {
+        const verdict = this.opts.stopper?.decide(trial, logs);
+        if (verdict) {
+          fire = true;
+          why = verdict;
+        }
+      }
       if (fire) {
         pass.status.observation = summarise(logs ?? [], metricStrategies(trial.spec.objective));
-        this.complete(pass, 'EarlyStopped', TrialReasons.earlyStopped, 'Trial is early stopped');
-        pass.events.push({ type: 'Normal', reason: 'TrialEarlyStopped', message: `Trial ${trial.metadata.name} is early stopped: ${rules.map((r) => `${r.name} ${r.comparison} ${r.value}`).join(', ')}` });
+        this.complete(pass, 'EarlyStopped', TrialReasons.earlyStopped, judged && !rules.length ? `Trial is early stopped: ${why}` : 'Trial is early stopped');
+        pass.events.push({ type: 'Normal', reason: 'TrialEarlyStopped', message: `Trial ${trial.metadata.name} is early stopped: ${why}` });
         await this.writeStatus(pass);
         await this.stopJob(job, jobDef);
         this.unfollow(key);
@@ -489,7 +501,7 @@ export class TrialReconciler {
     }
     const obj: ObservationLog = {
       apiVersion: `${ObservationLogGroup}/v1`, kind: 'ObservationLog',
-      metadata: { name: trial.metadata.name, namespace: trial.metadata.namespace, labels: { [TuningLabels.trial]: trial.metadata.name }, ownerReferences: [ownerRefTo(trial)] },
+      metadata: { name: trial.metadata.name, namespace: trial.metadata.namespace, labels: { [TuningLabels.trial]: trial.metadata.name, ...(trial.metadata.labels?.[TuningLabels.experiment] ? { [TuningLabels.experiment]: trial.metadata.labels[TuningLabels.experiment] } : {}) }, ownerReferences: [ownerRefTo(trial)] },
       spec: { trialName: trial.metadata.name, metricLogs: logs },
     };
     try {
@@ -558,7 +570,8 @@ export class TrialReconciler {
     const k = `${key.namespace}/${key.name}`;
     const mine = this.followers.get(k) ?? new Map<string, AbortController>();
     this.followers.set(k, mine);
-    const names = ((trial.spec.earlyStoppingRules ?? []) as EarlyStoppingRule[]).map((r) => r.name);
+    const followed = this.opts.stopper?.follows(trial);
+    const names = [...((trial.spec.earlyStoppingRules ?? []) as EarlyStoppingRule[]).map((r) => r.name), ...(followed ? [followed] : [])];
     for (const pod of this.primaryPods(trial, job)) {
       if (mine.has(pod.metadata.uid) || pod.status?.phase !== 'Running') continue;
       const ac = new AbortController();
