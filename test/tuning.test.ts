@@ -211,12 +211,17 @@ print(json.dumps([t.metadata.name for t in c.list_trials("tune-push")]))
     assert.equal(done.status.trials, 6, JSON.stringify(done.status));
     assert.ok(done.status.trialsEarlyStopped >= 1, JSON.stringify(done.status));
     assert.equal(done.status.trialsFailed ?? 0, 0);
-    const stopped = (await trialsOf('median')).filter((t) => cond(t, 'EarlyStopped'));
-    for (const t of stopped) {
-      assert.ok(Number(t.spec.parameterAssignments[0].value) >= 0.7, `only the lagging ones stop: ${t.spec.parameterAssignments[0].value}`);
-      assert.equal(t.spec.earlyStoppingRules[0].comparison, 'greater');
-      const loss = t.status.observation.metrics.find((m: any) => m.name === 'loss');
-      assert.ok(loss && loss.latest !== 'unavailable');
+    // a trial with a rule stops exactly when its best loss by report 2 is above the rule's value (the
+    // median of the finished trials' bests by report 2)
+    const judged = (await trialsOf('median')).filter((t) => t.spec.earlyStoppingRules?.length);
+    assert.ok(judged.length >= 1);
+    for (const t of judged) {
+      const rule = t.spec.earlyStoppingRules[0];
+      assert.deepEqual([rule.name, rule.comparison, rule.startStep], ['loss', 'greater', 2]);
+      const lr = Number(t.spec.parameterAssignments[0].value);
+      const bestBy2 = Number((Math.abs(lr - 0.05) * 10 + 1 / 2).toFixed(4));
+      assert.equal(Boolean(cond(t, 'EarlyStopped')), bestBy2 > Number(rule.value), `lr ${lr}: best ${bestBy2} against ${rule.value}`);
+      if (cond(t, 'EarlyStopped')) assert.notEqual(t.status.observation.metrics.find((m: any) => m.name === 'loss')?.latest, 'unavailable');
     }
   });
 
