@@ -92,6 +92,11 @@ for _ in $(seq 1 100); do
   sleep 0.2
 done
 
+step "Hyperparameter tuning: a Katib Experiment, 12 trials, 3 at a time"
+run skiff apply -f examples/tuning/random-quadratic.yaml
+run skiff wait experiment/random-quadratic --for=condition=Succeeded --timeout=180s
+run skiff describe experiment random-quadratic --show-events=false | sed -n '7,24p'
+
 step "Where to look"
 cat <<TXT
   Data:         $data/skiff.db (SQLite: every object), $data/pods/<uid>/ (volumes, container logs),
@@ -99,6 +104,7 @@ cat <<TXT
   Again:        bin/skiff up --data-dir $data      # the demo's objects are still there
                 bin/skiff get pods; bin/skiff logs job/pi; bin/skiff describe job flaky
   The API:      curl http://127.0.0.1:8080/apis/batch/v1/namespaces/default/jobs ; /openapi/v3 describes every route
+  Tuning:       bin/skiff get experiments,trials,suggestions; bin/skiff describe experiment random-quadratic
   Serving:      bin/skiff get isvc,revisions; curl http://127.0.0.1:8080/serving/default/sklearn-digits/v1/models/sklearn-digits ; /metrics
   kubectl:      export KUBECONFIG=\$(bin/skiff kubeconfig --path --data-dir $data); .venv-clients/bin/kubectl get pods,jobs
                 (while skiff up runs; the Python kubernetes client, TrainingClient and KServeClient read it too)
@@ -109,5 +115,6 @@ cat <<TXT
                 http://127.0.0.1:8080/ui/default/runs/${wc_run:-}  (the word-count run: graph, artifacts, logs)
                 http://127.0.0.1:8080/ui/default/runs/${train_run:-}  (the run that trained the digits model)
                 http://127.0.0.1:8080/ui/default                         (what ran in the namespace)
+                http://127.0.0.1:8080/ui/default/experiments.kubeflow.org/random-quadratic  (the tuning experiment: trials, charts)
                 http://127.0.0.1:8080/ui/cluster/cluster-overview        (the node's allocation, Pending Pods, warnings)
 TXT
