@@ -31,12 +31,14 @@ import { Kinds } from '../../api/index.js';
 import type { KObject, ObjectKey, StoredObject } from '../../api/meta.js';
 import { controllerOf, ownerRefTo } from '../../api/meta.js';
 import type { KindDef } from '../../api/registry.js';
-import type { EarlyStoppingRule, MetricLog, MetricsCollectorSpec, ObservationLog, Trial, TrialStatus } from '../../api/tuning-types.js';
+import type { EarlyStoppingRule, MetricLog, MetricsCollectorSpec, ObservationLog, Suggestion, Trial, TrialStatus } from '../../api/tuning-types.js';
 import { ObservationLogGroup, TuningApiVersion, TuningLabels, UnavailableMetricValue } from '../../api/tuning-types.js';
 import type { Controller, Manager, Result } from '../../control/controller.js';
 import type { Recorder } from '../../control/events.js';
 import type { Client } from '../../store/client.js';
 import type { PodFileSource, PodLogSource } from '../../substrate/substrate.js';
+import { PBT_LABELS } from './algorithms/pbt.js';
+import { SuggestionVolume, prepareCheckpointDir, trialDirOf } from './checkpoints.js';
 import { GjsonSyntaxError, gjsonMatch } from './gjson.js';
 import { MetricsParseError, ZeroTime, compileFormats, earlyStopped, metricNames, metricStrategies, observationAvailable, parseJsonMetrics, parseTextMetrics, summarise } from './metrics.js';
 import { tfEventMetrics } from './tfevent.js';
@@ -52,6 +54,8 @@ export interface TrialControllerOptions {
   pollMs?: number;
   /** clock, for tests */
   now?: () => Date;
+  /** where PBT trials' checkpoint directories live (checkpoints.ts); without it none are mounted */
+  checkpointRoot?: string;
 }
 
 /** the env var Katib gives every trial container: what report_metrics reads */
@@ -119,9 +123,10 @@ function primaryContainerOf(containers: Container[], name: string | undefined): 
  * the Trial's labels and katib.kubeflow.org/trial; every pod template gets those labels and
  * KATIB_TRIAL_NAME in each container (what Katib's pod webhook adds); for File and TensorFlowEvent
  * collectors the primary container gets the `metrics-volume` emptyDir at the metrics directory, so
- * the file outlives the container.
+ * the file outlives the container; with `checkpoints`, the primary container gets the trial's
+ * checkpoint directory as the `suggestion-volume` hostPath at its mount path.
  */
-export function renderTrialJob(trial: Trial & StoredObject): KObject {
+export function renderTrialJob(trial: Trial & StoredObject, checkpoints?: { mountPath: string; hostDir: string }): KObject {
   const runSpec = trial.spec.runSpec;
   if (!runSpec || typeof runSpec !== 'object') throw new Error('spec.runSpec: Required value');
   const job = structuredClone(runSpec) as KObject;
@@ -145,8 +150,13 @@ export function renderTrialJob(trial: Trial & StoredObject): KObject {
       const env = (c.env ??= []);
       if (!env.some((e) => e.name === TrialNameEnv)) env.push({ name: TrialNameEnv, value: trial.metadata.name });
     }
-    if (!mp) continue;
     const primary = primaryContainerOf(containers, trial.spec.primaryContainerName);
+    if (checkpoints && primary && mayBePrimary(tpl, trial.spec.primaryPodLabels)) {
+      const volumes = ((tpl.spec as { volumes?: Volume[] }).volumes ??= []);
+      if (!volumes.some((v) => v.name === SuggestionVolume)) volumes.push({ name: SuggestionVolume, hostPath: { path: checkpoints.hostDir, type: 'DirectoryOrCreate' } } as Volume);
+      if (!(primary.volumeMounts ?? []).some((m) => m.name === SuggestionVolume)) (primary.volumeMounts ??= []).push({ name: SuggestionVolume, mountPath: checkpoints.mountPath });
+    }
+    if (!mp) continue;
     if (!primary || !mayBePrimary(tpl, trial.spec.primaryPodLabels)) continue;
     const covered = (primary.volumeMounts ?? []).some((m) => {
       const at = m.mountPath.replace(/\/+$/, '') || '/';
@@ -228,6 +238,21 @@ export class TrialReconciler {
     this.pollMs = opts.pollMs ?? 1000;
   }
 
+  /** PBT: the trial's checkpoint directory, made (from its parent's) when the algorithm asks for one */
+  private async checkpoints(trial: Trial & StoredObject, pass: Pass): Promise<{ mountPath: string; hostDir: string } | undefined> {
+    const root = this.opts.checkpointRoot;
+    const experiment = trial.metadata.labels?.[TuningLabels.experiment];
+    if (!root || !experiment) return undefined;
+    const ns = trial.metadata.namespace ?? 'default';
+    const suggestion = await this.client.find<Suggestion>(Kinds.Suggestion, { namespace: ns, name: experiment });
+    const mountPath = trialDirOf(suggestion?.spec.algorithm?.algorithmSettings);
+    if (!mountPath) return undefined;
+    const parent = trial.metadata.labels?.[PBT_LABELS.parent];
+    const made = prepareCheckpointDir(root, ns, experiment, trial.metadata.name, parent);
+    if (made.parentMissing) pass.events.push({ type: 'Warning', reason: 'CheckpointNotFound', message: `parent trial ${parent} left no checkpoint directory: the trial starts without one` });
+    return { mountPath, hostDir: made.dir };
+  }
+
   async reconcile(key: ObjectKey): Promise<Result> {
     const trial = await this.client.find<Trial>(this.trialDef, key);
     if (!trial || trial.metadata.deletionTimestamp) {
@@ -260,7 +285,7 @@ export class TrialReconciler {
     if (!job) {
       let rendered: KObject;
       try {
-        rendered = renderTrialJob(trial);
+        rendered = renderTrialJob(trial, await this.checkpoints(trial, pass));
       } catch (e) {
         this.complete(pass, 'Failed', TrialReasons.failed, `Trial has failed. ${(e as Error).message}`);
         await this.writeStatus(pass);
