@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { checkpointDir, prepareCheckpointDir, trialDirOf } from './checkpoints.js';
+import { checkpointDir, prepareCheckpointDir, removeTrialCheckpoints, trialDirOf } from './checkpoints.js';
 
 describe('PBT checkpoint directories', () => {
   const root = mkdtempSync(join(tmpdir(), 'skiff-ckpt-'));
@@ -61,4 +61,20 @@ describe('PBT checkpoint directories', () => {
     assert.deepEqual(readdirSync(c.dir), ['training.ckpt']);
     assert.ok(!existsSync(join(root, 'ns', 'exp2', 'c.partial')));
   });
+
+  it('a deleted trial\'s directory goes, in whichever experiment it was; an emptied experiment directory goes too', () => {
+    const a = prepareCheckpointDir(root, 'del', 'e1', 'a');
+    const b = prepareCheckpointDir(root, 'del', 'e1', 'b');
+    writeFileSync(join(a.dir, 'training.ckpt'), 'x');
+    prepareCheckpointDir(root, 'other', 'e1', 'a');
+    assert.deepEqual(removeTrialCheckpoints(root, 'del', 'a'), [a.dir]);
+    assert.ok(!existsSync(a.dir));
+    assert.ok(existsSync(b.dir), 'its sibling stays');
+    assert.ok(existsSync(checkpointDir(root, 'other', 'e1', 'a')), 'the same name in another namespace stays');
+    assert.deepEqual(removeTrialCheckpoints(root, 'del', 'b'), [b.dir]);
+    assert.deepEqual(readdirSync(join(root, 'del')), []);
+    assert.deepEqual(removeTrialCheckpoints(root, 'del', 'never'), []);
+    assert.deepEqual(removeTrialCheckpoints(root, 'nowhere', 'a'), []);
+  });
+
 });

@@ -9,10 +9,11 @@
 // Skiff keeps them on this machine under the data dir, <dataDir>/tuning/checkpoints/<namespace>/
 // <experiment>/<trial>, mounted into the container as a hostPath volume named
 // `suggestion-volume` (Katib's name), and the Trial controller makes the copy just before it
-// creates the trial's job. The directories outlive the trials and the Suggestion, so a FromVolume
-// experiment restarted with a larger maxTrialCount continues from its last generation's
-// checkpoints, as Katib's does from its volume.
-import { cpSync, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+// creates the trial's job. A trial's directory lives as long as the Trial: a FromVolume experiment
+// restarted with a larger maxTrialCount continues from its last generation's checkpoints, as
+// Katib's does from its volume, and deleting the Experiment (which takes its Trials) removes them,
+// as deleting Katib's Suggestion removes its claim.
+import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, rmdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Setting } from '../../api/tuning-types.js';
 
@@ -67,4 +68,29 @@ export function prepareCheckpointDir(root: string, namespace: string, experiment
   cpSync(from, partial, { recursive: true, preserveTimestamps: true });
   renameSync(partial, dir);
   return { dir, fromParent: true, parentMissing: false };
+}
+
+/**
+ * Removes a deleted trial's directory (its experiment is no longer known from its labels, so every
+ * experiment's directory in the namespace is looked in), and the experiment's directory once empty.
+ */
+export function removeTrialCheckpoints(root: string, namespace: string, trial: string): string[] {
+  const nsDir = join(root, segment('namespace', namespace));
+  segment('trial name', trial);
+  if (!existsSync(nsDir)) return [];
+  const removed: string[] = [];
+  for (const experiment of readdirSync(nsDir)) {
+    const expDir = join(nsDir, experiment);
+    for (const dir of [join(expDir, trial), join(expDir, `${trial}.partial`)]) {
+      if (!existsSync(dir)) continue;
+      rmSync(dir, { recursive: true, force: true });
+      removed.push(dir);
+    }
+    try {
+      if (readdirSync(expDir).length === 0) rmdirSync(expDir);
+    } catch {
+      // another trial's directory appeared meanwhile, or the directory went: either way it stays right
+    }
+  }
+  return removed;
 }

@@ -75,6 +75,13 @@ describe('PBT checkpoints on the trial job', () => {
     assert.equal((childJob.spec.template.spec.volumes?.[0] as { hostPath?: { path: string } }).hostPath?.path, childDir);
     assert.equal(readFileSync(join(childDir, 'training.ckpt'), 'utf8'), '{"step": 21, "accuracy": 12.5}');
     assert.ok(!env.recorder.reasons().includes('CheckpointNotFound'));
+
+    // deleting the trials (as deleting their Experiment does) removes their directories
+    await env.client.delete(Kinds.Trial, { namespace: 'default', name: 'exp-parent' });
+    await env.waitFor('the parent\'s directory to go', async () => !existsSync(parentDir));
+    assert.ok(existsSync(childDir));
+    await env.client.delete(Kinds.Trial, { namespace: 'default', name: 'exp-child' });
+    await env.waitFor('the experiment\'s directory to go', async () => !existsSync(join(root, 'default', 'exp')));
   });
 
   it('a parent without a directory: the child starts empty, and a Warning says why', async () => {

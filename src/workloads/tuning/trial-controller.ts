@@ -38,7 +38,7 @@ import type { Recorder } from '../../control/events.js';
 import type { Client } from '../../store/client.js';
 import type { PodFileSource, PodLogSource } from '../../substrate/substrate.js';
 import { PBT_LABELS } from './algorithms/pbt.js';
-import { SuggestionVolume, prepareCheckpointDir, trialDirOf } from './checkpoints.js';
+import { SuggestionVolume, prepareCheckpointDir, removeTrialCheckpoints, trialDirOf } from './checkpoints.js';
 import { GjsonSyntaxError, gjsonMatch } from './gjson.js';
 import { MetricsParseError, ZeroTime, compileFormats, earlyStopped, metricNames, metricStrategies, observationAvailable, parseJsonMetrics, parseTextMetrics, summarise } from './metrics.js';
 import { tfEventMetrics } from './tfevent.js';
@@ -257,6 +257,7 @@ export class TrialReconciler {
     const trial = await this.client.find<Trial>(this.trialDef, key);
     if (!trial || trial.metadata.deletionTimestamp) {
       this.unfollow(key);
+      if (!trial && this.opts.checkpointRoot) removeTrialCheckpoints(this.opts.checkpointRoot, key.namespace ?? 'default', key.name);
       return {};
     }
     const pass: Pass = { trial, status: structuredClone(trial.status ?? {}), at: this.now().toISOString(), events: [] };
