@@ -79,6 +79,22 @@ describe('Katib\'s simple-pbt trial image', { skip, timeout: 300_000 }, () => {
     assert.equal(checkpoint(dir).step, 41);
   });
 
+  it('a metrics volume over /var/log/katib, listed after the checkpoint volume, does not hide it', async () => {
+    const dir = join(host, 'ckpt-under-metrics');
+    const metrics = join(host, 'metrics');
+    const job = trialJob('simple-pbt-nested', '0.0010');
+    const c = job.spec.template.spec.containers[0];
+    job.spec.template.spec.volumes = [
+      { name: 'suggestion-volume', hostPath: { path: dir, type: 'DirectoryOrCreate' } },
+      { name: 'metrics-volume', hostPath: { path: metrics, type: 'DirectoryOrCreate' } },
+    ];
+    c.volumeMounts = [{ name: 'suggestion-volume', mountPath: '/var/log/katib/checkpoints/' }, { name: 'metrics-volume', mountPath: '/var/log/katib' }];
+    await s.create('/apis/batch/v1/namespaces/default/jobs', job);
+    await complete('default', 'simple-pbt-nested');
+    assert.equal(checkpoint(dir).step, 21);
+    assert.ok(!existsSync(join(metrics, 'checkpoints', 'training.ckpt')));
+  });
+
   it('without a volume the checkpoint stays in the container\'s own directory; ENTRYPOINT runs with args only', async () => {
     await s.create('/apis/batch/v1/namespaces/default/jobs', {
       apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'simple-pbt-entrypoint' },
