@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { checkpointDir, prepareCheckpointDir, removeTrialCheckpoints, trialDirOf } from './checkpoints.js';
+import { CheckpointError, checkpointDir, prepareCheckpointDir, removeTrialCheckpoints, trialDirOf } from './checkpoints.js';
 
 describe('PBT checkpoint directories', () => {
   const root = mkdtempSync(join(tmpdir(), 'skiff-ckpt-'));
@@ -22,6 +22,9 @@ describe('PBT checkpoint directories', () => {
     assert.throws(() => checkpointDir('/d', 'kubeflow', '..', 't'), /label katib\.kubeflow\.org\/experiment: "\.\." cannot name/);
     assert.throws(() => checkpointDir('/d', 'kubeflow', 'e', 'a/b'), /trial name: "a\/b"/);
     assert.throws(() => checkpointDir('/d', '', 'e', 't'), /namespace: ""/);
+    // the kind the Trial controller fails a trial for (any other error is retried)
+    assert.throws(() => checkpointDir('/d', 'n', 'e', '..'), CheckpointError);
+    assert.throws(() => trialDirOf([{ name: 'suggestion_trial_dir', value: 'x' }]), CheckpointError);
   });
 
   it('a first-generation trial starts empty; a child starts from a copy of its parent\'s files, which it may change alone', () => {

@@ -22,17 +22,22 @@ export const TrialDirSetting = 'suggestion_trial_dir';
 /** the volume Katib mounts them as */
 export const SuggestionVolume = 'suggestion-volume';
 
+/** a setting or name that cannot make a checkpoint directory: the trial fails, saying which */
+export class CheckpointError extends Error {
+  override readonly name = 'CheckpointError';
+}
+
 /** the mount path the algorithm settings ask for, when they ask */
 export function trialDirOf(settings: readonly Setting[] | undefined): string | undefined {
   const v = settings?.find((s) => s.name === TrialDirSetting)?.value;
   if (v === undefined || v === '') return undefined;
-  if (!v.startsWith('/')) throw new Error(`spec.algorithm.algorithmSettings[${TrialDirSetting}]: "${v}" is not an absolute path`);
+  if (!v.startsWith('/')) throw new CheckpointError(`spec.algorithm.algorithmSettings[${TrialDirSetting}]: "${v}" is not an absolute path`);
   return v;
 }
 
 // object names become directory names: one segment each, never a way out of the root
 function segment(what: string, name: string | undefined): string {
-  if (!name || name === '.' || name === '..' || name.includes('/') || name.includes('\0')) throw new Error(`${what}: "${String(name)}" cannot name a checkpoint directory`);
+  if (!name || name === '.' || name === '..' || name.includes('/') || name.includes('\0')) throw new CheckpointError(`${what}: "${String(name)}" cannot name a checkpoint directory`);
   return name;
 }
 

@@ -38,7 +38,7 @@ import type { Recorder } from '../../control/events.js';
 import type { Client } from '../../store/client.js';
 import type { PodFileSource, PodLogSource } from '../../substrate/substrate.js';
 import { PBT_LABELS } from './algorithms/pbt.js';
-import { SuggestionVolume, prepareCheckpointDir, removeTrialCheckpoints, trialDirOf } from './checkpoints.js';
+import { CheckpointError, SuggestionVolume, prepareCheckpointDir, removeTrialCheckpoints, trialDirOf } from './checkpoints.js';
 import { GjsonSyntaxError, gjsonMatch } from './gjson.js';
 import { MetricsParseError, ZeroTime, compileFormats, earlyStopped, metricNames, metricStrategies, observationAvailable, parseJsonMetrics, parseTextMetrics, summarise } from './metrics.js';
 import { tfEventMetrics } from './tfevent.js';
@@ -285,8 +285,11 @@ export class TrialReconciler {
     }
     if (!job) {
       let rendered: KObject;
+      // a bad setting fails the trial below; the store or the disk failing is thrown, and retried
+      const checkpoints = await this.checkpoints(trial, pass).catch((e: unknown) => (e instanceof CheckpointError ? e : Promise.reject(e)));
       try {
-        rendered = renderTrialJob(trial, await this.checkpoints(trial, pass));
+        if (checkpoints instanceof CheckpointError) throw checkpoints;
+        rendered = renderTrialJob(trial, checkpoints);
       } catch (e) {
         this.complete(pass, 'Failed', TrialReasons.failed, `Trial has failed. ${(e as Error).message}`);
         await this.writeStatus(pass);
