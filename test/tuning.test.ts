@@ -8,6 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import YAML from 'yaml';
+import { conformanceDir } from '../src/conformance-path.js';
 import { TestServer, clientsPython, repoRoot, runProgram, sleep } from './harness.js';
 
 const experiments = '/apis/kubeflow.org/v1beta1/namespaces/default/experiments';
@@ -275,7 +276,7 @@ print(json.dumps([t.metadata.name for t in c.list_trials("tune-push")]))
     const k = await s.kubectl(['apply', '-f', '-'], YAML.stringify(cases[0]![1]));
     assert.notEqual(k.code, 0);
     assert.match(k.stderr, /spec\.maxTrialCount/);
-    const corpus = readFileSync(join(repoRoot, '..', 'shared', 'conformance', 'katib', 'test-e2e-testdata', 'invalid-experiment.yaml'), 'utf8').replace('namespace: kubeflow', 'namespace: default');
+    const corpus = readFileSync(join(conformanceDir(), 'katib', 'test-e2e-testdata', 'invalid-experiment.yaml'), 'utf8').replace('namespace: kubeflow', 'namespace: default');
     const inv = await s.kubectl(['apply', '-f', '-'], corpus);
     assert.match(inv.stderr, /spec\.algorithm\.algorithmName/);
   });

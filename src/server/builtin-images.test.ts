@@ -17,6 +17,20 @@ it('built-in images: Katib\'s pytorch-mnist images get their program, and a user
     assert.deepEqual(env.entrypoint, ['python3', '/opt/pytorch-mnist/mnist.py']);
   }
   assert.deepEqual(envs.forImage('ghcr.io/kubeflow/katib/pytorch-mnist-gpu:latest'), { ...mine, env: {} });
-  assert.equal(envs.forImage('ghcr.io/kubeflow/katib/simple-pbt:latest').files, undefined);
+  assert.equal(envs.forImage('ghcr.io/kubeflow/katib/pytorch-mnist:latest').files, undefined, 'neither -cpu nor -gpu: not Katib\'s image');
   assert.throws(() => compileConfig({ environments: { image: 'x' } as never }), /^Error: environments: must be a list/);
+});
+
+it('built-in images: Katib\'s simple-pbt image gets its program, its WORKDIR, ENTRYPOINT and own checkpoint directory', () => {
+  const envs = new Environments(compileConfig({ dataDir: '/tmp/skiff-config-test' }).environments, {});
+  for (const image of ['ghcr.io/kubeflow/katib/simple-pbt:latest', 'docker.io/kubeflowkatib/simple-pbt:v0.14.0', 'kubeflowkatib/simple-pbt']) {
+    const env = envs.forImage(image);
+    assert.deepEqual(env.files?.map((f) => f.path), ['/opt/pbt'], image);
+    assert.ok(existsSync(join(env.files?.[0]?.source ?? '', 'pbt_test.py')), `${image}: ${env.files?.[0]?.source}/pbt_test.py`);
+    assert.deepEqual(env.dirs, ['/var/log/katib/checkpoints']);
+    assert.equal(env.workingDir, '/opt/pbt');
+    assert.deepEqual(env.entrypoint, ['python3', '/opt/pbt/pbt_test.py']);
+  }
+  assert.equal(envs.forImage('ghcr.io/kubeflow/katib/simple-pbt-other/x').files?.[0]?.path, '/opt/pbt', 'the rule is a prefix, as the mnist ones');
+  assert.equal(envs.forImage('ghcr.io/kubeflow/katib/pbt:latest').files, undefined);
 });

@@ -1,7 +1,7 @@
 // Pod volumes made real as directories on this machine; containers see them at their mountPath
 // through bind mounts.
 import { chmodSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, posix } from 'node:path';
 import type { Container, Pod, Volume } from '../../api/core-types.js';
 import type { StoredObject } from '../../api/meta.js';
 import { ConfigError } from './env.js';
@@ -92,5 +92,8 @@ export function containerBinds(container: Container, volumes: Map<string, { dir:
     if (m.subPath && !existsSync(source)) mkdirSync(source, { recursive: true });
     binds.push({ source, target: m.mountPath, readOnly: m.readOnly || vol.readOnly });
   }
-  return binds;
+  // shallower mount points first, as containerd orders a Pod's mounts: a volume at /var/log/katib
+  // listed after one at /var/log/katib/checkpoints must not hide it
+  const depth = (p: string): number => posix.normalize(`${p}/`).split('/').filter(Boolean).length;
+  return binds.sort((a, b) => depth(a.target) - depth(b.target));
 }

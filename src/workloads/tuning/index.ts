@@ -1,6 +1,7 @@
 // Hyperparameter tuning as a workload of the platform: Katib's Experiment, Suggestion and Trial
 // (kubeflow.org/v1beta1) and Skiff's ObservationLog. The API's checks are Katib's webhook's; this
 // workload adds what only the algorithms know (their settings, a grid maxTrialCount cannot fill).
+import { join } from 'node:path';
 import type { FieldError } from '../../api/errors.js';
 import type { KObject, StoredObject } from '../../api/meta.js';
 import type { KindDef } from '../../api/registry.js';
@@ -47,13 +48,13 @@ function withAlgorithmChecks(def: KindDef): KindDef {
 export const tuningWorkload: Workload = {
   name: 'tuning',
   kinds: tuningKinds.map(withAlgorithmChecks),
-  async setup({ client, manager, recorder, podLogs, podFiles }) {
+  async setup({ client, manager, recorder, podLogs, podFiles, settings }) {
     addExperimentController(manager, { client, recorder: recorder('katib-controller') });
     addSuggestionController(manager, { client, recorder: recorder('katib-suggestion'), algorithms: algorithmByName });
     const stopper = ashaStopper({
       experimentOf: (t) => (manager.cache.get(Kinds.KatibExperiment, { namespace: t.metadata.namespace, name: t.metadata.labels?.[TuningLabels.experiment] ?? '' }) as unknown as Experiment | undefined)?.spec,
       logsOf: (namespace, experiment) => (manager.cache.list(Kinds.ObservationLog, { namespace }) as unknown as ObservationLog[]).filter((l) => l.metadata.labels?.[TuningLabels.experiment] === experiment),
     });
-    addTrialController(manager, { client, recorder: recorder('trial-controller'), podLogs, podFiles, stopper });
+    addTrialController(manager, { client, recorder: recorder('trial-controller'), podLogs, podFiles, stopper, checkpointRoot: join(settings.dataDir, 'tuning', 'checkpoints') });
   },
 };

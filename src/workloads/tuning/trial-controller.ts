@@ -31,12 +31,14 @@ import { Kinds } from '../../api/index.js';
 import type { KObject, ObjectKey, StoredObject } from '../../api/meta.js';
 import { controllerOf, ownerRefTo } from '../../api/meta.js';
 import type { KindDef } from '../../api/registry.js';
-import type { EarlyStoppingRule, MetricLog, MetricsCollectorSpec, ObservationLog, Trial, TrialStatus } from '../../api/tuning-types.js';
+import type { EarlyStoppingRule, MetricLog, MetricsCollectorSpec, ObservationLog, Suggestion, Trial, TrialStatus } from '../../api/tuning-types.js';
 import { ObservationLogGroup, TuningApiVersion, TuningLabels, UnavailableMetricValue } from '../../api/tuning-types.js';
 import type { Controller, Manager, Result } from '../../control/controller.js';
 import type { Recorder } from '../../control/events.js';
 import type { Client } from '../../store/client.js';
 import type { PodFileSource, PodLogSource } from '../../substrate/substrate.js';
+import { PBT_LABELS } from './algorithms/pbt.js';
+import { CheckpointError, SuggestionVolume, prepareCheckpointDir, removeTrialCheckpoints, trialDirOf } from './checkpoints.js';
 import { GjsonSyntaxError, gjsonMatch } from './gjson.js';
 import { MetricsParseError, ZeroTime, compileFormats, earlyStopped, metricNames, metricStrategies, observationAvailable, parseJsonMetrics, parseTextMetrics, summarise } from './metrics.js';
 import { tfEventMetrics } from './tfevent.js';
@@ -55,6 +57,8 @@ export interface TrialControllerOptions {
   now?: () => Date;
   /** a stopping rule that looks beyond the trial (ASHA), consulted while it runs */
   stopper?: Stopper;
+  /** where PBT trials' checkpoint directories live (checkpoints.ts); without it none are mounted */
+  checkpointRoot?: string;
 }
 
 /** the env var Katib gives every trial container: what report_metrics reads */
@@ -122,9 +126,10 @@ function primaryContainerOf(containers: Container[], name: string | undefined): 
  * the Trial's labels and katib.kubeflow.org/trial; every pod template gets those labels and
  * KATIB_TRIAL_NAME in each container (what Katib's pod webhook adds); for File and TensorFlowEvent
  * collectors the primary container gets the `metrics-volume` emptyDir at the metrics directory, so
- * the file outlives the container.
+ * the file outlives the container; with `checkpoints`, the primary container gets the trial's
+ * checkpoint directory as the `suggestion-volume` hostPath at its mount path.
  */
-export function renderTrialJob(trial: Trial & StoredObject): KObject {
+export function renderTrialJob(trial: Trial & StoredObject, checkpoints?: { mountPath: string; hostDir: string }): KObject {
   const runSpec = trial.spec.runSpec;
   if (!runSpec || typeof runSpec !== 'object') throw new Error('spec.runSpec: Required value');
   const job = structuredClone(runSpec) as KObject;
@@ -148,8 +153,13 @@ export function renderTrialJob(trial: Trial & StoredObject): KObject {
       const env = (c.env ??= []);
       if (!env.some((e) => e.name === TrialNameEnv)) env.push({ name: TrialNameEnv, value: trial.metadata.name });
     }
-    if (!mp) continue;
     const primary = primaryContainerOf(containers, trial.spec.primaryContainerName);
+    if (checkpoints && primary && mayBePrimary(tpl, trial.spec.primaryPodLabels)) {
+      const volumes = ((tpl.spec as { volumes?: Volume[] }).volumes ??= []);
+      if (!volumes.some((v) => v.name === SuggestionVolume)) volumes.push({ name: SuggestionVolume, hostPath: { path: checkpoints.hostDir, type: 'DirectoryOrCreate' } } as Volume);
+      if (!(primary.volumeMounts ?? []).some((m) => m.name === SuggestionVolume)) (primary.volumeMounts ??= []).push({ name: SuggestionVolume, mountPath: checkpoints.mountPath });
+    }
+    if (!mp) continue;
     if (!primary || !mayBePrimary(tpl, trial.spec.primaryPodLabels)) continue;
     const covered = (primary.volumeMounts ?? []).some((m) => {
       const at = m.mountPath.replace(/\/+$/, '') || '/';
@@ -231,10 +241,26 @@ export class TrialReconciler {
     this.pollMs = opts.pollMs ?? 1000;
   }
 
+  /** PBT: the trial's checkpoint directory, made (from its parent's) when the algorithm asks for one */
+  private async checkpoints(trial: Trial & StoredObject, pass: Pass): Promise<{ mountPath: string; hostDir: string } | undefined> {
+    const root = this.opts.checkpointRoot;
+    const experiment = trial.metadata.labels?.[TuningLabels.experiment];
+    if (!root || !experiment) return undefined;
+    const ns = trial.metadata.namespace ?? 'default';
+    const suggestion = await this.client.find<Suggestion>(Kinds.Suggestion, { namespace: ns, name: experiment });
+    const mountPath = trialDirOf(suggestion?.spec.algorithm?.algorithmSettings);
+    if (!mountPath) return undefined;
+    const parent = trial.metadata.labels?.[PBT_LABELS.parent];
+    const made = prepareCheckpointDir(root, ns, experiment, trial.metadata.name, parent);
+    if (made.parentMissing) pass.events.push({ type: 'Warning', reason: 'CheckpointNotFound', message: `parent trial ${parent} left no checkpoint directory: the trial starts without one` });
+    return { mountPath, hostDir: made.dir };
+  }
+
   async reconcile(key: ObjectKey): Promise<Result> {
     const trial = await this.client.find<Trial>(this.trialDef, key);
     if (!trial || trial.metadata.deletionTimestamp) {
       this.unfollow(key);
+      if (!trial && this.opts.checkpointRoot) removeTrialCheckpoints(this.opts.checkpointRoot, key.namespace ?? 'default', key.name);
       return {};
     }
     const pass: Pass = { trial, status: structuredClone(trial.status ?? {}), at: this.now().toISOString(), events: [] };
@@ -262,8 +288,11 @@ export class TrialReconciler {
     }
     if (!job) {
       let rendered: KObject;
+      // a bad setting fails the trial below; the store or the disk failing is thrown, and retried
+      const checkpoints = await this.checkpoints(trial, pass).catch((e: unknown) => (e instanceof CheckpointError ? e : Promise.reject(e)));
       try {
-        rendered = renderTrialJob(trial);
+        if (checkpoints instanceof CheckpointError) throw checkpoints;
+        rendered = renderTrialJob(trial, checkpoints);
       } catch (e) {
         this.complete(pass, 'Failed', TrialReasons.failed, `Trial has failed. ${(e as Error).message}`);
         await this.writeStatus(pass);

@@ -19,8 +19,8 @@
 //   [min, max]; a categorical moves one place along its list, wrapping at both ends.
 // - The controller names the trials (Katib's service names them <experiment>-<uuid>); the parent
 //   label carries the parent trial's name either way.
-// - suggestion_trial_dir is accepted and checked for presence; Skiff keeps checkpoints wherever
-//   the trial template says, so it creates no volume.
+// - suggestion_trial_dir is required, as Katib requires it; the Trial controller mounts each
+//   trial's checkpoint directory there, seeded from its parent's (../checkpoints.ts).
 import type { Algorithm, Assignment, SettingError, SuggestRequest, SuggestResult, TrialRecord } from './types.js';
 import { Rng, hashString } from './rng.js';
 import type { Space, SpaceParam } from './space.js';
