@@ -6,9 +6,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, StatusReason } from '../../api/errors.js';
 import { parseBody, readBody, send } from '../body.js';
 import { writeOptions } from './options.js';
+import { requestUser } from '../auth/types.js';
 
-/** who every request is, until tenancy: a cluster admin, as a kind or minikube kubeconfig's user is */
-export const localUser = { username: 'skiff-admin', groups: ['system:masters', 'system:authenticated'] };
 
 interface ReviewResource {
   group: string;
@@ -68,7 +67,7 @@ export async function serveReview(req: IncomingMessage, res: ServerResponse, url
       };
       break;
     case 'SelfSubjectReview':
-      out.status = { userInfo: localUser };
+      out.status = { userInfo: requestUser(req) };
       break;
   }
   send(res, 201, out, (req.headers.accept ?? '').includes('yaml') ? 'yaml' : undefined);
