@@ -147,4 +147,23 @@ print(json.dumps({'allowed': r.status.allowed, 'reason': r.status.reason}))
     assert.equal(who.code, 0, who.stderr);
     assert.deepEqual(JSON.parse(who.stdout).status.userInfo, { username: 'system:serviceaccount:team-b:default-editor', groups: ['system:serviceaccounts', 'system:serviceaccounts:team-b', 'system:authenticated'] });
   });
+
+  it('kubectl get prints the four kinds as kube-apiserver does', async () => {
+    const bindings = await s.kubectl(['get', 'rolebindings', '-n', 'team-b', '-o', 'wide']);
+    assert.equal(bindings.code, 0, bindings.stderr);
+    const [head, row] = bindings.stdout.trim().split('\n').map((l) => l.trim().split(/\s{2,}/));
+    assert.deepEqual(head, ['NAME', 'ROLE', 'AGE', 'USERS', 'GROUPS', 'SERVICEACCOUNTS']);
+    assert.equal(row?.[0], 'namespaceAdmin');
+    assert.equal(row?.[1], 'ClusterRole/kubeflow-edit');
+    assert.deepEqual(row?.slice(3), ['bob', '/default-editor']);
+    const crb = await s.kubectl(['get', 'clusterrolebinding', 'system:public-info-viewer', '-o', 'wide']);
+    assert.match(crb.stdout, /system:public-info-viewer\s+ClusterRole\/system:public-info-viewer\s+\S+\s+system:authenticated, system:unauthenticated/);
+    const roles = await s.kubectl(['get', 'clusterroles', 'cluster-admin', 'view']);
+    assert.equal(roles.code, 0, roles.stderr);
+    const lines = roles.stdout.trim().split('\n');
+    assert.match(lines[0] ?? '', /^NAME\s+CREATED AT$/);
+    assert.match(lines[1] ?? '', /^cluster-admin\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    const role = await s.kubectl(['get', 'role', '-n', 'team-a']);
+    assert.match(role.stdout, /^pod-reader\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/m);
+  });
 });
