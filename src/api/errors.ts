@@ -10,6 +10,7 @@ export interface FieldError {
 
 export const StatusReason = {
   BadRequest: 'BadRequest',
+  Forbidden: 'Forbidden',
   NotFound: 'NotFound',
   AlreadyExists: 'AlreadyExists',
   Conflict: 'Conflict',
@@ -26,6 +27,7 @@ export type StatusReason = (typeof StatusReason)[keyof typeof StatusReason];
 
 const codes: Record<StatusReason, number> = {
   BadRequest: 400,
+  Forbidden: 403,
   NotFound: 404,
   AlreadyExists: 409,
   Conflict: 409,

@@ -15,6 +15,7 @@ import type { MetricsRegistry } from './metrics.js';
 import type { Gateway } from './inference/gateway.js';
 import { handleTraffic, isTrafficPath } from './traffic-api.js';
 import { UiFiles } from './ui.js';
+import type { Authorizer } from './auth/types.js';
 import { isUsagePath, serveUsage, type UsageHistory } from './usage-history.js';
 
 export interface AppDeps {
@@ -43,6 +44,8 @@ export interface AppDeps {
   uiRoot?: string;
   /** each Pod's recent CPU and memory, at /skiff/v1/namespaces/<ns>/pods/<pod>/usage */
   usageHistory?: UsageHistory;
+  /** answers the access reviews (`kubectl auth can-i`); every caller may do everything without it */
+  authorizer?: Authorizer;
 }
 
 export class App {
@@ -51,7 +54,7 @@ export class App {
   private readonly ui: UiFiles;
 
   constructor(private readonly deps: AppDeps) {
-    this.kube = new KubeApi({ client: deps.client, registry: deps.registry, logs: deps.logs, ...(deps.exec ? { exec: deps.exec } : {}), ...(deps.bookmarkMs !== undefined ? { bookmarkMs: deps.bookmarkMs } : {}), ...(deps.dryRender ? { dryRender: deps.dryRender } : {}) });
+    this.kube = new KubeApi({ client: deps.client, registry: deps.registry, logs: deps.logs, ...(deps.exec ? { exec: deps.exec } : {}), ...(deps.bookmarkMs !== undefined ? { bookmarkMs: deps.bookmarkMs } : {}), ...(deps.dryRender ? { dryRender: deps.dryRender } : {}), ...(deps.authorizer ? { authorizer: deps.authorizer } : {}) });
     if (deps.usage) {
       const metricsApi = new MetricsApi({ client: deps.client, usage: deps.usage });
       // metrics.k8s.io: listed by discovery, answered by its own handler (nothing is stored)

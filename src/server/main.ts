@@ -10,6 +10,7 @@ import { isConflict } from '../api/errors.js';
 import { Manager } from '../control/controller.js';
 import { EventRecorder, sweepEvents } from '../control/events.js';
 import { GarbageCollector } from '../control/gc.js';
+import { addClusterRoleAggregationController } from '../control/clusterrole-aggregation.js';
 import { addNamespaceController } from '../control/namespace.js';
 import { addServiceAccountController } from '../control/serviceaccounts.js';
 import { ResourceFit } from '../scheduler/placement.js';
@@ -20,6 +21,8 @@ import { Environments } from '../substrate/local/environments.js';
 import { LocalSubstrate } from '../substrate/local/index.js';
 import { Gateway } from './inference/gateway.js';
 import { App } from './app.js';
+import { ensureBootstrapPolicy } from './auth/bootstrap-policy.js';
+import { informerPolicy, RbacAuthorizer } from './auth/rbac.js';
 import { servePortForward } from './kube/portforward.js';
 import { remoteCommandUpgrade } from './kube/remotecommand.js';
 import { Upgrades } from './kube/upgrade.js';
@@ -80,6 +83,8 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
       if (!isConflict(e)) throw e;
     }
   }
+  // the roles and bindings every cluster starts with (cluster-admin, admin/edit/view, Kubeflow's)
+  await ensureBootstrapPolicy(client);
   const recorder = new EventRecorder(client, 'skiff');
   const manager = new Manager(client, log, config.verbose);
   const basePython = join(repoRoot, '.venv', 'bin', 'python');
@@ -96,6 +101,9 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   // the CA is known once the in-cluster endpoint has its certificates, before the controllers start
   let rootCA: string | undefined;
   addServiceAccountController(manager, client, () => rootCA);
+  addClusterRoleAggregationController(manager, client);
+  // RBAC from the informers: the access reviews answer from it; the one local user is in system:masters
+  const authorizer = new RbacAuthorizer(informerPolicy(manager.cache));
   const pipelineRoot = join(config.dataDir, 'pipeline-root');
   // one artifact store for everything that reads or moves task outputs and models
   const artifacts = new LocalArtifactStore(pipelineRoot);
@@ -114,7 +122,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   let ready = false;
   const usageHistory = new UsageHistory({ usage: substrate, intervalMs: config.metricsResolutionMs });
   usageHistory.start();
-  const app = new App({ client, registry, logs: substrate, exec: substrate, version, ready: () => ready, bookmarkMs: config.watchBookmarkMs, pipelineRoot, artifacts, gateway, metrics, dryRender: dryRenderer(all), usage: substrate, usageHistory });
+  const app = new App({ client, registry, logs: substrate, exec: substrate, version, ready: () => ready, bookmarkMs: config.watchBookmarkMs, pipelineRoot, artifacts, gateway, metrics, dryRender: dryRenderer(all), usage: substrate, usageHistory, authorizer });
   const server = createServer(app.handle);
   // the dashboard's live views share one WebSocket (a browser holds six connections per server)
   const streamMux = new StreamMux(() => serverUrl);

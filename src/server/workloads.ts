@@ -1,6 +1,7 @@
 // Every workload the platform runs, in one list: adding a workload is adding it here.
 import { coreKinds } from '../api/core.js';
 import type { KObject, StoredObject } from '../api/meta.js';
+import { rbacKinds } from '../api/rbac.js';
 import { KindRegistry } from '../api/registry.js';
 import { jobsWorkload } from '../workloads/jobs/index.js';
 import { pipelinesWorkload } from '../workloads/pipelines/index.js';
@@ -21,7 +22,7 @@ export function workloads(deps: WorkloadDeps): Workload[] {
 
 /** The kinds the server serves: the core ones and every workload's. */
 export function registryOf(list: Workload[]): KindRegistry {
-  return new KindRegistry().register(...coreKinds, ...list.flatMap((w) => w.kinds));
+  return new KindRegistry().register(...coreKinds, ...rbacKinds, ...list.flatMap((w) => w.kinds));
 }
 
 /** `?dryRun=All&render=true`: what storing `obj` would create, by the workload that owns its kind. */

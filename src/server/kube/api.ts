@@ -10,6 +10,7 @@ import type { Client, PatchType } from '../../store/client.js';
 import { preconditionFailed } from '../../store/store.js';
 import type { PodExecSource, PodLogSource } from '../../substrate/substrate.js';
 import { parseBody, readBody, send } from '../body.js';
+import { allowAll, type Authorizer } from '../auth/types.js';
 import { reviewResources, serveReview } from './auth.js';
 import { Discovery, verbsOf } from './discovery.js';
 import { evictPod } from './eviction.js';
@@ -37,6 +38,8 @@ export interface KubeApiDeps {
   bookmarkMs?: number;
   /** for `?dryRun=All&render=true`: what storing the object would create (src/server/workloads.ts) */
   dryRender?: (obj: StoredObject) => KObject[];
+  /** answers the access reviews; every caller may do everything without it */
+  authorizer?: Authorizer;
 }
 
 interface Target {
@@ -65,8 +68,8 @@ export class KubeApi {
       this.discovery.addGroup({
         group, version,
         resources: reviewResources.filter((r) => r.group === group && r.version === version)
-          .map((r) => ({ resource: r.plural, singular: r.kind.toLowerCase(), kind: r.kind, namespaced: false, verbs: ['create'] })),
-        handle: (req, res, url, rest) => serveReview(req, res, url, group, version, rest),
+          .map((r) => ({ resource: r.plural, singular: r.kind.toLowerCase(), kind: r.kind, namespaced: r.namespaced ?? false, verbs: ['create'] })),
+        handle: (req, res, url, rest) => serveReview(req, res, url, group, version, rest, deps.authorizer ?? allowAll),
       });
     }
     this.openapi = new OpenApi(this.discovery);

@@ -321,6 +321,43 @@ function printPVC(pvc: any, now: number): PrintedRow {
   };
 }
 
+// ---------------------------------------------------------------- RBAC
+
+/** a timestamp as Go's time.RFC3339 in UTC: whole seconds, `Z` */
+function rfc3339(ts: unknown): string {
+  const t = time(ts);
+  return t === undefined ? '' : new Date(t).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** a binding's subjects by kind, as the printer's SubjectsStrings joins them (service accounts as namespace/name) */
+function subjectsStrings(subjects: unknown): [string, string, string] {
+  const users: string[] = [];
+  const groups: string[] = [];
+  const sas: string[] = [];
+  for (const s of arr(subjects)) {
+    if (s?.kind === 'User') users.push(str(s.name));
+    else if (s?.kind === 'Group') groups.push(str(s.name));
+    else if (s?.kind === 'ServiceAccount') sas.push(`${str(s.namespace)}/${str(s.name)}`);
+  }
+  return [users.join(', '), groups.join(', '), sas.join(', ')];
+}
+
+const roleColumns = [nameCol, col('Created At', fieldDocs['ObjectMeta.creationTimestamp'], { type: 'date' })];
+const printRole = (r: any): PrintedRow => ({ cells: [str(r.metadata?.name), rfc3339(r.metadata?.creationTimestamp)] });
+const roleRefDoc = 'RoleRef can reference a Role in the current namespace or a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error. This field is immutable.';
+const bindingColumns = (of: string): ColumnDefinition[] => [
+  nameCol,
+  col('Role', roleRefDoc),
+  ageCol,
+  col('Users', `Users in the ${of}`, { priority: 1 }),
+  col('Groups', `Groups in the ${of}`, { priority: 1 }),
+  col('ServiceAccounts', `ServiceAccounts in the ${of}`, { priority: 1 }),
+];
+function printBinding(b: any, now: number): PrintedRow {
+  const ref = b.roleRef ?? {};
+  return { cells: [str(b.metadata?.name), `${str(ref.kind)}/${str(ref.name)}`, since(b.metadata?.creationTimestamp, now), ...subjectsStrings(b.subjects)] };
+}
+
 const keys = (v: unknown): number => (v && typeof v === 'object' ? Object.keys(v).length : 0);
 
 const printers: Record<string, BuiltinPrinter> = {
@@ -419,6 +456,10 @@ const printers: Record<string, BuiltinPrinter> = {
     ],
     row: printPVC,
   },
+  'rbac.authorization.k8s.io/Role': { columns: roleColumns, row: printRole },
+  'rbac.authorization.k8s.io/ClusterRole': { columns: roleColumns, row: printRole },
+  'rbac.authorization.k8s.io/RoleBinding': { columns: bindingColumns('roleBinding'), row: printBinding },
+  'rbac.authorization.k8s.io/ClusterRoleBinding': { columns: bindingColumns('clusterRoleBinding'), row: printBinding },
 };
 
 /** kube-apiserver's printer for a Kubernetes kind, by API group and kind */

@@ -1,0 +1,225 @@
+// The ClusterRoles and ClusterRoleBindings every cluster starts with, written at start-up when absent
+// as kube-apiserver's bootstrap-roles post-start hook writes them (plugin/pkg/auth/authorizer/rbac/
+// bootstrappolicy): cluster-admin for system:masters, the user-facing admin / edit / view built by
+// aggregation, discovery and self-review for every authenticated user, public info for everyone.
+// Then Kubeflow's: kubeflow-admin ⊃ kubeflow-edit ⊃ kubeflow-view, aggregated from the roles each
+// Kubeflow component installs (manifests' common/kubeflow-roles, KFP's multi-user view-edit roles,
+// training-operator's, Katib's, the notebook controller's, KServe's), so a Profile's owner and
+// contributors get the verbs upstream gives them on the kinds Skiff serves.
+import { isConflict } from '../../api/errors.js';
+import type { KObject } from '../../api/meta.js';
+import { ClusterRoleBindingKind, ClusterRoleKind } from '../../api/rbac.js';
+import type { Client } from '../../store/client.js';
+import type { PolicyRule } from './rbac.js';
+
+const rbacGroup = 'rbac.authorization.k8s.io';
+const k8sAggregate = (to: string): string => `${rbacGroup}/aggregate-to-${to}`;
+const kfAggregate = (to: string): string => `rbac.authorization.kubeflow.org/aggregate-to-${to}`;
+
+const read = ['get', 'list', 'watch'];
+const write = ['create', 'delete', 'deletecollection', 'patch', 'update'];
+const readWrite = [...read, ...write];
+
+const rule = (apiGroups: string[], resources: string[], verbs: string[]): PolicyRule => ({ apiGroups, resources, verbs });
+const urls = (nonResourceURLs: string[], verbs: string[]): PolicyRule => ({ nonResourceURLs, verbs });
+
+interface RoleSpec {
+  name: string;
+  /** aggregate-to labels: the roles this one's rules flow into */
+  into?: string[];
+  /** the label whose ClusterRoles this one aggregates */
+  aggregates?: string;
+  rules?: PolicyRule[];
+}
+
+function clusterRole(r: RoleSpec, kubernetes: boolean): KObject {
+  const labels: Record<string, string> = kubernetes ? { 'kubernetes.io/bootstrapping': 'rbac-defaults' } : {};
+  for (const to of r.into ?? []) labels[to] = 'true';
+  return {
+    apiVersion: `${rbacGroup}/v1`, kind: 'ClusterRole',
+    metadata: { name: r.name, labels, ...(kubernetes ? { annotations: { 'rbac.authorization.kubernetes.io/autoupdate': 'true' } } : {}) },
+    ...(r.aggregates ? { aggregationRule: { clusterRoleSelectors: [{ matchLabels: { [r.aggregates]: 'true' } }] } } : {}),
+    rules: r.rules ?? [],
+  };
+}
+
+function clusterRoleBinding(name: string, role: string, groups: string[]): KObject {
+  return {
+    apiVersion: `${rbacGroup}/v1`, kind: 'ClusterRoleBinding',
+    metadata: { name, labels: { 'kubernetes.io/bootstrapping': 'rbac-defaults' }, annotations: { 'rbac.authorization.kubernetes.io/autoupdate': 'true' } },
+    roleRef: { apiGroup: rbacGroup, kind: 'ClusterRole', name: role },
+    subjects: groups.map((g) => ({ apiGroup: rbacGroup, kind: 'Group', name: g })),
+  };
+}
+
+const kubernetesRoles: RoleSpec[] = [
+  { name: 'cluster-admin', rules: [rule(['*'], ['*'], ['*']), urls(['*'], ['*'])] },
+  { name: 'system:discovery', rules: [urls(['/api', '/api/*', '/apis', '/apis/*', '/healthz', '/livez', '/openapi', '/openapi/*', '/readyz', '/version', '/version/'], ['get'])] },
+  { name: 'system:basic-user', rules: [rule(['authorization.k8s.io'], ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'], ['create']), rule(['authentication.k8s.io'], ['selfsubjectreviews'], ['create'])] },
+  { name: 'system:public-info-viewer', rules: [urls(['/healthz', '/livez', '/readyz', '/version', '/version/'], ['get'])] },
+  { name: 'admin', aggregates: k8sAggregate('admin') },
+  { name: 'edit', into: [k8sAggregate('admin')], aggregates: k8sAggregate('edit') },
+  { name: 'view', into: [k8sAggregate('edit')], aggregates: k8sAggregate('view') },
+  {
+    name: 'system:aggregate-to-admin', into: [k8sAggregate('admin')],
+    rules: [rule(['authorization.k8s.io'], ['localsubjectaccessreviews'], ['create']), rule([rbacGroup], ['rolebindings', 'roles'], readWrite)],
+  },
+  {
+    name: 'system:aggregate-to-edit', into: [k8sAggregate('edit')],
+    rules: [
+      rule([''], ['pods/attach', 'pods/exec', 'pods/portforward', 'pods/proxy', 'secrets', 'services/proxy'], read),
+      rule([''], ['serviceaccounts'], ['impersonate']),
+      rule([''], ['pods', 'pods/attach', 'pods/exec', 'pods/portforward', 'pods/proxy'], write),
+      rule([''], ['pods/eviction'], ['create']),
+      rule([''], ['configmaps', 'events', 'persistentvolumeclaims', 'replicationcontrollers', 'replicationcontrollers/scale', 'secrets', 'serviceaccounts', 'services', 'services/proxy'], write),
+      rule([''], ['serviceaccounts/token'], ['create']),
+      rule(['apps'], ['daemonsets', 'deployments', 'deployments/rollback', 'deployments/scale', 'replicasets', 'replicasets/scale', 'statefulsets', 'statefulsets/scale'], write),
+      rule(['autoscaling'], ['horizontalpodautoscalers'], write),
+      rule(['batch'], ['cronjobs', 'jobs'], write),
+      rule(['policy'], ['poddisruptionbudgets'], write),
+      rule(['networking.k8s.io'], ['ingresses', 'networkpolicies'], write),
+      rule(['coordination.k8s.io'], ['leases'], readWrite),
+    ],
+  },
+  {
+    name: 'system:aggregate-to-view', into: [k8sAggregate('view')],
+    rules: [
+      rule([''], ['configmaps', 'endpoints', 'persistentvolumeclaims', 'persistentvolumeclaims/status', 'pods', 'replicationcontrollers', 'replicationcontrollers/scale', 'serviceaccounts', 'services', 'services/status'], read),
+      rule([''], ['bindings', 'events', 'limitranges', 'namespaces/status', 'pods/log', 'pods/status', 'replicationcontrollers/status', 'resourcequotas', 'resourcequotas/status'], read),
+      rule([''], ['namespaces'], read),
+      rule(['discovery.k8s.io'], ['endpointslices'], read),
+      rule(['apps'], ['controllerrevisions', 'daemonsets', 'daemonsets/status', 'deployments', 'deployments/scale', 'deployments/status', 'replicasets', 'replicasets/scale', 'replicasets/status', 'statefulsets', 'statefulsets/scale', 'statefulsets/status'], read),
+      rule(['autoscaling'], ['horizontalpodautoscalers', 'horizontalpodautoscalers/status'], read),
+      rule(['batch'], ['cronjobs', 'cronjobs/status', 'jobs', 'jobs/status'], read),
+      rule(['policy'], ['poddisruptionbudgets', 'poddisruptionbudgets/status'], read),
+      rule(['networking.k8s.io'], ['ingresses', 'ingresses/status', 'networkpolicies'], read),
+    ],
+  },
+];
+
+const trainingJobs = ['mpijobs', 'tfjobs', 'pytorchjobs', 'mxjobs', 'xgboostjobs'];
+const katibKinds = ['experiments', 'trials', 'suggestions'];
+const kserveKinds = ['inferencegraphs', 'inferenceservices', 'servingruntimes', 'trainedmodels'];
+const pipelines = 'pipelines.kubeflow.org';
+
+const kubeflowRoles: RoleSpec[] = [
+  // common/kubeflow-roles: the three a Profile binds, and the Kubernetes kinds each includes
+  { name: 'kubeflow-admin', aggregates: kfAggregate('kubeflow-admin') },
+  { name: 'kubeflow-edit', into: [kfAggregate('kubeflow-admin')], aggregates: kfAggregate('kubeflow-edit') },
+  { name: 'kubeflow-view', into: [kfAggregate('kubeflow-edit')], aggregates: kfAggregate('kubeflow-view') },
+  {
+    name: 'kubeflow-kubernetes-admin', into: [kfAggregate('kubeflow-admin')],
+    rules: [rule(['authorization.k8s.io'], ['localsubjectaccessreviews'], ['create']), rule([rbacGroup], ['rolebindings', 'roles'], readWrite)],
+  },
+  {
+    name: 'kubeflow-kubernetes-edit', into: [kfAggregate('kubeflow-edit')],
+    rules: [
+      rule([''], ['pods/attach', 'pods/exec', 'pods/portforward', 'pods/proxy', 'secrets', 'services/proxy'], read),
+      rule([''], ['pods', 'pods/attach', 'pods/exec', 'pods/portforward', 'pods/proxy'], write),
+      rule([''], ['configmaps', 'endpoints', 'persistentvolumeclaims', 'replicationcontrollers', 'replicationcontrollers/scale', 'secrets', 'serviceaccounts', 'services', 'services/proxy'], write),
+      rule(['apps'], ['daemonsets', 'deployments', 'deployments/rollback', 'deployments/scale', 'replicasets', 'replicasets/scale', 'statefulsets', 'statefulsets/scale'], write),
+      rule(['autoscaling'], ['horizontalpodautoscalers'], write),
+      rule(['batch'], ['cronjobs', 'jobs'], write),
+      rule(['policy'], ['poddisruptionbudgets'], write),
+      rule(['networking.k8s.io'], ['ingresses', 'networkpolicies'], write),
+    ],
+  },
+  {
+    name: 'kubeflow-kubernetes-view', into: [kfAggregate('kubeflow-view')],
+    rules: [
+      rule([''], ['configmaps', 'endpoints', 'persistentvolumeclaims', 'persistentvolumeclaims/status', 'pods', 'replicationcontrollers', 'replicationcontrollers/scale', 'serviceaccounts', 'services', 'services/status'], read),
+      rule([''], ['bindings', 'events', 'limitranges', 'namespaces/status', 'pods/log', 'pods/status', 'replicationcontrollers/status', 'resourcequotas', 'resourcequotas/status'], read),
+      rule([''], ['namespaces'], read),
+      rule(['apps'], ['controllerrevisions', 'daemonsets', 'daemonsets/status', 'deployments', 'deployments/scale', 'deployments/status', 'replicasets', 'replicasets/scale', 'replicasets/status', 'statefulsets', 'statefulsets/scale', 'statefulsets/status'], read),
+      rule(['autoscaling'], ['horizontalpodautoscalers', 'horizontalpodautoscalers/status'], read),
+      rule(['batch'], ['cronjobs', 'cronjobs/status', 'jobs', 'jobs/status'], read),
+      rule(['policy'], ['poddisruptionbudgets', 'poddisruptionbudgets/status'], read),
+      rule(['networking.k8s.io'], ['ingresses', 'ingresses/status', 'networkpolicies'], read),
+    ],
+  },
+  // KFP multi-user: the API server asks SubjectAccessReviews in pipelines.kubeflow.org with these verbs
+  { name: 'kubeflow-pipelines-edit', into: [kfAggregate('kubeflow-edit')], aggregates: kfAggregate('kubeflow-pipelines-edit') },
+  { name: 'kubeflow-pipelines-view', into: [kfAggregate('kubeflow-pipelines-edit'), kfAggregate('kubeflow-view')], aggregates: kfAggregate('kubeflow-pipelines-view') },
+  {
+    name: 'aggregate-to-kubeflow-pipelines-edit', into: [kfAggregate('kubeflow-pipelines-edit')],
+    rules: [
+      rule([pipelines], ['pipelines', 'pipelines/versions'], ['create', 'delete', 'update']),
+      rule([pipelines], ['experiments'], ['archive', 'create', 'delete', 'unarchive']),
+      rule([pipelines], ['runs'], ['archive', 'create', 'delete', 'retry', 'terminate', 'unarchive']),
+      rule([pipelines], ['jobs'], ['create', 'delete', 'disable', 'enable']),
+      rule(['kubeflow.org'], ['scheduledworkflows'], ['*']),
+      rule(['argoproj.io'], ['cronworkflows', 'workflows', 'workfloweventbindings', 'workflowtemplates'], ['*']),
+    ],
+  },
+  {
+    name: 'aggregate-to-kubeflow-pipelines-view', into: [kfAggregate('kubeflow-pipelines-view')],
+    rules: [
+      rule([pipelines], ['pipelines', 'pipelines/versions', 'experiments', 'runs', 'jobs'], ['get', 'list']),
+      rule(['kubeflow.org'], ['viewers'], ['create', 'get', 'delete']),
+      rule([pipelines], ['visualizations'], ['create']),
+    ],
+  },
+  // training-operator's kubeflow overlay
+  { name: 'kubeflow-training-admin', into: [kfAggregate('kubeflow-admin')], aggregates: kfAggregate('kubeflow-training-admin') },
+  {
+    name: 'kubeflow-training-edit', into: [kfAggregate('kubeflow-edit'), kfAggregate('kubeflow-training-admin')],
+    rules: [rule(['kubeflow.org'], trainingJobs, ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch']), rule(['kubeflow.org'], trainingJobs.map((j) => `${j}/status`), ['get'])],
+  },
+  {
+    name: 'kubeflow-training-view', into: [kfAggregate('kubeflow-view')],
+    rules: [rule(['kubeflow.org'], trainingJobs, read), rule(['kubeflow.org'], trainingJobs.map((j) => `${j}/status`), ['get'])],
+  },
+  // Katib
+  { name: 'kubeflow-katib-admin', into: [kfAggregate('kubeflow-admin')], aggregates: kfAggregate('kubeflow-katib-admin') },
+  {
+    name: 'kubeflow-katib-edit', into: [kfAggregate('kubeflow-edit'), kfAggregate('kubeflow-katib-admin')],
+    rules: [rule(['kubeflow.org'], katibKinds, readWrite), rule([''], ['pods'], ['list']), rule([''], ['pods/log'], ['get'])],
+  },
+  { name: 'kubeflow-katib-view', into: [kfAggregate('kubeflow-view')], rules: [rule(['kubeflow.org'], katibKinds, read)] },
+  // the notebook controller
+  { name: 'kubeflow-notebooks-admin', into: [kfAggregate('kubeflow-admin')], aggregates: kfAggregate('kubeflow-notebooks-admin') },
+  {
+    name: 'kubeflow-notebooks-edit', into: [kfAggregate('kubeflow-edit'), kfAggregate('kubeflow-notebooks-admin')],
+    rules: [rule(['kubeflow.org'], ['notebooks', 'notebooks/status'], readWrite)],
+  },
+  { name: 'kubeflow-notebooks-view', into: [kfAggregate('kubeflow-view')], rules: [rule(['kubeflow.org'], ['notebooks', 'notebooks/status'], read)] },
+  // KServe
+  { name: 'kubeflow-kserve-admin', into: [kfAggregate('kubeflow-admin')], aggregates: kfAggregate('kubeflow-kserve-admin') },
+  {
+    name: 'kubeflow-kserve-edit', into: [kfAggregate('kubeflow-edit'), kfAggregate('kubeflow-kserve-admin')],
+    rules: [rule(['serving.kserve.io'], kserveKinds, readWrite)],
+  },
+  { name: 'kubeflow-kserve-view', into: [kfAggregate('kubeflow-view')], rules: [rule(['serving.kserve.io'], kserveKinds, read)] },
+];
+
+/** every bootstrap object, roles before the bindings that name them */
+export function bootstrapPolicy(): KObject[] {
+  return [
+    ...kubernetesRoles.map((r) => clusterRole(r, true)),
+    ...kubeflowRoles.map((r) => clusterRole(r, false)),
+    clusterRoleBinding('cluster-admin', 'cluster-admin', ['system:masters']),
+    clusterRoleBinding('system:discovery', 'system:discovery', ['system:authenticated']),
+    clusterRoleBinding('system:basic-user', 'system:basic-user', ['system:authenticated']),
+    clusterRoleBinding('system:public-info-viewer', 'system:public-info-viewer', ['system:authenticated', 'system:unauthenticated']),
+  ];
+}
+
+/**
+ * Writes what is missing and leaves what exists as it is, so a changed or deleted-and-recreated role
+ * keeps its owner's edits (kube-apiserver also adds missing rules to roles marked autoupdate; Skiff
+ * only fills gaps). Returns how many objects it made.
+ */
+export async function ensureBootstrapPolicy(client: Client): Promise<number> {
+  let made = 0;
+  for (const obj of bootstrapPolicy()) {
+    const kind = obj.kind === 'ClusterRole' ? ClusterRoleKind : ClusterRoleBindingKind;
+    if (await client.find(kind, { name: obj.metadata.name ?? '' })) continue;
+    try {
+      await client.create(obj);
+      made++;
+    } catch (e) {
+      if (!isConflict(e)) throw e;
+    }
+  }
+  return made;
+}
