@@ -11,6 +11,7 @@ export interface FieldError {
 export const StatusReason = {
   BadRequest: 'BadRequest',
   NotFound: 'NotFound',
+  Forbidden: 'Forbidden',
   AlreadyExists: 'AlreadyExists',
   Conflict: 'Conflict',
   Invalid: 'Invalid',
@@ -27,6 +28,7 @@ export type StatusReason = (typeof StatusReason)[keyof typeof StatusReason];
 const codes: Record<StatusReason, number> = {
   BadRequest: 400,
   NotFound: 404,
+  Forbidden: 403,
   AlreadyExists: 409,
   Conflict: 409,
   Invalid: 422,

@@ -33,6 +33,7 @@ export const Kinds = {
   Node: find(coreKinds, 'Node'),
   Event: find(coreKinds, 'Event'),
   ServiceAccount: find(coreKinds, 'ServiceAccount'),
+  ResourceQuota: find(coreKinds, 'ResourceQuota'),
   Job: find(batchKinds, 'Job'),
   Run: find(pipelineKinds, 'Run'),
   TaskCache: find(pipelineKinds, 'TaskCache'),
