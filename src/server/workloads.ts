@@ -1,9 +1,11 @@
 // Every workload the platform runs, in one list: adding a workload is adding it here.
 import { coreKinds } from '../api/core.js';
 import type { KObject, StoredObject } from '../api/meta.js';
+import { rbacKinds } from '../api/rbac.js';
 import { KindRegistry } from '../api/registry.js';
 import { jobsWorkload } from '../workloads/jobs/index.js';
 import { pipelinesWorkload } from '../workloads/pipelines/index.js';
+import { profilesWorkload } from '../workloads/profiles/index.js';
 import type { ServingDataPlane } from '../workloads/serving/data-plane.js';
 import { servingWorkload } from '../workloads/serving/index.js';
 import { trainingWorkload } from '../workloads/training/index.js';
@@ -16,12 +18,12 @@ export interface WorkloadDeps {
 }
 
 export function workloads(deps: WorkloadDeps): Workload[] {
-  return [jobsWorkload, pipelinesWorkload, trainingWorkload, tuningWorkload, servingWorkload(deps.dataPlane)];
+  return [jobsWorkload, pipelinesWorkload, trainingWorkload, tuningWorkload, servingWorkload(deps.dataPlane), profilesWorkload];
 }
 
-/** The kinds the server serves: the core ones and every workload's. */
+/** The kinds the server serves: the core ones, RBAC's and every workload's. */
 export function registryOf(list: Workload[]): KindRegistry {
-  return new KindRegistry().register(...coreKinds, ...list.flatMap((w) => w.kinds));
+  return new KindRegistry().register(...coreKinds, ...rbacKinds, ...list.flatMap((w) => w.kinds));
 }
 
 /** `?dryRun=All&render=true`: what storing `obj` would create, by the workload that owns its kind. */
