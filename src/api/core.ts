@@ -1,11 +1,12 @@
 // core/v1 kinds: Namespace, Pod, ConfigMap, Secret, PersistentVolumeClaim, Service, Node, Event,
-// ServiceAccount (serviceaccount.ts).
+// ServiceAccount (serviceaccount.ts), ResourceQuota (resourcequota.ts).
 import type { FieldError } from './errors.js';
 import type { KindDef } from './registry.js';
 import type { KObject, StoredObject } from './meta.js';
 import { deepEqual } from './meta.js';
 import { parseQuantity } from './quantity.js';
 import { Validator, envVarName } from './validation.js';
+import { ResourceQuotaKind } from './resourcequota.js';
 import { serviceAccountKind } from './serviceaccount.js';
 
 const restartPolicies = ['Always', 'OnFailure', 'Never'] as const;
@@ -356,4 +357,4 @@ const event: KindDef = {
   },
 };
 
-export const coreKinds: KindDef[] = [namespace, pod, configMap, secret, pvc, service, node, event, serviceAccountKind];
+export const coreKinds: KindDef[] = [namespace, pod, configMap, secret, pvc, service, node, event, serviceAccountKind, ResourceQuotaKind];

@@ -3,6 +3,7 @@ import { batchKinds } from './batch.js';
 import { coreKinds } from './core.js';
 import { kfpKinds } from './kfp-objects.js';
 import { pipelineKinds } from './pipelines.js';
+import { profileKinds } from './profiles.js';
 import { rbacKinds } from './rbac.js';
 import { KindRegistry } from './registry.js';
 import { RevisionKind } from './serving-revision.js';
@@ -13,7 +14,7 @@ import type { KindDef } from './registry.js';
 
 /** The kinds the server serves: each has its controllers wired in src/server/main.ts. */
 export function defaultRegistry(): KindRegistry {
-  return new KindRegistry().register(...coreKinds, ...batchKinds, ...pipelineKinds, ...kfpKinds, ...trainingKinds, ...tuningKinds, ...servingKinds, RevisionKind, ...rbacKinds);
+  return new KindRegistry().register(...coreKinds, ...batchKinds, ...pipelineKinds, ...kfpKinds, ...trainingKinds, ...tuningKinds, ...servingKinds, RevisionKind, ...rbacKinds, ...profileKinds);
 }
 
 function find(defs: KindDef[], kind: string, version?: string): KindDef {
@@ -33,6 +34,7 @@ export const Kinds = {
   Node: find(coreKinds, 'Node'),
   Event: find(coreKinds, 'Event'),
   ServiceAccount: find(coreKinds, 'ServiceAccount'),
+  ResourceQuota: find(coreKinds, 'ResourceQuota'),
   Job: find(batchKinds, 'Job'),
   Run: find(pipelineKinds, 'Run'),
   TaskCache: find(pipelineKinds, 'TaskCache'),

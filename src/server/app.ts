@@ -10,6 +10,7 @@ import type { PodExecSource, PodLogSource, PodMetricsSource } from '../substrate
 import { send, sendError } from './body.js';
 import { KubeApi } from './kube/api.js';
 import { MetricsApi, metricsGroup } from './kube/metrics-api.js';
+import { Kfam } from './kfam.js';
 import { KfpApi } from './kfp/api.js';
 import type { MetricsRegistry } from './metrics.js';
 import type { Gateway } from './inference/gateway.js';
@@ -52,6 +53,8 @@ export class App {
   private readonly kfp: KfpApi;
   readonly kube: KubeApi;
   private readonly ui: UiFiles;
+  /** Kubeflow's access-management API, for the dashboard's contributors */
+  private readonly kfam: Kfam;
 
   constructor(private readonly deps: AppDeps) {
     this.kube = new KubeApi({ client: deps.client, registry: deps.registry, logs: deps.logs, ...(deps.exec ? { exec: deps.exec } : {}), ...(deps.bookmarkMs !== undefined ? { bookmarkMs: deps.bookmarkMs } : {}), ...(deps.dryRender ? { dryRender: deps.dryRender } : {}), ...(deps.authorizer ? { authorizer: deps.authorizer } : {}) });
@@ -61,6 +64,7 @@ export class App {
       this.kube.discovery.addGroup({ ...metricsGroup, handle: (req, res, url, rest) => metricsApi.handle(req, res, url, ['', 'apis', metricsGroup.group, metricsGroup.version, ...rest].join('/')) });
     }
     this.ui = new UiFiles(deps.uiRoot);
+    this.kfam = new Kfam(deps.client);
     this.kfp = new KfpApi({ client: deps.client, version: deps.version, pipelineRoot: deps.pipelineRoot, ...(deps.artifacts ? { artifacts: deps.artifacts } : {}) });
   }
 
@@ -90,6 +94,7 @@ export class App {
         return void res.end(text);
       }
     }
+    if (this.kfam.handles(path)) return this.kfam.handle(req, res, url, path);
     if (this.ui.handles(url.pathname)) return this.ui.handle(req, res, url.pathname);
     if (this.deps.usageHistory && isUsagePath(path)) return serveUsage(this.deps.usageHistory, this.deps.client, req, res, url, path);
     if (isTrafficPath(path)) return handleTraffic(req, res, url, path, this.deps.gateway?.history);

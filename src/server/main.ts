@@ -12,6 +12,7 @@ import { EventRecorder, sweepEvents } from '../control/events.js';
 import { GarbageCollector } from '../control/gc.js';
 import { addClusterRoleAggregationController } from '../control/clusterrole-aggregation.js';
 import { addNamespaceController } from '../control/namespace.js';
+import { addResourceQuotaController } from '../control/resourcequota.js';
 import { addServiceAccountController } from '../control/serviceaccounts.js';
 import { ResourceFit } from '../scheduler/placement.js';
 import { addScheduler } from '../scheduler/scheduler.js';
@@ -98,6 +99,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   await substrate.start();
   addScheduler(manager, { client, recorder: new EventRecorder(client, 'default-scheduler'), nodeName: config.nodeName, placement: new ResourceFit() });
   addNamespaceController(manager, client, registry);
+  addResourceQuotaController(manager, client, registry);
   // the CA is known once the in-cluster endpoint has its certificates, before the controllers start
   let rootCA: string | undefined;
   addServiceAccountController(manager, client, () => rootCA);

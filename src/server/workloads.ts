@@ -5,6 +5,7 @@ import { rbacKinds } from '../api/rbac.js';
 import { KindRegistry } from '../api/registry.js';
 import { jobsWorkload } from '../workloads/jobs/index.js';
 import { pipelinesWorkload } from '../workloads/pipelines/index.js';
+import { profilesWorkload } from '../workloads/profiles/index.js';
 import type { ServingDataPlane } from '../workloads/serving/data-plane.js';
 import { servingWorkload } from '../workloads/serving/index.js';
 import { trainingWorkload } from '../workloads/training/index.js';
@@ -17,10 +18,10 @@ export interface WorkloadDeps {
 }
 
 export function workloads(deps: WorkloadDeps): Workload[] {
-  return [jobsWorkload, pipelinesWorkload, trainingWorkload, tuningWorkload, servingWorkload(deps.dataPlane)];
+  return [jobsWorkload, pipelinesWorkload, trainingWorkload, tuningWorkload, servingWorkload(deps.dataPlane), profilesWorkload];
 }
 
-/** The kinds the server serves: the core ones and every workload's. */
+/** The kinds the server serves: the core ones, RBAC's and every workload's. */
 export function registryOf(list: Workload[]): KindRegistry {
   return new KindRegistry().register(...coreKinds, ...rbacKinds, ...list.flatMap((w) => w.kinds));
 }

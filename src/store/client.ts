@@ -8,6 +8,8 @@ import { clone } from '../api/meta.js';
 import type { KindDef, KindRegistry } from '../api/registry.js';
 import { apiVersionOf } from '../api/registry.js';
 import { Validator } from '../api/validation.js';
+import { defaultAdmission } from './admission.js';
+import type { AdmissionPlugin } from './admission.js';
 import { applyJsonPatch, mergePatch } from './patch.js';
 import type { DeleteOptions, ListOptions, ListResult, Store, WatchEvent, WatchOptions } from './store.js';
 
@@ -41,7 +43,10 @@ function validateMeta(def: KindDef, obj: KObject): FieldError[] {
 }
 
 export class Client {
-  constructor(readonly store: Store, readonly registry: KindRegistry) {}
+  /** the tail of each namespace's chain of admitted creates (see create) */
+  private readonly admitting = new Map<string, Promise<unknown>>();
+
+  constructor(readonly store: Store, readonly registry: KindRegistry, readonly admission: readonly AdmissionPlugin[] = defaultAdmission) {}
 
   /** The kind of an object, or a 400 naming what is not served. */
   kindOf(obj: { apiVersion?: unknown; kind?: unknown }): KindDef {
@@ -99,8 +104,28 @@ export class Client {
     if (def.hasStatus) delete obj.status;
     this.prepare(def, obj);
     await this.checkNamespace(def, obj);
-    if (opts.dryRun) return obj as T & StoredObject;
-    return (await this.store.create(def, obj)) as T & StoredObject;
+    const write = async (): Promise<T & StoredObject> => {
+      await this.admit(def, obj);
+      if (opts.dryRun) return obj as T & StoredObject;
+      return (await this.store.create(def, obj)) as T & StoredObject;
+    };
+    const ns = obj.metadata.namespace;
+    if (!def.namespaced || !ns || this.admission.length === 0) return write();
+    // admission counts what the namespace holds, so creates in one namespace go one at a time: two
+    // Pods admitted at once could otherwise both take a quota's last unit
+    const prev = this.admitting.get(ns) ?? Promise.resolve();
+    const next = prev.then(write, write);
+    const tail = next.catch(() => undefined);
+    this.admitting.set(ns, tail);
+    void tail.then(() => {
+      if (this.admitting.get(ns) === tail) this.admitting.delete(ns);
+    });
+    return next;
+  }
+
+  private async admit(def: KindDef, obj: KObject): Promise<void> {
+    const kindOf = (key: string): KindDef | undefined => this.registry.forStorageKey(key);
+    for (const plugin of this.admission) await plugin.admit({ def, obj, store: this.store, kindOf });
   }
 
   async get<T extends KObject = StoredObject>(def: KindDef, key: ObjectKey): Promise<T & StoredObject> {

@@ -360,7 +360,28 @@ function printBinding(b: any, now: number): PrintedRow {
 
 const keys = (v: unknown): number => (v && typeof v === 'object' ? Object.keys(v).length : 0);
 
+/** kube's printResourceQuota: `name: used/hard` for every limited name, limits.* in their own column */
+function printResourceQuota(q: any, now: number): PrintedRow {
+  const hard = (q.spec?.hard ?? {}) as Record<string, unknown>;
+  const request: string[] = [];
+  const limit: string[] = [];
+  for (const name of Object.keys(hard).sort()) {
+    const text = `${name}: ${str(q.status?.used?.[name]) || '0'}/${str(q.status?.hard?.[name]) || '0'}`;
+    (name.split('.').length > 1 && name.startsWith('limits.') ? limit : request).push(text);
+  }
+  return { cells: [str(q.metadata?.name), since(q.metadata?.creationTimestamp, now), request.join(', '), limit.join(', ')] };
+}
+
 const printers: Record<string, BuiltinPrinter> = {
+  '/ResourceQuota': {
+    columns: [
+      nameCol,
+      ageCol,
+      col('Request', 'Request represents a minimum amount of cpu/memory that a container may consume.'),
+      col('Limit', 'Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node.'),
+    ],
+    row: printResourceQuota,
+  },
   '/Pod': {
     columns: [
       nameCol,

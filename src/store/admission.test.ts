@@ -1,0 +1,65 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ApiError } from '../api/errors.js';
+import { defaultRegistry } from '../api/index.js';
+import { Client } from './client.js';
+import { SqliteStore } from './sqlite/store.js';
+
+async function setup(hard: Record<string, string>): Promise<Client> {
+  const client = new Client(new SqliteStore({ file: ':memory:' }), defaultRegistry());
+  await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team' } });
+  await client.create({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'kf-resource-quota', namespace: 'team' }, spec: { hard } });
+  return client;
+}
+
+const gpuPod = (name: string, gpus = '1') => ({
+  apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'team' },
+  spec: { containers: [{ name: 'main', image: 'python', resources: { limits: { 'nvidia.com/gpu': gpus } } }] },
+});
+
+const refusal = (e: unknown): string => (e instanceof ApiError ? `${e.code} ${e.message}` : String(e));
+
+describe('ResourceQuota admission', () => {
+  it('refuses the Pod that goes over, 403 with the quota and resource', async () => {
+    const client = await setup({ 'requests.nvidia.com/gpu': '1' });
+    await client.create(gpuPod('a'));
+    await assert.rejects(client.create(gpuPod('b')), (e) => {
+      assert.equal(refusal(e), '403 pods "b" is forbidden: exceeded quota: kf-resource-quota, requested: requests.nvidia.com/gpu=1, used: requests.nvidia.com/gpu=1, limited: requests.nvidia.com/gpu=1');
+      return true;
+    });
+  });
+
+  it('admits only one of two Pods created at once for the last unit', async () => {
+    const client = await setup({ 'requests.nvidia.com/gpu': '1' });
+    const results = await Promise.allSettled([client.create(gpuPod('a')), client.create(gpuPod('b')), client.create(gpuPod('c'))]);
+    assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
+  });
+
+  it('frees the quota when a Pod finishes', async () => {
+    const client = await setup({ 'requests.nvidia.com/gpu': '1' });
+    const a = await client.create(gpuPod('a'));
+    await client.updateStatus({ ...a, status: { phase: 'Succeeded' } });
+    await client.create(gpuPod('b'));
+  });
+
+  it('refuses a Pod without cpu requests when cpu is limited', async () => {
+    const client = await setup({ cpu: '2' });
+    await assert.rejects(client.create(gpuPod('a')), (e) => refusal(e) === '403 pods "a" is forbidden: failed quota: kf-resource-quota: must specify cpu for: main');
+  });
+
+  it('counts PVCs and their storage, and objects by count/<resource>', async () => {
+    const client = await setup({ persistentvolumeclaims: '1', 'requests.storage': '5Gi', 'count/configmaps': '1' });
+    const pvc = (name: string, storage: string) => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name, namespace: 'team' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage } } } });
+    await assert.rejects(client.create(pvc('big', '6Gi')), (e) => /requested: requests.storage=6Gi, used: requests.storage=0, limited: requests.storage=5Gi/.test(refusal(e)));
+    await client.create(pvc('a', '1Gi'));
+    await assert.rejects(client.create(pvc('b', '1Gi')), (e) => /exceeded quota: kf-resource-quota, requested: persistentvolumeclaims=1,/.test(refusal(e)));
+    await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'one', namespace: 'team' } });
+    await assert.rejects(client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'two', namespace: 'team' } }), (e) => /requested: count\/configmaps=1, used: count\/configmaps=1, limited: count\/configmaps=1/.test(refusal(e)));
+  });
+
+  it('leaves other namespaces alone', async () => {
+    const client = await setup({ 'requests.nvidia.com/gpu': '0' });
+    await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'other' } });
+    await client.create({ ...gpuPod('a'), metadata: { name: 'a', namespace: 'other' } });
+  });
+});
