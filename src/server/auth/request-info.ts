@@ -16,7 +16,8 @@ const streamingSubresources = new Set(['exec', 'attach', 'portforward']);
 
 export type RequestInfo = { resource: ResourceAttributes; nonResource?: undefined } | { nonResource: NonResourceAttributes; resource?: undefined };
 
-function methodVerb(method: string): string {
+/** the verb of a request whose path names no verb */
+export function methodVerb(method: string): string {
   switch (method) {
     case 'POST': return 'create';
     case 'GET':
