@@ -10,6 +10,7 @@ export interface FieldError {
 
 export const StatusReason = {
   BadRequest: 'BadRequest',
+  Unauthorized: 'Unauthorized',
   Forbidden: 'Forbidden',
   NotFound: 'NotFound',
   AlreadyExists: 'AlreadyExists',
@@ -27,6 +28,7 @@ export type StatusReason = (typeof StatusReason)[keyof typeof StatusReason];
 
 const codes: Record<StatusReason, number> = {
   BadRequest: 400,
+  Unauthorized: 401,
   Forbidden: 403,
   NotFound: 404,
   AlreadyExists: 409,

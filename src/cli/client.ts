@@ -112,7 +112,14 @@ export class Client {
   constructor(
     readonly server: string,
     private readonly fetchImpl: HttpFetch = httpFetch,
+    /** sent as `Authorization: Bearer` when the server asks who is calling */
+    readonly token?: string,
   ) {}
+
+  /** the headers that say who is calling */
+  authHeaders(): Record<string, string> {
+    return this.token ? { Authorization: `Bearer ${this.token}` } : {};
+  }
 
   url(path: string, query?: Query): string {
     return `${this.server}${path}${queryString(query)}`;
@@ -120,7 +127,7 @@ export class Client {
 
   /** Raw request; throws ConnectionError when the server cannot be reached, ApiError on non-2xx. */
   async raw(method: string, path: string, opts: RequestOptions = {}): Promise<HttpResponse> {
-    const headers: Record<string, string> = { Accept: opts.accept ?? 'application/json' };
+    const headers: Record<string, string> = { Accept: opts.accept ?? 'application/json', ...this.authHeaders() };
     let body: string | undefined;
     if (opts.body !== undefined) {
       headers['Content-Type'] = 'application/json';

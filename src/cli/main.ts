@@ -5,6 +5,7 @@
 import { findCommandIndex, formatFlags, parseArgs, type FlagSpec } from './args.js';
 import { Client, DEFAULT_SERVER, normalizeServer } from './client.js';
 import { UsageError, formatError } from './errors.js';
+import { resolveToken } from './credentials.js';
 import { resolveIO, type CliIO } from './io.js';
 import type { Command, Context } from './commands/common.js';
 
@@ -14,6 +15,12 @@ export const GLOBAL_FLAGS: FlagSpec[] = [
     type: 'string',
     valueName: 'URL',
     description: `address of the Skiff API server (env SKIFF_SERVER, default ${DEFAULT_SERVER})`,
+  },
+  {
+    name: 'token',
+    type: 'string',
+    valueName: 'TOKEN',
+    description: 'bearer token for a server with tenancy on (env SKIFF_TOKEN; default: the kubeconfig\'s user for this server)',
   },
   { name: 'help', short: 'h', type: 'boolean', description: 'show help' },
 ];
@@ -131,7 +138,7 @@ export async function main(argv: string[], ioOverrides?: Partial<CliIO>): Promis
       server,
       namespace: namespaceFlag ?? 'default',
       namespaceExplicit: args.isSet('namespace'),
-      client: new Client(server),
+      client: new Client(server, undefined, resolveToken(args.string('token'), io.env, io.cwd, server)),
       signal: io.signal,
       out,
       err,

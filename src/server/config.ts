@@ -8,6 +8,8 @@ import { parseQuantity } from '../api/quantity.js';
 import type { EnvironmentRule } from '../substrate/local/environments.js';
 import { parseDuration as parseGoDuration } from '../util/duration.js';
 import { builtinEnvironments } from './builtin-images.js';
+import type { AuthnOptions } from './auth/authn.js';
+import type { Authorizer } from './auth/types.js';
 
 export interface SkiffOptions {
   dataDir?: string;
@@ -36,6 +38,24 @@ export interface SkiffOptions {
   ingressDomain?: string;
   /** how often running containers' CPU and memory are sampled, the window of `kubectl top` (default 5s) */
   metricsResolution?: string | number;
+  /** kube-apiserver's --token-auth-file: with it (or an OIDC issuer, or a trusted proxy) tenancy is on */
+  tokenAuthFile?: string;
+  /** --oidc-issuer-url and the other --oidc-* flags, as kube-apiserver's */
+  oidcIssuerUrl?: string;
+  oidcClientId?: string;
+  oidcUsernameClaim?: string;
+  oidcUsernamePrefix?: string;
+  oidcGroupsClaim?: string;
+  oidcGroupsPrefix?: string;
+  /** the issuer's keys (a JWKS document); without it they are fetched from the issuer */
+  oidcJwksFile?: string;
+  /** CIDRs of the proxies whose user header is believed (a list, or comma-separated) */
+  trustedProxies?: string[] | string;
+  /** the trusted proxy's user header (Kubeflow's USERID_HEADER, default kubeflow-userid) and its value's prefix (USERID_PREFIX) */
+  userIdHeader?: string;
+  userIdPrefix?: string;
+  /** what each user may do once tenancy is on (in-process only; default: everything) */
+  authorizer?: Authorizer;
 }
 
 export interface SkiffConfig {
@@ -56,6 +76,34 @@ export interface SkiffConfig {
   pythonZygote: boolean;
   ingressDomain: string;
   metricsResolutionMs: number;
+  /** how users are known; absent when tenancy is off (one local user, no authentication) */
+  authn?: AuthnOptions;
+}
+
+/** the authentication options, when any turns tenancy on */
+function authnOptions(o: SkiffOptions, relative: (p: string) => string): AuthnOptions | undefined {
+  const proxies = typeof o.trustedProxies === 'string' ? o.trustedProxies.split(',').map((s) => s.trim()).filter((s) => s !== '') : o.trustedProxies ?? [];
+  if (!Array.isArray(proxies) || proxies.some((p) => typeof p !== 'string')) throw new Error('trustedProxies: must be a list of CIDRs');
+  if (!o.tokenAuthFile && !o.oidcIssuerUrl && proxies.length === 0) {
+    if (o.oidcClientId || o.oidcJwksFile) throw new Error('oidcClientId and oidcJwksFile need oidcIssuerUrl');
+    return undefined;
+  }
+  return {
+    ...(o.tokenAuthFile ? { tokenAuthFile: relative(o.tokenAuthFile) } : {}),
+    ...(o.oidcIssuerUrl ? {
+      oidc: {
+        issuerUrl: o.oidcIssuerUrl, clientId: o.oidcClientId ?? '',
+        ...(o.oidcUsernameClaim ? { usernameClaim: o.oidcUsernameClaim } : {}),
+        ...(o.oidcUsernamePrefix !== undefined ? { usernamePrefix: o.oidcUsernamePrefix } : {}),
+        ...(o.oidcGroupsClaim ? { groupsClaim: o.oidcGroupsClaim } : {}),
+        ...(o.oidcGroupsPrefix !== undefined ? { groupsPrefix: o.oidcGroupsPrefix } : {}),
+        ...(o.oidcJwksFile ? { jwksFile: relative(o.oidcJwksFile) } : {}),
+      },
+    } : {}),
+    ...(proxies.length ? { trustedProxies: proxies } : {}),
+    ...(o.userIdHeader ? { userIdHeader: o.userIdHeader } : {}),
+    ...(o.userIdPrefix !== undefined ? { userIdPrefix: o.userIdPrefix } : {}),
+  };
 }
 
 /** "30s", "5m", "1h30m", "250ms" or a number of milliseconds */
@@ -67,6 +115,10 @@ export function parseDuration(v: string | number, what: string): number {
 }
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+
+function withAuthn(a: AuthnOptions | undefined): { authn?: AuthnOptions } {
+  return a ? { authn: a } : {};
+}
 
 export function compileConfig(opts: SkiffOptions): SkiffConfig {
   let file: SkiffOptions = {};
@@ -101,5 +153,7 @@ export function compileConfig(opts: SkiffOptions): SkiffConfig {
     pythonZygote: o.pythonZygote ?? process.env.SKIFF_PYTHON_ZYGOTE !== '0',
     ingressDomain: o.ingressDomain ?? 'example.com',
     metricsResolutionMs: Math.max(100, parseDuration(o.metricsResolution ?? '5s', 'metricsResolution')),
+    // a file named in the config file is relative to that file
+    ...withAuthn(authnOptions(o, (p) => resolve(file.tokenAuthFile === p || file.oidcJwksFile === p ? dirname(resolve(opts.configFile ?? '.')) : '.', p))),
   };
 }

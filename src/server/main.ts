@@ -38,6 +38,8 @@ import { every } from '../util/timers.js';
 import { kubeconfig, startInCluster, writeKubeconfig } from './kube/incluster.js';
 import { StreamMux } from './stream-mux.js';
 import { KatibDbManagerService, startKatibDbManager } from './katib-db/index.js';
+import { AddressSet, Authenticator } from './auth/authn.js';
+import { allowAll } from './auth/types.js';
 
 export type { SkiffOptions } from './config.js';
 
@@ -47,6 +49,8 @@ export interface Skiff {
   /** where Katib's DBManager gRPC API listens (`db_manager_address`), when it could listen */
   katibDbManager?: string;
   client: Client;
+  /** who may use the server and how they sign in, in words, for the start-up banner */
+  authentication: string;
   /** stops serving; running containers keep running (the count is returned) unless asked to stop them too */
   stop(opts?: { containers?: 'keep' | 'stop' }): Promise<number>;
 }
@@ -104,8 +108,9 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   let rootCA: string | undefined;
   addServiceAccountController(manager, client, () => rootCA);
   addClusterRoleAggregationController(manager, client);
-  // RBAC from the informers: the access reviews answer from it; the one local user is in system:masters
-  const authorizer = new RbacAuthorizer(informerPolicy(manager.cache));
+  // RBAC from the informers decides every request and answers the access reviews; without tenancy
+  // the one local user is in system:masters, which RBAC always allows
+  const rbac = new RbacAuthorizer(informerPolicy(manager.cache));
   const pipelineRoot = join(config.dataDir, 'pipeline-root');
   // one artifact store for everything that reads or moves task outputs and models
   const artifacts = new LocalArtifactStore(pipelineRoot);
@@ -124,7 +129,16 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   let ready = false;
   const usageHistory = new UsageHistory({ usage: substrate, intervalMs: config.metricsResolutionMs });
   usageHistory.start();
-  const app = new App({ client, registry, logs: substrate, exec: substrate, version, ready: () => ready, bookmarkMs: config.watchBookmarkMs, pipelineRoot, artifacts, gateway, metrics, dryRender: dryRenderer(all), usage: substrate, usageHistory, authorizer });
+  // the listeners only Pods use (the Pod-facing address and the in-cluster endpoint): a header from
+  // them is never a trusted proxy's
+  const podListeners = new Set<string>();
+  const authn = config.authn ? new Authenticator({ ...config.authn, fromPod: (req) => podListeners.has(`${req.socket.localAddress ?? ''}:${req.socket.localPort ?? ''}`) }) : undefined;
+  for (const w of authn?.warnings ?? []) log(`authentication: ${w}`);
+  if (authn && new AddressSet(config.authn?.trustedProxies ?? []).has('127.0.0.1')) {
+    log('authentication: a trusted proxy on 127.0.0.1 is trusted for every local process, and Pods share this machine\'s loopback; prefer a proxy that reaches Skiff from another address');
+  }
+  const authorizer = opts.authorizer ?? rbac;
+  const app = new App({ authorizer, ...(authn ? { authn } : {}), client, registry, logs: substrate, exec: substrate, version, ready: () => ready, bookmarkMs: config.watchBookmarkMs, pipelineRoot, artifacts, gateway, metrics, dryRender: dryRenderer(all), usage: substrate, usageHistory });
   const server = createServer(app.handle);
   // the dashboard's live views share one WebSocket (a browser holds six connections per server)
   const streamMux = new StreamMux(() => serverUrl);
@@ -134,7 +148,8 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     handlers: [remoteCommandUpgrade({ client, exec: substrate, attach: substrate, log }), streamMux.upgrade],
     pods: { portforward: (pod, req, socket, head, url) => servePortForward({ forwarder: substrate, log }, pod, req, socket, head, url) },
   });
-  server.on('upgrade', upgrades.listener);
+  const upgradeListener = app.guardUpgrade(upgrades.listener);
+  server.on('upgrade', upgradeListener);
   server.keepAliveTimeout = 5000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -151,7 +166,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     let reach = a.address === '0.0.0.0' || a.address === '::' ? `127.0.0.2:${a.port}` : `${host}:${a.port}`;
     if (a.address === '127.0.0.1') {
       podServer = createServer(app.handle);
-      podServer.on('upgrade', upgrades.listener);
+      podServer.on('upgrade', upgradeListener);
       podServer.keepAliveTimeout = 5000;
       const ps = podServer;
       const port = await new Promise<number | undefined>((resolve) => {
@@ -161,7 +176,10 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
         };
         tryListen(a.port);
       });
-      if (port !== undefined) reach = `127.0.0.2:${port}`;
+      if (port !== undefined) {
+        reach = `127.0.0.2:${port}`;
+        podListeners.add(reach);
+      }
       else podServer = undefined;
     }
     podGateway = reach;
@@ -171,6 +189,8 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   if (inCluster) {
     substrate.setInCluster(inCluster.contract);
     app.kube.tokens = inCluster.tokens;
+    podListeners.add(`${inCluster.host}:${inCluster.port}`);
+    if (authn) authn.serviceAccounts = inCluster.tokens;
     rootCA = inCluster.contract.caPem;
   }
   const katibDb = await startKatibDbManager({ client, dataDir: config.dataDir, log });
@@ -179,7 +199,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     substrate.setPlatformServices([{ name, namespace, ips: [katibDb.host] }]);
     if (!katibDb.podsUseDefault) log(`katib-db-manager: port ${KatibDbManagerService.port} is taken; trials must pass db_manager_address="${katibDb.address}" to report_metrics()`);
   }
-  writeKubeconfig(config.dataDir, kubeconfig(serverUrl, inCluster, inCluster?.adminToken));
+  writeKubeconfig(config.dataDir, kubeconfig(serverUrl, inCluster, inCluster?.adminToken, { preferHttps: authn !== undefined }));
   manager.start();
   await gc.start();
   const sweep = async (): Promise<void> => {
@@ -193,7 +213,11 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   ready = true;
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  const authentication = authn
+    ? `Skiff is multi-user: requests need credentials (${authn.describe()}); ${authorizer === allowAll ? 'every signed-in user may do everything (no authorizer configured)' : 'authorization by its policy'}`
+    : 'Skiff is single-user: no authentication, every caller acts as skiff-admin (start with --token-auth-file or --oidc-issuer-url for tenancy)';
   return {
+    authentication,
     url: `http://${host}:${addr.port}`,
     dataDir: config.dataDir,
     client,

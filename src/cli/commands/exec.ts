@@ -111,7 +111,7 @@ with its exit code. Waits for the container to be running (--pod-running-timeout
     for (;;) {
       let res: Response;
       try {
-        const init: RequestInit & { duplex?: 'half' } = { method: 'POST', signal: ctx.signal, headers: { Accept: 'application/vnd.skiff.exec.v1, application/json' } };
+        const init: RequestInit & { duplex?: 'half' } = { method: 'POST', signal: ctx.signal, headers: { Accept: 'application/vnd.skiff.exec.v1, application/json', ...ctx.client.authHeaders() } };
         if (stdin) {
           init.body = Readable.toWeb(process.stdin) as unknown as ReadableStream<Uint8Array>;
           init.duplex = 'half';

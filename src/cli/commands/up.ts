@@ -10,9 +10,22 @@ export interface StartSkiffOptions {
   port?: number;
   host?: string;
   configFile?: string;
+  tokenAuthFile?: string;
+  oidcIssuerUrl?: string;
+  oidcClientId?: string;
+  oidcUsernameClaim?: string;
+  oidcUsernamePrefix?: string;
+  oidcGroupsClaim?: string;
+  oidcGroupsPrefix?: string;
+  oidcJwksFile?: string;
+  trustedProxies?: string[];
+  userIdHeader?: string;
+  userIdPrefix?: string;
 }
 export interface RunningSkiff {
   url: string;
+  /** who may use the server, in words */
+  authentication?: string;
   /** Katib's DBManager gRPC address, for users outside Pods */
   katibDbManager?: string;
   /** resolves to how many containers were left running (they are adopted by the next start) */
@@ -58,15 +71,30 @@ function describeStartError(err: unknown, port: number | undefined, host: string
 export const command: Command = {
   name: 'up',
   summary: 'Start the Skiff platform in the foreground',
-  usage: 'skiff up [--data-dir DIR] [--port N] [--host H] [--config FILE]',
+  usage: 'skiff up [--data-dir DIR] [--port N] [--host H] [--config FILE] [--token-auth-file FILE] [--oidc-issuer-url URL --oidc-client-id ID] [--trusted-proxy CIDR]',
   description: `
 Runs the API server and controllers until interrupted (Ctrl-C). State is kept in the data
-directory, so objects survive restarts.`,
+directory, so objects survive restarts.
+
+Without --token-auth-file, --oidc-issuer-url or --trusted-proxy, Skiff is single-user: nothing is
+asked of callers. With any of them, every request but /healthz, /readyz, /livez, /version and the
+dashboard's files needs credentials, as kube-apiserver's flags of the same names ask.`,
   flags: [
     { name: 'data-dir', type: 'string', valueName: 'DIR', description: 'where state is kept (default $SKIFF_DATA_DIR or ~/.skiff)' },
     { name: 'port', type: 'string', valueName: 'N', description: 'port of the API server' },
     { name: 'host', type: 'string', valueName: 'H', description: 'address to listen on' },
     { name: 'config', type: 'string', valueName: 'FILE', description: 'platform configuration file' },
+    { name: 'token-auth-file', type: 'string', valueName: 'FILE', description: 'users\' bearer tokens: token,user,uid,"group1,group2" a line (turns tenancy on)' },
+    { name: 'oidc-issuer-url', type: 'string', valueName: 'URL', description: 'accept ID tokens of this OIDC issuer (turns tenancy on)' },
+    { name: 'oidc-client-id', type: 'string', valueName: 'ID', description: 'the audience ID tokens must carry' },
+    { name: 'oidc-username-claim', type: 'string', valueName: 'CLAIM', description: 'the claim naming the user (default sub)' },
+    { name: 'oidc-username-prefix', type: 'string', valueName: 'PREFIX', description: 'prefix of user names (default "<issuer>#" unless the claim is email; "-" for none)' },
+    { name: 'oidc-groups-claim', type: 'string', valueName: 'CLAIM', description: 'the claim naming the user\'s groups' },
+    { name: 'oidc-groups-prefix', type: 'string', valueName: 'PREFIX', description: 'prefix of group names' },
+    { name: 'oidc-jwks-file', type: 'string', valueName: 'FILE', description: 'the issuer\'s keys (default: fetched from the issuer)' },
+    { name: 'trusted-proxy', type: 'string', valueName: 'CIDRS', description: 'addresses whose user header is believed, comma-separated (never a Pod\'s)' },
+    { name: 'userid-header', type: 'string', valueName: 'NAME', description: 'the trusted proxy\'s user header (default kubeflow-userid)' },
+    { name: 'userid-prefix', type: 'string', valueName: 'PREFIX', description: 'what the header\'s value starts with before the user' },
   ],
 
   async run(ctx) {
@@ -88,6 +116,24 @@ directory, so objects survive restarts.`,
     if (port !== undefined) opts.port = port;
     if (host !== undefined) opts.host = host;
     if (configFile !== undefined) opts.configFile = configFile;
+    const file = (flag: string): string | undefined => {
+      const v = a.string(flag);
+      return v === undefined ? undefined : resolve(ctx.io.cwd, expandHome(v));
+    };
+    const tokenAuthFile = file('token-auth-file');
+    if (tokenAuthFile !== undefined) opts.tokenAuthFile = tokenAuthFile;
+    const jwks = file('oidc-jwks-file');
+    if (jwks !== undefined) opts.oidcJwksFile = jwks;
+    const strings: [string, 'oidcIssuerUrl' | 'oidcClientId' | 'oidcUsernameClaim' | 'oidcUsernamePrefix' | 'oidcGroupsClaim' | 'oidcGroupsPrefix' | 'userIdHeader' | 'userIdPrefix'][] = [
+      ['oidc-issuer-url', 'oidcIssuerUrl'], ['oidc-client-id', 'oidcClientId'], ['oidc-username-claim', 'oidcUsernameClaim'], ['oidc-username-prefix', 'oidcUsernamePrefix'],
+      ['oidc-groups-claim', 'oidcGroupsClaim'], ['oidc-groups-prefix', 'oidcGroupsPrefix'], ['userid-header', 'userIdHeader'], ['userid-prefix', 'userIdPrefix'],
+    ];
+    for (const [flag, key] of strings) {
+      const v = a.string(flag);
+      if (v !== undefined) opts[key] = v;
+    }
+    const proxies = a.string('trusted-proxy');
+    if (proxies !== undefined) opts.trustedProxies = proxies.split(',').map((p) => p.trim()).filter((p) => p !== '');
 
     // Stop on SIGINT/SIGTERM (or the injected signal); a second signal exits at once.
     let stopRequested: () => void = () => {};
@@ -114,6 +160,7 @@ directory, so objects survive restarts.`,
         throw new CliError(describeStartError(err, port, host));
       }
       await ctx.out(`Skiff is ready at ${running.url} (data in ${dataDir})\n`);
+      if (running.authentication) await ctx.err(`${running.authentication}\n`);
       const { kubeconfigPath } = await import('../../server/kube/incluster.js');
       if (existsSync(kubeconfigPath(dataDir))) await ctx.err(`kubectl and Kubernetes clients: export KUBECONFIG=${kubeconfigPath(dataDir)}\n`);
       if (running.katibDbManager) await ctx.err(`Katib metrics (report_metrics, KatibClient.get_trial_metrics) from this machine: db_manager_address="${running.katibDbManager}"\n`);

@@ -107,9 +107,10 @@ export function kubeconfigPath(dataDir: string): string {
 
 /**
  * The kubeconfig for users: context `skiff` is the server's own URL; context `skiff-https` is the
- * endpoint Pods use, with the CA, for clients that want TLS. Both use the namespace `default`.
+ * endpoint Pods use, with the CA, for clients that want TLS (and the current one with tenancy on,
+ * `preferHttps`). Both use the namespace `default`.
  */
-export function kubeconfig(url: string, inCluster: InCluster | undefined, token: string | undefined): string {
+export function kubeconfig(url: string, inCluster: InCluster | undefined, token: string | undefined, opts: { preferHttps?: boolean } = {}): string {
   const user = token ? { token } : {};
   const clusters: unknown[] = [{ name: 'skiff', cluster: { server: url } }];
   const contexts: unknown[] = [{ name: 'skiff', context: { cluster: 'skiff', user: 'skiff', namespace: 'default' } }];
@@ -117,7 +118,9 @@ export function kubeconfig(url: string, inCluster: InCluster | undefined, token:
     clusters.push({ name: 'skiff-https', cluster: { server: inCluster.url, 'certificate-authority-data': Buffer.from(inCluster.pki.caPem).toString('base64') } });
     contexts.push({ name: 'skiff-https', context: { cluster: 'skiff-https', user: 'skiff', namespace: 'default' } });
   }
-  return YAML.stringify({ apiVersion: 'v1', kind: 'Config', preferences: {}, clusters, users: [{ name: 'skiff', user }], contexts, 'current-context': 'skiff' });
+  // kubectl sends a bearer token only over TLS: where the server asks for one, the HTTPS context is the current one
+  const current = opts.preferHttps && inCluster ? 'skiff-https' : 'skiff';
+  return YAML.stringify({ apiVersion: 'v1', kind: 'Config', preferences: {}, clusters, users: [{ name: 'skiff', user }], contexts, 'current-context': current });
 }
 
 export function writeKubeconfig(dataDir: string, text: string): string {

@@ -8,6 +8,9 @@ import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readSync, wr
 import { fileURLToPath } from 'node:url';
 import type { Pod } from '../../api/core-types.js';
 
+/** where every Pod's address comes from (PodAddresses) */
+export const podNetwork = '127.1.0.0/16';
+
 let preload: string | undefined | null = null;
 
 /** build/skiff-net.so, when it was built */
