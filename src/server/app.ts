@@ -23,6 +23,7 @@ import type { MetricsRegistry } from './metrics.js';
 import type { Gateway } from './inference/gateway.js';
 import { handleTraffic, isTrafficPath } from './traffic-api.js';
 import { UiFiles } from './ui.js';
+import { STREAMS_PATH } from './stream-mux.js';
 import { isUsagePath, serveUsage, type UsageHistory } from './usage-history.js';
 
 export interface AppDeps {
@@ -153,6 +154,9 @@ export class App {
     const path = new URL(url, 'http://skiff.local').pathname;
     // KFAM decides itself: only a namespace's owner (or a cluster admin) changes its contributors
     if (this.kfam.handles(path)) return [];
+    // the dashboard's stream mux asks nothing itself: each stream on it is a request of the same user's,
+    // decided as that request (stream-mux.ts)
+    if (path === STREAMS_PATH) return [];
     if (path === '/apis/v2beta1' || path.startsWith('/apis/v2beta1/')) return [{ nonResource: { verb: method.toLowerCase(), path } }];
     return requestChecks(method, url, upgrade);
   }

@@ -141,7 +141,9 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   const app = new App({ authorizer, ...(authn ? { authn } : {}), client, registry, logs: substrate, exec: substrate, version, ready: () => ready, bookmarkMs: config.watchBookmarkMs, pipelineRoot, artifacts, gateway, metrics, dryRender: dryRenderer(all), usage: substrate, usageHistory });
   const server = createServer(app.handle);
   // the dashboard's live views share one WebSocket (a browser holds six connections per server)
-  const streamMux = new StreamMux(() => serverUrl);
+  // with tenancy on, its streams act as the user who opened it, through Skiff's own admin token
+  let streamsImpersonator: string | undefined;
+  const streamMux = new StreamMux(() => serverUrl, { tenancy: authn !== undefined, impersonator: () => streamsImpersonator });
   // Pod subresources that stream both ways (exec, attach, portforward) arrive as upgrade requests (kube/upgrade.ts)
   const upgrades = new Upgrades({
     client, fallback: app.handle,
@@ -191,6 +193,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     app.kube.tokens = inCluster.tokens;
     podListeners.add(`${inCluster.host}:${inCluster.port}`);
     if (authn) authn.serviceAccounts = inCluster.tokens;
+    streamsImpersonator = inCluster.adminToken;
     rootCA = inCluster.contract.caPem;
   }
   const katibDb = await startKatibDbManager({ client, dataDir: config.dataDir, log });

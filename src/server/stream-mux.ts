@@ -8,9 +8,18 @@
 // Client → server: {"op":"open","id":N,"path":"/api/v1/...?watch=true"} | {"op":"close","id":N}
 // Server → client: {"id":N,"status":200} then {"id":N,"data":"..."}… then {"id":N,"end":true}
 //                  ({"id":N,"error":"..."} when the request could not be made)
-import { request, type ClientRequest, type IncomingMessage } from 'node:http';
+//
+// With tenancy on, each stream is made as the user who opened the WebSocket, so the mux shows no one
+// more than their own requests would: a browser cannot set headers on a WebSocket, so its token
+// rides in the `base64url.bearer.authorization.k8s.io.<token>` protocol, which authentication takes
+// out of the request's headers once read; and a trusted proxy's user header would not be believed
+// from loopback. The streams therefore carry Skiff's own credential impersonating the admitted user
+// (as kube's aggregated API servers are reached), or, before that credential exists, the token the
+// user presented.
+import { request, type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { requestUser } from './auth/types.js';
 
 export const STREAMS_PATH = '/skiff/v1/streams';
 
@@ -20,12 +29,68 @@ const ALLOWED = /^\/(api|apis|skiff\/v1)\//;
 const FORWARDED = ['authorization', 'cookie', 'impersonate-user', 'impersonate-group'];
 /** at most this many streams per connection: a runaway page cannot open thousands */
 const MAX_STREAMS = 200;
+/** the WebSocket protocol a browser puts its bearer token in (authn.ts reads it) */
+const TOKEN_PROTOCOL = 'base64url.bearer.authorization.k8s.io.';
+/** the protocol the dashboard asks for beside its token: a browser fails a handshake that picks none */
+export const STREAMS_PROTOCOL = 'skiff.streams.v1';
+
+export interface StreamMuxOptions {
+  /** tenancy is on: every stream must act as the admitted user */
+  tenancy?: boolean;
+  /** a token of Skiff's own that may impersonate any user (the kubeconfig's skiff-admin), once known */
+  impersonator?: () => string | undefined;
+}
+
+/** the bearer token the upgrade presented, in its Authorization header or its protocols as sent */
+export function presentedToken(req: IncomingMessage): string | undefined {
+  const auth = /^bearer\s+(\S+)/i.exec(req.headers.authorization ?? '')?.[1];
+  if (auth) return auth;
+  // rawHeaders are as received: authentication removed the token's protocol from `headers` only
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
+    if ((req.rawHeaders[i] as string).toLowerCase() !== 'sec-websocket-protocol') continue;
+    for (const p of (req.rawHeaders[i + 1] as string).split(',').map((x) => x.trim())) {
+      if (!p.startsWith(TOKEN_PROTOCOL)) continue;
+      const t = Buffer.from(p.slice(TOKEN_PROTOCOL.length), 'base64url').toString('utf8');
+      if (t) return t;
+    }
+  }
+  return undefined;
+}
+
+/** the headers each stream of an upgrade is requested with: who the user is, and nothing they did not prove */
+export function streamHeaders(req: IncomingMessage, opts: StreamMuxOptions): OutgoingHttpHeaders {
+  const headers: OutgoingHttpHeaders = { accept: 'application/json' };
+  if (!opts.tenancy) {
+    for (const h of FORWARDED) {
+      const v = req.headers[h];
+      if (typeof v === 'string') headers[h] = v;
+    }
+    return headers;
+  }
+  const own = opts.impersonator?.();
+  if (own) {
+    // the user as admitted: impersonation (`kubectl --as`) on the upgrade is already applied to it
+    const user = requestUser(req);
+    headers.authorization = `Bearer ${own}`;
+    headers['impersonate-user'] = user.username;
+    if (user.groups.length) headers['impersonate-group'] = user.groups;
+    if (user.uid) headers['impersonate-uid'] = user.uid;
+    return headers;
+  }
+  const token = presentedToken(req);
+  if (token) headers.authorization = `Bearer ${token}`;
+  for (const h of ['impersonate-user', 'impersonate-group']) {
+    const v = req.headers[h];
+    if (typeof v === 'string') headers[h] = v;
+  }
+  return headers;
+}
 
 export class StreamMux {
   private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 64 * 1024 });
 
   /** `server`: the URL this server is reached at (the loopback target) */
-  constructor(private readonly server: () => string) {}
+  constructor(private readonly server: () => string, private readonly opts: StreamMuxOptions = {}) {}
 
   /** an `UpgradeHandler`: takes the upgrade when it is for the stream endpoint */
   readonly upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): boolean => {
@@ -37,11 +102,7 @@ export class StreamMux {
 
   private serve(ws: WebSocket, upgradeReq: IncomingMessage): void {
     const open = new Map<number, ClientRequest>();
-    const headers: Record<string, string> = { accept: 'application/json' };
-    for (const h of FORWARDED) {
-      const v = upgradeReq.headers[h];
-      if (typeof v === 'string') headers[h] = v;
-    }
+    const headers = streamHeaders(upgradeReq, this.opts);
     const send = (msg: Record<string, unknown>): void => {
       if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(msg));
     };

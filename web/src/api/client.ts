@@ -7,6 +7,13 @@ import type { KindInfo } from './kinds';
 import { collectionPath, objectPath } from './kinds';
 import { StreamMux } from './mux';
 
+/** who the client's requests are from: a token to send, and what to do when the server refuses it */
+export interface ClientAuth {
+  token?: string;
+  /** the server answered 401: the token is gone or was never there */
+  onUnauthorized?: () => void;
+}
+
 export interface ListOptions {
   labelSelector?: string;
   fieldSelector?: string;
@@ -56,16 +63,24 @@ function query(params: Record<string, string | number | undefined>): string {
 
 export class HttpClient implements ApiClient {
   /** `mux`: live streams share one WebSocket instead of holding a connection each */
-  constructor(private readonly base = '', private readonly mux?: StreamMux) {}
+  constructor(private readonly base = '', private readonly mux?: StreamMux, private readonly auth: ClientAuth = {}) {}
 
-  /** the client the dashboard uses: this page's origin, streams multiplexed */
-  static forPage(): HttpClient {
+  /** the client the dashboard uses: this page's origin, streams multiplexed, as the signed-in user */
+  static forPage(auth: ClientAuth = {}): HttpClient {
     const proto = window.location.protocol === 'https:' ? 'wss:' : 'ws:';
-    return new HttpClient('', new StreamMux(`${proto}//${window.location.host}/skiff/v1/streams`));
+    return new HttpClient('', new StreamMux(`${proto}//${window.location.host}/skiff/v1/streams`, auth.token), auth);
+  }
+
+  /** ends the client's live streams (on sign-out: they were the old user's) */
+  close(): void {
+    this.mux?.close();
   }
 
   private async fetch(path: string, init?: RequestInit): Promise<Response> {
-    const res = await fetch(this.base + path, init);
+    const headers = new Headers(init?.headers);
+    if (this.auth.token && !headers.has('authorization')) headers.set('authorization', `Bearer ${this.auth.token}`);
+    const res = await fetch(this.base + path, { ...init, headers });
+    if (res.status === 401) this.auth.onUnauthorized?.();
     if (!res.ok) {
       const text = await res.text().catch(() => '');
       let body: unknown = text;
@@ -80,7 +95,9 @@ export class HttpClient implements ApiClient {
   }
 
   async json<T>(path: string, init?: RequestInit): Promise<T> {
-    const res = await this.fetch(path, { ...init, headers: { accept: 'application/json', ...(init?.headers ?? {}) } });
+    const headers = new Headers(init?.headers);
+    if (!headers.has('accept')) headers.set('accept', 'application/json');
+    const res = await this.fetch(path, { ...init, headers });
     return (await res.json()) as T;
   }
 

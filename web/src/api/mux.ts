@@ -2,6 +2,7 @@
 // src/server/stream-mux.ts): a browser holds at most six HTTP/1.1 connections to a server, and a page
 // with a few live lists and a log would otherwise stall waiting for one.
 import { errorFromBody } from './errors';
+import { wsProtocols } from './session';
 
 interface Pending {
   status?: number;
@@ -17,12 +18,22 @@ export class StreamMux {
   private nextId = 1;
   private readonly streams = new Map<number, Pending>();
 
-  constructor(private readonly url: string) {}
+  private closed = false;
+
+  /** `token`: the signed-in user's, carried in the WebSocket's protocols (a browser sets no headers on one) */
+  constructor(private readonly url: string, private readonly token?: string) {}
+
+  /** closes the connection for good: its streams end and no new ones open */
+  close(): void {
+    this.closed = true;
+    this.ws?.close();
+  }
 
   private connect(): Promise<WebSocket> {
+    if (this.closed) return Promise.reject(new Error('signed out'));
     if (this.ws && this.ws.readyState === WebSocket.OPEN) return Promise.resolve(this.ws);
     this.opening ??= new Promise<WebSocket>((resolve, reject) => {
-      const ws = new WebSocket(this.url);
+      const ws = new WebSocket(this.url, wsProtocols(this.token));
       ws.onopen = () => {
         this.ws = ws;
         this.opening = undefined;

@@ -12,6 +12,8 @@ import { allPages, pageFor } from '../pages/registry';
 import type { NavSection } from '../pages/types';
 import { Link, NavProvider, useNav, useRoute } from './nav';
 import { href, legacyTarget, objectHref } from './router';
+import { ScopeProvider, useScope } from './scope';
+import { SessionGate, useSession } from './session';
 import { ThemeToggle } from './theme';
 
 const CLUSTER_PAGES = allPages.filter((p) => p.cluster && p.page).map((p) => p.plural);
@@ -19,7 +21,18 @@ const CLUSTER_PAGES = allPages.filter((p) => p.cluster && p.page).map((p) => p.p
 const SECTIONS: NavSection[] = ['Workloads', 'Pipelines', 'Training', 'Tuning', 'Serving', 'Notebooks', 'Queues', 'Cluster', 'Config'];
 
 export function App() {
-  const api = useMemo(() => HttpClient.forPage(), []);
+  return (
+    <SessionGate>
+      <SignedIn />
+    </SessionGate>
+  );
+}
+
+function SignedIn() {
+  const { token, expired } = useSession();
+  // a new user is a new client: nothing cached or streaming is carried over from the one before
+  const api = useMemo(() => HttpClient.forPage({ ...(token ? { token } : {}), onUnauthorized: expired }), [token, expired]);
+  useEffect(() => () => api.close(), [api]);
   return (
     <ApiProvider
       api={api}
@@ -30,9 +43,11 @@ export function App() {
         </div>
       )}
     >
-      <NavProvider clusterPages={CLUSTER_PAGES}>
-        <Shell />
-      </NavProvider>
+      <ScopeProvider>
+        <NavProvider clusterPages={CLUSTER_PAGES}>
+          <Shell />
+        </NavProvider>
+      </ScopeProvider>
     </ApiProvider>
   );
 }
@@ -50,6 +65,7 @@ function Shell() {
       )}
       <SideNav />
       <main id="main" tabIndex={-1}>
+        <ScopeRedirect />
         <LegacyRedirect />
         <Content />
       </main>
@@ -72,9 +88,49 @@ function TopBar({ onToggleNav }: { onToggleNav: () => void }) {
       </Link>
       <NamespaceSwitcher />
       <span className="spacer" />
+      <UserMenu />
       <ThemeToggle />
     </header>
   );
+}
+
+function UserMenu() {
+  const { user, token, signOut } = useSession();
+  if (!user.username && !token) return null;
+  return (
+    <span className="usermenu">
+      {user.username ? (
+        <span className="whoami" title={user.groups.length ? `groups: ${user.groups.join(', ')}` : undefined}>
+          {user.username}
+        </span>
+      ) : null}
+      {/* behind a trusted proxy there is no token here to forget: the proxy signs out */}
+      {token ? (
+        <button type="button" onClick={signOut}>
+          Sign out
+        </button>
+      ) : null}
+    </span>
+  );
+}
+
+/** a user who may not list every namespace lands in their own, not on a page of 403s */
+function ScopeRedirect() {
+  const scope = useScope();
+  const { route, navigate } = useNav();
+  const first = scope.namespaces[0];
+  const needs = scope.loaded && !scope.all && !route.cluster && route.namespace === undefined && !route.name;
+  useEffect(() => {
+    if (needs && first) navigate(href({ namespace: first, plural: route.plural }), { replace: true });
+  }, [needs, first, route.plural, navigate]);
+  if (needs && !first) {
+    return (
+      <div className="notice" role="status">
+        You have no namespace yet: ask an administrator for a Profile, or a namespace&apos;s owner to add you as a contributor.
+      </div>
+    );
+  }
+  return null;
 }
 
 function Logo() {
@@ -88,8 +144,10 @@ function Logo() {
 
 function NamespaceSwitcher() {
   const { route, navigate } = useNav();
-  const list = useList<KObject>('namespaces', undefined);
-  const names = list.items.map((n) => n.metadata?.name ?? '').sort();
+  const scope = useScope();
+  // only whoever may list namespaces watches them; everyone else has theirs from the scope
+  const list = useList<KObject>('namespaces', undefined, { enabled: scope.loaded && scope.all });
+  const names = scope.all ? list.items.map((n) => n.metadata?.name ?? '').sort() : scope.namespaces;
   const current = route.cluster ? '' : route.namespace ?? '';
   return (
     <label className="nsswitch">
@@ -103,7 +161,7 @@ function NamespaceSwitcher() {
           navigate(href({ namespace: ns, plural: route.cluster ? undefined : route.plural }));
         }}
       >
-        <option value="">All namespaces</option>
+        {scope.all || !current ? <option value="">{scope.all ? 'All namespaces' : 'Choose a namespace'}</option> : null}
         {names.map((n) => (
           <option key={n} value={n}>
             {n}

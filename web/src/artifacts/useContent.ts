@@ -1,5 +1,6 @@
 // Reads an artifact's content back from the server, capped: previews never fetch a whole large file.
 import { useEffect, useState } from 'react';
+import { authHeaders } from '../api/session';
 import { contentUrl, sizeFromHeaders } from './model';
 
 export interface Content {
@@ -17,7 +18,7 @@ export function useContent(run: string, task: string, output: string, index: num
     const ac = new AbortController();
     setState({ loading: true });
     (async () => {
-      const res = await fetch(contentUrl(run, task, output, index, cap), { signal: ac.signal });
+      const res = await fetch(contentUrl(run, task, output, index, cap), { signal: ac.signal, headers: authHeaders() });
       if (!res.ok) {
         const text = await res.text();
         let message = text.trim() || `${res.status} ${res.statusText}`;

@@ -1,6 +1,7 @@
 // "Try it": sends a V1 or V2 request through the gateway's path form and shows the answer, its
 // status and how long it took. The body starts from the model's V2 metadata where the server has it.
 import { useEffect, useState } from 'react';
+import { authHeaders } from '../../api/session';
 import type { InferenceService } from '../../api/types';
 import type { ModelMetadata } from './model';
 import { exampleRequest } from './model';
@@ -36,7 +37,7 @@ export function TryIt({ isvc, defaultProtocol }: { isvc: InferenceService; defau
   // the model's inputs, once: a server without V2 metadata leaves the generic example
   useEffect(() => {
     const ctl = new AbortController();
-    fetch(`${base}/v2/models/${encodeURIComponent(name)}`, { signal: ctl.signal })
+    fetch(`${base}/v2/models/${encodeURIComponent(name)}`, { signal: ctl.signal, headers: authHeaders() })
       .then(async (r) => {
         if (!r.ok) return setMetaNote(`no model metadata (${r.status}); the example is generic`);
         const m = (await r.json()) as ModelMetadata;
@@ -59,7 +60,7 @@ export function TryIt({ isvc, defaultProtocol }: { isvc: InferenceService; defau
     setFailure(undefined);
     const started = performance.now();
     try {
-      const r = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      const r = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json', ...authHeaders() }, body });
       const text = await r.text();
       setAnswer({ status: r.status, ms: performance.now() - started, body: pretty(text) });
     } catch (e) {
