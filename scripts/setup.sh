@@ -72,6 +72,22 @@ for req in python/requirements.txt python/requirements-training.txt python/requi
   fi
 done
 
+# the Kubeflow notebook images (jupyter-scipy, jupyter-pytorch, ...): JupyterLab in its own environment,
+# made with --system-site-packages so Debian's torch is there and `pip install --user` lands in the
+# notebook's home; the default environment's packages (the scipy stack, kfp) come after its own
+if [ ! -x .venv-notebooks/bin/python ]; then
+  say "creating the notebooks' Python environment (.venv-notebooks)"
+  /usr/bin/python3 -m venv --system-site-packages .venv-notebooks
+fi
+if [ ! -f .venv-notebooks/.skiff-installed ] || [ python/requirements-notebooks.txt -nt .venv-notebooks/.skiff-installed ]; then
+  say "installing the notebook server: $(grep -v '^#' python/requirements-notebooks.txt | tr '\n' ' ')"
+  .venv-notebooks/bin/pip install --quiet --disable-pip-version-check -r python/requirements-notebooks.txt
+  touch .venv-notebooks/.skiff-installed
+fi
+nb_site=$(.venv-notebooks/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+default_site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+[ "$(cat "$nb_site/skiff-default-env.pth" 2>/dev/null)" = "$default_site" ] || echo "$default_site" > "$nb_site/skiff-default-env.pth"
+
 # the clients users drive Skiff with (kubectl, the Python kubernetes client, the Kubeflow SDKs), at
 # current versions, in their own environment: kfp in .venv pins kubernetes<31
 if [ ! -x .venv-clients/bin/python ]; then

@@ -51,7 +51,7 @@ describe('discovery, OpenAPI and field validation with kubectl', () => {
     assert.equal(r.headers.get('content-type'), 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList');
     const doc = (await r.json()) as any;
     assert.equal(doc.kind, 'APIGroupDiscoveryList');
-    assert.ok(doc.items.some((g: any) => g.metadata.name === 'kubeflow.org' && g.versions.map((v: any) => v.version).join() === 'v1,v2beta1,v1beta1'));
+    assert.ok(doc.items.some((g: any) => g.metadata.name === 'kubeflow.org' && g.versions.map((v: any) => v.version).join() === 'v1,v2beta1,v1beta1,v1alpha1'));
     const etag = r.headers.get('etag') ?? '';
     assert.match(etag, /^"[0-9A-F]+"$/);
     const again = await fetch(`${s.url}/apis`, { headers: { accept, 'if-none-match': etag } });

@@ -23,6 +23,7 @@ export const StatusReason = {
   UnsupportedMediaType: 'UnsupportedMediaType',
   InternalError: 'InternalError',
   Timeout: 'Timeout',
+  ServiceUnavailable: 'ServiceUnavailable',
 } as const;
 export type StatusReason = (typeof StatusReason)[keyof typeof StatusReason];
 
@@ -41,6 +42,7 @@ const codes: Record<StatusReason, number> = {
   UnsupportedMediaType: 415,
   InternalError: 500,
   Timeout: 504,
+  ServiceUnavailable: 503,
 };
 
 export interface StatusDetails {

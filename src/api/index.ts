@@ -2,6 +2,7 @@
 import { batchKinds } from './batch.js';
 import { coreKinds } from './core.js';
 import { kfpKinds } from './kfp-objects.js';
+import { notebookKinds } from './notebooks.js';
 import { pipelineKinds } from './pipelines.js';
 import { profileKinds } from './profiles.js';
 import { rbacKinds } from './rbac.js';
@@ -14,7 +15,7 @@ import type { KindDef } from './registry.js';
 
 /** The kinds the server serves: each has its controllers wired in src/server/main.ts. */
 export function defaultRegistry(): KindRegistry {
-  return new KindRegistry().register(...coreKinds, ...batchKinds, ...pipelineKinds, ...kfpKinds, ...trainingKinds, ...tuningKinds, ...servingKinds, RevisionKind, ...rbacKinds, ...profileKinds);
+  return new KindRegistry().register(...coreKinds, ...batchKinds, ...pipelineKinds, ...kfpKinds, ...trainingKinds, ...tuningKinds, ...servingKinds, RevisionKind, ...rbacKinds, ...profileKinds, ...notebookKinds);
 }
 
 function find(defs: KindDef[], kind: string, version?: string): KindDef {

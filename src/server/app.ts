@@ -19,6 +19,7 @@ import { KubeApi } from './kube/api.js';
 import { MetricsApi, metricsGroup } from './kube/metrics-api.js';
 import { Kfam } from './kfam.js';
 import { KfpApi } from './kfp/api.js';
+import { matchNotebook, NotebookProxy } from './notebook-proxy.js';
 import type { MetricsRegistry } from './metrics.js';
 import type { Gateway } from './inference/gateway.js';
 import { handleTraffic, isTrafficPath } from './traffic-api.js';
@@ -64,6 +65,8 @@ export class App {
   private readonly ui: UiFiles;
   /** Kubeflow's access-management API, for the dashboard's contributors */
   private readonly kfam: Kfam;
+  /** `/notebook/<ns>/<name>/...`: each Notebook's server, HTTP here and WebSocket through `notebooks.upgrade` */
+  readonly notebooks: NotebookProxy;
 
   constructor(private readonly deps: AppDeps) {
     this.kube = new KubeApi({ client: deps.client, registry: deps.registry, logs: deps.logs, ...(deps.exec ? { exec: deps.exec } : {}), ...(deps.bookmarkMs !== undefined ? { bookmarkMs: deps.bookmarkMs } : {}), ...(deps.dryRender ? { dryRender: deps.dryRender } : {}), ...(deps.authorizer ? { authorizer: deps.authorizer } : {}) });
@@ -74,6 +77,7 @@ export class App {
     }
     this.ui = new UiFiles(deps.uiRoot);
     this.kfam = new Kfam(deps.client);
+    this.notebooks = new NotebookProxy(deps.client);
     this.kfp = new KfpApi({ client: deps.client, version: deps.version, pipelineRoot: deps.pipelineRoot, ...(deps.artifacts ? { artifacts: deps.artifacts } : {}) });
   }
 
@@ -149,6 +153,12 @@ export class App {
     if (inference) {
       return [{ resource: { verb: methodVerb(method) || 'get', apiGroup: 'serving.kserve.io', resource: 'inferenceservices', subresource: 'proxy', namespace: inference.route.namespace, name: inference.route.name } }];
     }
+    // a notebook's server is reached as kube's service proxy reaches a service: `notebooks/proxy`,
+    // which Kubeflow's edit role grants and its view role does not (the server runs the caller's code)
+    const notebook = matchNotebook(url);
+    if (notebook) {
+      return [{ resource: { verb: methodVerb(method) || 'get', apiGroup: 'kubeflow.org', resource: 'notebooks', subresource: 'proxy', namespace: notebook.namespace, name: notebook.name } }];
+    }
     // the KFP API is no Kubernetes resource path: until it is mapped to pipelines.kubeflow.org as KFP's
     // multi-user mode does, it is checked by its path (admins, or nonResourceURLs rules, pass)
     const path = new URL(url, 'http://skiff.local').pathname;
@@ -164,6 +174,8 @@ export class App {
   private serve(req: IncomingMessage, res: ServerResponse): void {
     const inference = this.deps.gateway?.match(req);
     if (inference) return this.deps.gateway?.handle(req, res, inference);
+    const notebook = matchNotebook(req.url ?? '/');
+    if (notebook) return this.notebooks.handle(req, res, notebook);
     this.route(req, res).catch((e) => sendError(res, e));
   }
 

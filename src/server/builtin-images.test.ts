@@ -34,3 +34,16 @@ it('built-in images: Katib\'s simple-pbt image gets its program, its WORKDIR, EN
   assert.equal(envs.forImage('ghcr.io/kubeflow/katib/simple-pbt-other/x').files?.[0]?.path, '/opt/pbt', 'the rule is a prefix, as the mnist ones');
   assert.equal(envs.forImage('ghcr.io/kubeflow/katib/pbt:latest').files, undefined);
 });
+
+it('built-in images: Kubeflow\'s Jupyter images run JupyterLab under NB_PREFIX with HOME at /home/jovyan', () => {
+  const envs = new Environments(compileConfig({ dataDir: '/tmp/skiff-config-test' }).environments, {});
+  for (const image of ['ghcr.io/kubeflow/kubeflow/notebook-servers/jupyter-scipy:latest', 'kubeflownotebookswg/jupyter-pytorch-full:v1.9.0', 'docker.io/kubeflownotebookswg/jupyter-tensorflow-cuda-full:v1.8.0', 'ghcr.io/kubeflow/kubeflow/notebook-servers/jupyter:latest']) {
+    const env = envs.forImage(image);
+    assert.equal(env.env?.HOME, '/home/jovyan', image);
+    assert.equal(env.env?.PYTHONUSERBASE, '/home/jovyan/.local', image);
+    assert.deepEqual(env.dirs, ['/home/jovyan']);
+    assert.match(env.entrypoint?.join(' ') ?? '', /jupyter lab .*--port=8888 .*--ServerApp\.base_url="\$\{NB_PREFIX\}"/);
+    assert.ok(env.path?.some((p) => p.endsWith('.venv-notebooks/bin')), image);
+  }
+  assert.equal(envs.forImage('ghcr.io/kubeflow/kubeflow/notebook-servers/codeserver-python:latest').entrypoint, undefined, 'code-server is no Jupyter image');
+});

@@ -1,7 +1,8 @@
 // Images Skiff knows without any config: Katib's example trial images, whose programs ship in the
-// repository's images/ directory and run in the default Python environment.
+// repository's images/ directory and run in the default Python environment, and Kubeflow's Jupyter
+// notebook images, which run JupyterLab from the notebooks' environment (.venv-notebooks).
 import { join } from 'node:path';
-import type { EnvironmentRule } from '../substrate/local/environments.js';
+import type { Environment, EnvironmentRule } from '../substrate/local/environments.js';
 
 /**
  * Katib's `pytorch-mnist` and `simple-pbt` images.
@@ -28,6 +29,7 @@ export function builtinEnvironments(repoRoot: string): EnvironmentRule[] {
     entrypoint: ['python3', '/opt/pbt/pbt_test.py'],
   };
   return [
+    ...jupyterImages.map((image) => ({ image, environment: jupyter(repoRoot) })),
     ...[
       'ghcr.io/kubeflow/katib/pytorch-mnist-cpu*',
       'ghcr.io/kubeflow/katib/pytorch-mnist-gpu*',
@@ -36,4 +38,38 @@ export function builtinEnvironments(repoRoot: string): EnvironmentRule[] {
     ].map((image) => ({ image, environment: mnist })),
     ...['ghcr.io/kubeflow/katib/simple-pbt*', 'docker.io/kubeflowkatib/simple-pbt*', 'kubeflowkatib/simple-pbt*'].map((image) => ({ image, environment: pbt })),
   ];
+}
+
+/** Kubeflow's Jupyter images (jupyter, jupyter-scipy, jupyter-pytorch(-cuda)(-full), jupyter-tensorflow…) */
+const jupyterImages = [
+  'ghcr.io/kubeflow/kubeflow/notebook-servers/jupyter*',
+  'ghcr.io/kubeflow/notebooks/notebook-servers/jupyter*',
+  'kubeflownotebookswg/jupyter*',
+  'docker.io/kubeflownotebookswg/jupyter*',
+  'public.ecr.aws/j1r0q0g6/notebooks/notebook-servers/jupyter*',
+];
+
+/** where the Jupyter images keep the user's files; a Notebook's home volume is mounted here */
+export const jovyanHome = '/home/jovyan';
+
+/**
+ * The Jupyter images' contract: user jovyan with HOME at /home/jovyan, and the server started as
+ * their s6 service starts it, under NB_PREFIX so the proxy needs no rewrite. HOME (and with it
+ * ~/.local, the user site-packages `pip install --user` writes) is the home volume when the
+ * Notebook mounts one there, so installed packages outlive the Pod; without a volume the home is
+ * the container's own directory, gone with the Pod, as an image's filesystem is.
+ */
+function jupyter(repoRoot: string): Environment {
+  const venv = join(repoRoot, '.venv-notebooks');
+  return {
+    path: [`${jovyanHome}/.local/bin`, join(venv, 'bin')],
+    env: { HOME: jovyanHome, NB_USER: 'jovyan', NB_UID: '1000', NB_PREFIX: '/', SHELL: '/bin/bash', PYTHONUSERBASE: `${jovyanHome}/.local`, JUPYTER_ALLOW_INSECURE_WRITES: 'true' },
+    dirs: [jovyanHome],
+    workingDir: jovyanHome,
+    entrypoint: ['/bin/sh', '-c', [
+      'exec jupyter lab --notebook-dir=/home/jovyan --ip=0.0.0.0 --no-browser --allow-root --port=8888',
+      "--ServerApp.token='' --ServerApp.password='' --ServerApp.allow_origin='*'",
+      '--ServerApp.base_url="${NB_PREFIX}" --ServerApp.authenticate_prometheus=False',
+    ].join(' ')],
+  };
 }

@@ -4,6 +4,7 @@ import type { KObject, StoredObject } from '../api/meta.js';
 import { rbacKinds } from '../api/rbac.js';
 import { KindRegistry } from '../api/registry.js';
 import { jobsWorkload } from '../workloads/jobs/index.js';
+import { notebooksWorkload } from '../workloads/notebooks/index.js';
 import { pipelinesWorkload } from '../workloads/pipelines/index.js';
 import { profilesWorkload } from '../workloads/profiles/index.js';
 import type { ServingDataPlane } from '../workloads/serving/data-plane.js';
@@ -18,7 +19,7 @@ export interface WorkloadDeps {
 }
 
 export function workloads(deps: WorkloadDeps): Workload[] {
-  return [jobsWorkload, pipelinesWorkload, trainingWorkload, tuningWorkload, servingWorkload(deps.dataPlane), profilesWorkload];
+  return [jobsWorkload, pipelinesWorkload, trainingWorkload, tuningWorkload, servingWorkload(deps.dataPlane), profilesWorkload, notebooksWorkload];
 }
 
 /** The kinds the server serves: the core ones, RBAC's and every workload's. */

@@ -180,7 +180,8 @@ const kubeflowRoles: RoleSpec[] = [
   { name: 'kubeflow-notebooks-admin', into: [kfAggregate('kubeflow-admin')], aggregates: kfAggregate('kubeflow-notebooks-admin') },
   {
     name: 'kubeflow-notebooks-edit', into: [kfAggregate('kubeflow-edit'), kfAggregate('kubeflow-notebooks-admin')],
-    rules: [rule(['kubeflow.org'], ['notebooks', 'notebooks/status'], readWrite)],
+    // notebooks/proxy: the notebook's server, reached through Skiff's proxy; it runs code, so only editors
+    rules: [rule(['kubeflow.org'], ['notebooks', 'notebooks/status', 'notebooks/proxy'], readWrite)],
   },
   { name: 'kubeflow-notebooks-view', into: [kfAggregate('kubeflow-view')], rules: [rule(['kubeflow.org'], ['notebooks', 'notebooks/status'], read)] },
   // KServe

@@ -1,0 +1,146 @@
+// The notebook proxy: `/notebook/<namespace>/<name>/...` on Skiff's port reaches the server of that
+// Notebook, HTTP and WebSocket alike (kernels' channels, terminals), as Kubeflow's Istio
+// VirtualService routes it: the prefix kept (Jupyter serves under NB_PREFIX) or rewritten by the
+// `notebooks.kubeflow.org/http-rewrite-uri` annotation, and the headers of
+// `notebooks.kubeflow.org/http-headers-request-set` set. The request is authorized before it gets
+// here (App: `notebooks/proxy`); Skiff's own credentials are taken off it, so the notebook's code
+// never sees the token of the user who opened it.
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import { connect } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { ApiError, StatusReason } from '../api/errors.js';
+import { Kinds } from '../api/index.js';
+import type { KObject } from '../api/meta.js';
+import type { Pod } from '../api/core-types.js';
+import type { Notebook } from '../api/notebooks.js';
+import { NotebookKind, NotebookNames, headersOf, notebookPrefix } from '../api/notebooks.js';
+import type { Client } from '../store/client.js';
+import { sendError } from './body.js';
+import { rejectUpgrade } from './kube/upgrade.js';
+
+export interface NotebookRoute {
+  namespace: string;
+  name: string;
+  /** the path after `/notebook/<ns>/<name>`, with the query */
+  rest: string;
+}
+
+const routePath = /^\/notebook\/([^/?]+)\/([^/?]+)(\/[^?]*)?(\?.*)?$/;
+
+/** the notebook a request is for, by its path */
+export function matchNotebook(url: string): NotebookRoute | undefined {
+  const m = routePath.exec(url);
+  if (!m) return undefined;
+  try {
+    return { namespace: decodeURIComponent(m[1] ?? ''), name: decodeURIComponent(m[2] ?? ''), rest: `${m[3] ?? ''}${m[4] ?? ''}` };
+  } catch {
+    return undefined;
+  }
+}
+
+/** the part of a Service the proxy reads */
+interface ServiceObject extends KObject {
+  spec?: { ports?: { targetPort?: number | string }[] };
+}
+
+/** where the server is and what to ask it for */
+interface Upstream {
+  host: string;
+  port: number;
+  path: string;
+  headers: Record<string, string>;
+}
+
+// hop-by-hop headers (RFC 9110 7.6.1) end at the proxy; an upgrade sets its own again
+const hopByHop = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'proxy-authorization']);
+
+/** the request's headers as the server gets them: Skiff's credentials off, the annotation's set */
+export function upstreamHeaders(req: { headers: IncomingHttpHeaders; socket?: { remoteAddress?: string } }, set: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (v === undefined || hopByHop.has(k) || k === 'authorization') continue;
+    out[k] = Array.isArray(v) ? v.join(', ') : v;
+  }
+  const forwarded = req.socket?.remoteAddress;
+  if (forwarded) out['x-forwarded-for'] = out['x-forwarded-for'] ? `${out['x-forwarded-for']}, ${forwarded}` : forwarded;
+  out['x-forwarded-proto'] ??= 'http';
+  for (const [k, v] of Object.entries(set)) out[k.toLowerCase()] = v;
+  return out;
+}
+
+/** Istio's prefix rewrite: the matched `/notebook/<ns>/<name>/` replaced by the annotation's URI */
+export function upstreamPath(route: NotebookRoute, rewrite: string | undefined): string {
+  const prefix = notebookPrefix(route.namespace, route.name);
+  if (rewrite === undefined) return `${prefix}${route.rest}`;
+  const rest = route.rest.startsWith('/') ? route.rest.slice(1) : route.rest;
+  return `${rewrite}${rewrite.endsWith('/') || rest === '' || rest.startsWith('?') ? '' : '/'}${rest}`;
+}
+
+export class NotebookProxy {
+  constructor(private readonly client: Client) {}
+
+  /** the Notebook's server, or why it cannot be reached now */
+  private async upstream(route: NotebookRoute, req: IncomingMessage): Promise<Upstream> {
+    const key = { namespace: route.namespace, name: route.name };
+    const nb = await this.client.find<Notebook>(NotebookKind, key);
+    if (!nb) throw new ApiError(StatusReason.NotFound, `notebooks.kubeflow.org "${route.name}" not found`);
+    const annotations = nb.metadata.annotations ?? {};
+    if (annotations[NotebookNames.stopped] !== undefined) throw new ApiError(StatusReason.ServiceUnavailable, `notebook ${route.namespace}/${route.name} is stopped`);
+    const pod = await this.client.find<Pod>(Kinds.Pod, { namespace: route.namespace, name: `${route.name}-0` });
+    const ip = pod?.status?.phase === 'Running' && !pod.metadata.deletionTimestamp ? pod.status.podIP : undefined;
+    if (!ip) throw new ApiError(StatusReason.ServiceUnavailable, `notebook ${route.namespace}/${route.name} is not running yet`);
+    const svc = await this.client.find<ServiceObject>(Kinds.Service, key);
+    const target = svc?.spec?.ports?.[0]?.targetPort;
+    const port = typeof target === 'number' ? target : pod?.spec.containers[0]?.ports?.[0]?.containerPort ?? NotebookNames.defaultPort;
+    const set = annotations[NotebookNames.headersRequestSet];
+    return { host: ip, port, path: upstreamPath(route, annotations[NotebookNames.rewriteUri]), headers: upstreamHeaders(req, set ? headersOf(set) ?? {} : {}) };
+  }
+
+  /** serves an HTTP request for a notebook */
+  handle(req: IncomingMessage, res: ServerResponse, route: NotebookRoute): void {
+    // Istio's route matches the prefix with its slash; the bare path is sent there, as a browser expects
+    if (route.rest === '' || route.rest.startsWith('?')) {
+      res.writeHead(301, { location: `${notebookPrefix(route.namespace, route.name)}/${route.rest}` });
+      return void res.end();
+    }
+    this.upstream(route, req).then((up) => {
+      const out = httpRequest({ host: up.host, port: up.port, method: req.method, path: up.path, headers: up.headers }, (r) => {
+        const headers: Record<string, string | string[]> = {};
+        for (const [k, v] of Object.entries(r.headers)) if (v !== undefined && !hopByHop.has(k)) headers[k] = v;
+        res.writeHead(r.statusCode ?? 502, headers);
+        r.pipe(res);
+      });
+      out.on('error', (e) => {
+        if (!res.headersSent) sendError(res, new ApiError(StatusReason.ServiceUnavailable, `notebook ${route.namespace}/${route.name}: ${e.message}`));
+        else res.destroy();
+      });
+      req.pipe(out);
+    }, (e: unknown) => sendError(res, e));
+  }
+
+  /** the `upgrade` handler (WebSocket): takes requests for notebooks and splices them to the server */
+  readonly upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): boolean => {
+    const route = matchNotebook(req.url ?? '/');
+    if (!route) return false;
+    this.upstream(route, req).then((up) => {
+      const conn = connect(up.port, up.host);
+      const fail = (): void => {
+        conn.destroy();
+        socket.destroy();
+      };
+      conn.once('error', (e) => (conn.connecting ? rejectUpgrade(socket, new ApiError(StatusReason.ServiceUnavailable, `notebook ${route.namespace}/${route.name}: ${e.message}`)) : fail()));
+      socket.once('error', fail);
+      conn.once('connect', () => {
+        const headers = { ...up.headers, connection: 'Upgrade', upgrade: req.headers.upgrade ?? 'websocket' };
+        const lines = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+        conn.write(`${req.method ?? 'GET'} ${up.path} HTTP/1.1\r\n${lines}\r\n`);
+        if (head.length) conn.write(head);
+        conn.pipe(socket);
+        socket.pipe(conn);
+        conn.once('close', () => socket.destroy());
+        socket.once('close', () => conn.destroy());
+      });
+    }, (e: unknown) => rejectUpgrade(socket, e));
+    return true;
+  };
+}
