@@ -73,7 +73,9 @@ export class App {
     }
     this.ui = new UiFiles(deps.uiRoot);
     this.kfam = new Kfam(deps.client);
-    this.kfp = new KfpApi({ client: deps.client, version: deps.version, pipelineRoot: deps.pipelineRoot, ...(deps.artifacts ? { artifacts: deps.artifacts } : {}) });
+    // with tenancy on, the KFP API authorizes each request itself, as KFP's multi-user mode does: only
+    // its handlers know the namespace (a run's experiment's, a pipeline's, or the one the request names)
+    this.kfp = new KfpApi({ client: deps.client, version: deps.version, pipelineRoot: deps.pipelineRoot, ...(deps.artifacts ? { artifacts: deps.artifacts } : {}), ...(deps.authn ? { authorizer: deps.authorizer ?? allowAll } : {}) });
   }
 
   /** node:http request listener */
@@ -148,12 +150,12 @@ export class App {
     if (inference) {
       return [{ resource: { verb: methodVerb(method) || 'get', apiGroup: 'serving.kserve.io', resource: 'inferenceservices', subresource: 'proxy', namespace: inference.route.namespace, name: inference.route.name } }];
     }
-    // the KFP API is no Kubernetes resource path: until it is mapped to pipelines.kubeflow.org as KFP's
-    // multi-user mode does, it is checked by its path (admins, or nonResourceURLs rules, pass)
     const path = new URL(url, 'http://skiff.local').pathname;
     // KFAM decides itself: only a namespace's owner (or a cluster admin) changes its contributors
     if (this.kfam.handles(path)) return [];
-    if (path === '/apis/v2beta1' || path.startsWith('/apis/v2beta1/')) return [{ nonResource: { verb: method.toLowerCase(), path } }];
+    // the KFP API: any signed-in user gets in, and its handlers ask for pipelines.kubeflow.org
+    // permissions in the namespace each request turns out to touch (src/server/kfp/authz.ts)
+    if (path === '/apis/v2beta1' || path.startsWith('/apis/v2beta1/')) return [];
     return requestChecks(method, url, upgrade);
   }
 

@@ -143,9 +143,9 @@ const kubeflowRoles: RoleSpec[] = [
   {
     name: 'aggregate-to-kubeflow-pipelines-edit', into: [kfAggregate('kubeflow-pipelines-edit')],
     rules: [
-      rule([pipelines], ['pipelines', 'pipelines/versions'], ['create', 'delete', 'update']),
+      rule([pipelines], ['pipelines', 'pipelineversions'], ['create', 'delete', 'update']),
       rule([pipelines], ['experiments'], ['archive', 'create', 'delete', 'unarchive']),
-      rule([pipelines], ['runs'], ['archive', 'create', 'delete', 'retry', 'terminate', 'unarchive']),
+      rule([pipelines], ['runs'], ['archive', 'create', 'delete', 'retry', 'terminate', 'unarchive', 'reportMetrics', 'readArtifact']),
       rule([pipelines], ['jobs'], ['create', 'delete', 'disable', 'enable']),
       rule(['kubeflow.org'], ['scheduledworkflows'], ['*']),
       rule(['argoproj.io'], ['cronworkflows', 'workflows', 'workfloweventbindings', 'workflowtemplates'], ['*']),
@@ -154,7 +154,8 @@ const kubeflowRoles: RoleSpec[] = [
   {
     name: 'aggregate-to-kubeflow-pipelines-view', into: [kfAggregate('kubeflow-pipelines-view')],
     rules: [
-      rule([pipelines], ['pipelines', 'pipelines/versions', 'experiments', 'runs', 'jobs'], ['get', 'list']),
+      rule([pipelines], ['pipelines', 'pipelineversions', 'experiments', 'jobs'], ['get', 'list']),
+      rule([pipelines], ['runs'], ['get', 'list', 'readArtifact']),
       rule(['kubeflow.org'], ['viewers'], ['create', 'get', 'delete']),
       rule([pipelines], ['visualizations'], ['create']),
     ],
