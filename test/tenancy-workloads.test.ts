@@ -12,6 +12,7 @@ import { bwrapAvailable } from '../src/substrate/local/process.js';
 import { TestServer, clientsPython, repoRoot, runProgram } from './harness.js';
 
 const kfpPython = join(repoRoot, '.venv', 'bin', 'python');
+const fixtures = join(repoRoot, 'test', 'fixtures', 'serving');
 const skip = !existsSync(clientsPython) || !existsSync(kfpPython) ? 'the Python environments (.venv, .venv-clients) are not set up'
   // a Pod finds katib-db-manager.kubeflow and its service-account files through bubblewrap's mounts
   : !bwrapAvailable() ? 'bubblewrap cannot run here' : false;
@@ -78,10 +79,26 @@ describe('Skiff\'s workloads with tenancy on', { skip, timeout: 240_000 }, () =>
     await s?.cleanup();
   });
 
-  it('refuses anonymous callers, at the API and at the inference gateway', async () => {
+  it('refuses anonymous callers at the API; the inference gateway answers the owner, its transformer reaching the predictor', async () => {
     assert.equal((await s.req('GET', '/api/v1/namespaces/team-a/pods')).status, 401);
     assert.equal((await s.req('GET', '/apis/v2beta1/runs?namespace=team-a')).status, 401);
-    assert.equal((await s.req('POST', '/serving/team-a/echo/v1/models/echo:predict', { instances: [1] })).status, 401);
+    const isvc = await s.req('POST', '/apis/serving.kserve.io/v1beta1/namespaces/team-a/inferenceservices', {
+      apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService', metadata: { name: 'echo' },
+      spec: {
+        transformer: { containers: [{ name: 'kserve-container', image: 'python:3.11', command: ['python', join(fixtures, 'transformer.py')] }] },
+        predictor: { containers: [{ name: 'kserve-container', image: 'python:3.11', command: ['python', join(fixtures, 'echo_server.py')] }] },
+      },
+    }, as('alice-token'));
+    assert.equal(isvc.status, 201, isvc.text);
+    await s.until('the InferenceService to be Ready', async () => (await phaseOf('/apis/serving.kserve.io/v1beta1/namespaces/team-a/inferenceservices/echo'))?.status?.conditions?.find((c: any) => c.type === 'Ready')?.status === 'True', 60_000);
+    const path = '/serving/team-a/echo/v1/models/echo:predict';
+    assert.equal((await s.req('POST', path, { instances: [[1]] })).status, 401);
+    assert.equal((await s.req('POST', path, { instances: [[1]] }, as('bob-token'))).status, 403);
+    const r = await s.req('POST', path, { instances: [[1]] }, as('alice-token'));
+    assert.equal(r.status, 200, r.text + s.output.slice(-3000));
+    assert.equal(r.body.transformed, true);
+    assert.equal(r.body.path, '/v1/models/echo:predict');
+    assert.equal(r.body.body, '{"instances": [[16.0]]}');
   });
 
   it('runs a pipeline through kfp.Client with the owner\'s token; another tenant may not see it', async () => {

@@ -12,6 +12,7 @@ import { isOpenPath, type Authenticator } from './auth/authn.js';
 import { forbidden, UnauthorizedError } from './auth/messages.js';
 import { methodVerb, requestChecks, type RequestInfo } from './auth/request-info.js';
 import { impersonate } from './auth/impersonation.js';
+import { peerAddress, podNamespaceAt } from './auth/pod-caller.js';
 import { allowAll, setRequestUser, type Authorizer, type UserInfo } from './auth/types.js';
 import { rejectUpgrade } from './kube/upgrade.js';
 import type { Duplex } from 'node:stream';
@@ -119,6 +120,7 @@ export class App {
     const open = isOpenPath(path);
     const who = await authn.authenticate(req);
     if ('failure' in who || who.anonymous) {
+      if (!open && !('failure' in who) && (await this.samePodNamespace(req, authn))) return undefined;
       if (!open) return new UnauthorizedError();
       setRequestUser(req, 'failure' in who ? { username: 'system:anonymous', groups: ['system:unauthenticated'] } : who.user);
       return undefined;
@@ -140,6 +142,20 @@ export class App {
       if (!d.allowed) return forbidden(attrs, d.reason);
     }
     return undefined;
+  }
+
+  /**
+   * An inference request with no token from a Pod of the service's own namespace: a KServe
+   * transformer calling its predictor (KServe's SDK sends no credentials; in Kubeflow the mesh lets a
+   * namespace's Pods reach each other). It acts as an anonymous caller; a token, when given, counts instead.
+   */
+  private async samePodNamespace(req: IncomingMessage, authn: Authenticator): Promise<boolean> {
+    const inference = this.deps.gateway?.match(req);
+    if (!inference || !authn.isFromPod(req)) return false;
+    const ns = await podNamespaceAt(this.deps.client, peerAddress(req));
+    if (ns === undefined || ns !== inference.route.namespace) return false;
+    setRequestUser(req, { username: 'system:anonymous', groups: ['system:unauthenticated'], extra: { 'skiff.dev/pod-namespace': [ns] } });
+    return true;
   }
 
   /** what a request asks, in the authorizer's terms */

@@ -1,9 +1,8 @@
 // Katib's DBManager (api.v1.beta1.DBManager) over Skiff's store: a trial's metric logs are the
 // ObservationLog object named as the Trial, in its namespace and owned by it, so they go when the
 // Trial goes and every Kubernetes client can read them.
-import type { Pod } from '../../api/core-types.js';
+import { podNamespaceAt } from '../auth/pod-caller.js';
 import { isAlreadyExists, isConflict, isNotFound } from '../../api/errors.js';
-import { Kinds } from '../../api/index.js';
 import type { KObject, StoredObject } from '../../api/meta.js';
 import type { KindDef } from '../../api/registry.js';
 import type { MetricLog, ObservationLog, Trial } from '../../api/tuning-types.js';
@@ -33,13 +32,6 @@ function decoding<T>(decode: (b: Buffer) => T, body: Buffer): T {
   }
 }
 
-/** the namespace of the running Pod at this address (Pods connect from their own IP, native/skiff-net.c) */
-async function callerNamespace(client: Client, peer: string): Promise<string | undefined> {
-  if (!peer) return undefined;
-  const pods = (await client.listAll<Pod>(Kinds.Pod)).filter((p) => p.status?.podIP === peer && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
-  const namespaces = new Set(pods.map((p) => p.metadata.namespace ?? 'default'));
-  return namespaces.size === 1 ? [...namespaces][0] : undefined;
-}
 
 /**
  * The Trial a request names. Katib's requests carry the trial's name only (trial names are unique
@@ -54,7 +46,7 @@ export async function findTrial(client: Client, name: string, peer = ''): Promis
   const only = found[0];
   if (!only) throw new GrpcError(GrpcStatus.NOT_FOUND, `trial "${name}" not found in any namespace`);
   if (found.length > 1) {
-    const ns = await callerNamespace(client, peer);
+    const ns = await podNamespaceAt(client, peer);
     const mine = found.filter((t) => t.metadata.namespace === ns);
     if (mine.length === 1) return mine[0] as Trial & StoredObject;
     const where = found.map((t) => t.metadata.namespace).sort().join(', ');
