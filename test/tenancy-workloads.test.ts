@@ -153,8 +153,10 @@ describe('Skiff\'s workloads with tenancy on', { skip, timeout: 240_000 }, () =>
       const last = x?.status?.conditions?.at(-1);
       return last && ['Succeeded', 'Failed'].includes(last.type) && last.status === 'True' ? x : undefined;
     }, 120_000);
-    assert.equal(e.status.conditions.at(-1).type, 'Succeeded', JSON.stringify(e.status) + s.output.slice(-3000));
-    assert.equal(e.status.trialsSucceeded, 2);
+    const pods = (await phaseOf('/api/v1/namespaces/team-a/pods?labelSelector=katib.kubeflow.org%2Fexperiment%3Dpushed')).items;
+    const logs = await Promise.all(pods.map(async (p: any) => `${p.metadata.name} ${p.status.podIP}: ${(await s.req('GET', `/api/v1/namespaces/team-a/pods/${p.metadata.name}/log`, undefined, as('alice-token'))).text}`));
+    assert.equal(e.status.conditions.at(-1).type, 'Succeeded', JSON.stringify(e.status));
+    assert.equal(e.status.trialsSucceeded, 2, `${JSON.stringify(e.status)}\n${logs.join('\n')}`);
     const loss = Number(e.status.currentOptimalTrial.observation.metrics[0].latest);
     const x = Number(e.status.currentOptimalTrial.parameterAssignments[0].value);
     assert.ok(Math.abs(loss - x * x) < 1e-9, JSON.stringify(e.status.currentOptimalTrial));
