@@ -196,20 +196,38 @@ int bind(int fd, const struct sockaddr *addr, socklen_t len) {
 // cluster: peers that tell others where to reach a process by the address its connection came from
 // (XGBoost's and Gloo's trackers, MPI runtimes) then hand out an address that reaches it. Left alone,
 // the kernel would pick 127.0.0.1, where nothing of the Pod listens. Only unbound IPv4 stream
-// sockets; the port is still chosen at connect time.
+// sockets, and dual-stack IPv6 ones connecting to a v4-mapped address (gRPC's C core opens those:
+// Katib's report_metrics() reaches Skiff so); the port is still chosen at connect time.
 static void pod_source(int fd, const struct sockaddr *dst, socklen_t len) {
-  if (!dst || len < sizeof(struct sockaddr_in) || dst->sa_family != AF_INET) return;
-  in_addr_t d = ntohl(((const struct sockaddr_in *)dst)->sin_addr.s_addr);
+  if (!dst || len < sizeof(struct sockaddr_in)) return;
+  int v6 = dst->sa_family == AF_INET6;
+  in_addr_t d;
+  if (dst->sa_family == AF_INET) {
+    d = ntohl(((const struct sockaddr_in *)dst)->sin_addr.s_addr);
+  } else if (v6 && len >= sizeof(struct sockaddr_in6) && IN6_IS_ADDR_V4MAPPED(&((const struct sockaddr_in6 *)dst)->sin6_addr)) {
+    struct in_addr v4;
+    memcpy(&v4, &((const struct sockaddr_in6 *)dst)->sin6_addr.s6_addr[12], 4);
+    d = ntohl(v4.s_addr);
+  } else {
+    return;
+  }
   if ((d >> 24) != 127 || d == INADDR_LOOPBACK) return;
   int saved = errno;
-  struct sockaddr_in cur;
+  struct sockaddr_storage cur;
   socklen_t n = sizeof cur;
-  if (sock_int(fd, SOL_SOCKET, SO_TYPE) == SOCK_STREAM && getsockname(fd, (struct sockaddr *)&cur, &n) == 0 &&
-      cur.sin_family == AF_INET && cur.sin_port == 0 && cur.sin_addr.s_addr == htonl(INADDR_ANY)) {
+  if (sock_int(fd, SOL_SOCKET, SO_TYPE) == SOCK_STREAM && getsockname(fd, (struct sockaddr *)&cur, &n) == 0) {
     int one = 1;
-    setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
-    struct sockaddr_in src = { .sin_family = AF_INET, .sin_port = 0, .sin_addr = pod_ip };
-    real_bind(fd, (const struct sockaddr *)&src, sizeof src); // best effort: the connect goes on either way
+    if (!v6 && cur.ss_family == AF_INET && ((struct sockaddr_in *)&cur)->sin_port == 0 && ((struct sockaddr_in *)&cur)->sin_addr.s_addr == htonl(INADDR_ANY)) {
+      setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
+      struct sockaddr_in src = { .sin_family = AF_INET, .sin_port = 0, .sin_addr = pod_ip };
+      real_bind(fd, (const struct sockaddr *)&src, sizeof src); // best effort: the connect goes on either way
+    } else if (v6 && cur.ss_family == AF_INET6 && ((struct sockaddr_in6 *)&cur)->sin6_port == 0 &&
+               IN6_IS_ADDR_UNSPECIFIED(&((struct sockaddr_in6 *)&cur)->sin6_addr) && sock_int(fd, IPPROTO_IPV6, IPV6_V6ONLY) == 0) {
+      setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
+      struct sockaddr_in6 src = { .sin6_family = AF_INET6, .sin6_port = 0 };
+      mapped_pod_ip(&src.sin6_addr);
+      real_bind(fd, (const struct sockaddr *)&src, sizeof src);
+    }
   }
   errno = saved;
 }

@@ -1,4 +1,8 @@
-/** The bearer token the CLI sends: `--token`, else `SKIFF_TOKEN`, else the kubeconfig's user for this server. */
+/**
+ * The bearer token the CLI sends: `--token`, else `SKIFF_TOKEN`, else the kubeconfig's user for this
+ * server, else, inside a Pod talking to the server its kubelet named (SKIFF_SERVER), the Pod's
+ * service-account token, as kubectl in a Pod uses it.
+ */
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
@@ -41,7 +45,10 @@ function kubeconfigFiles(env: Record<string, string | undefined>, cwd: string): 
   return [join(resolve(cwd, dataDir), 'kubeconfig')];
 }
 
-export function resolveToken(flag: string | undefined, env: Record<string, string | undefined>, cwd: string, server: string): string | undefined {
+/** where a Pod's service-account token is mounted (src/substrate/local/serviceaccount.ts) */
+export const podTokenFile = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
+export function resolveToken(flag: string | undefined, env: Record<string, string | undefined>, cwd: string, server: string, tokenFile = podTokenFile): string | undefined {
   if (flag) return flag;
   if (env.SKIFF_TOKEN) return env.SKIFF_TOKEN;
   for (const f of kubeconfigFiles(env, cwd)) {
@@ -53,6 +60,14 @@ export function resolveToken(flag: string | undefined, env: Record<string, strin
     }
     const t = kubeconfigToken(text, server);
     if (t) return t;
+  }
+  // only to the server the Pod was given: the token is the Pod's identity, not for anyone else
+  if (env.SKIFF_SERVER && sameServer(env.SKIFF_SERVER, server)) {
+    try {
+      return readFileSync(tokenFile, 'utf8').trim() || undefined;
+    } catch {
+      return undefined;
+    }
   }
   return undefined;
 }

@@ -12,6 +12,7 @@ import { isOpenPath, type Authenticator } from './auth/authn.js';
 import { forbidden, UnauthorizedError } from './auth/messages.js';
 import { methodVerb, requestChecks, type RequestInfo } from './auth/request-info.js';
 import { impersonate } from './auth/impersonation.js';
+import { peerAddress, podNamespaceAt } from './auth/pod-caller.js';
 import { allowAll, setRequestUser, type Authorizer, type UserInfo } from './auth/types.js';
 import { rejectUpgrade } from './kube/upgrade.js';
 import type { Duplex } from 'node:stream';
@@ -78,7 +79,9 @@ export class App {
     this.ui = new UiFiles(deps.uiRoot);
     this.kfam = new Kfam(deps.client);
     this.notebooks = new NotebookProxy(deps.client);
-    this.kfp = new KfpApi({ client: deps.client, version: deps.version, pipelineRoot: deps.pipelineRoot, ...(deps.artifacts ? { artifacts: deps.artifacts } : {}) });
+    // with tenancy on, the KFP API authorizes each request itself, as KFP's multi-user mode does: only
+    // its handlers know the namespace (a run's experiment's, a pipeline's, or the one the request names)
+    this.kfp = new KfpApi({ client: deps.client, version: deps.version, pipelineRoot: deps.pipelineRoot, ...(deps.artifacts ? { artifacts: deps.artifacts } : {}), ...(deps.authn ? { authorizer: deps.authorizer ?? allowAll } : {}) });
   }
 
   /** node:http request listener */
@@ -122,6 +125,7 @@ export class App {
     const open = isOpenPath(path);
     const who = await authn.authenticate(req);
     if ('failure' in who || who.anonymous) {
+      if (!open && !('failure' in who) && (await this.samePodNamespace(req, authn))) return undefined;
       if (!open) return new UnauthorizedError();
       setRequestUser(req, 'failure' in who ? { username: 'system:anonymous', groups: ['system:unauthenticated'] } : who.user);
       return undefined;
@@ -145,6 +149,20 @@ export class App {
     return undefined;
   }
 
+  /**
+   * An inference request with no token from a Pod of the service's own namespace: a KServe
+   * transformer calling its predictor (KServe's SDK sends no credentials; in Kubeflow the mesh lets a
+   * namespace's Pods reach each other). It acts as an anonymous caller; a token, when given, counts instead.
+   */
+  private async samePodNamespace(req: IncomingMessage, authn: Authenticator): Promise<boolean> {
+    const inference = this.deps.gateway?.match(req);
+    if (!inference || !authn.isFromPod(req)) return false;
+    const ns = await podNamespaceAt(this.deps.client, peerAddress(req));
+    if (ns === undefined || ns !== inference.route.namespace) return false;
+    setRequestUser(req, { username: 'system:anonymous', groups: ['system:unauthenticated'], extra: { 'skiff.dev/pod-namespace': [ns] } });
+    return true;
+  }
+
   /** what a request asks, in the authorizer's terms */
   private checksOf(req: IncomingMessage, url: string, upgrade: boolean): RequestInfo[] {
     const method = req.method ?? 'GET';
@@ -159,15 +177,15 @@ export class App {
     if (notebook) {
       return [{ resource: { verb: methodVerb(method) || 'get', apiGroup: 'kubeflow.org', resource: 'notebooks', subresource: 'proxy', namespace: notebook.namespace, name: notebook.name } }];
     }
-    // the KFP API is no Kubernetes resource path: until it is mapped to pipelines.kubeflow.org as KFP's
-    // multi-user mode does, it is checked by its path (admins, or nonResourceURLs rules, pass)
     const path = new URL(url, 'http://skiff.local').pathname;
     // KFAM decides itself: only a namespace's owner (or a cluster admin) changes its contributors
     if (this.kfam.handles(path)) return [];
     // the dashboard's stream mux asks nothing itself: each stream on it is a request of the same user's,
     // decided as that request (stream-mux.ts)
     if (path === STREAMS_PATH) return [];
-    if (path === '/apis/v2beta1' || path.startsWith('/apis/v2beta1/')) return [{ nonResource: { verb: method.toLowerCase(), path } }];
+    // the KFP API: any signed-in user gets in, and its handlers ask for pipelines.kubeflow.org
+    // permissions in the namespace each request turns out to touch (src/server/kfp/authz.ts)
+    if (path === '/apis/v2beta1' || path.startsWith('/apis/v2beta1/')) return [];
     return requestChecks(method, url, upgrade);
   }
 

@@ -196,7 +196,8 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     streamsImpersonator = inCluster.adminToken;
     rootCA = inCluster.contract.caPem;
   }
-  const katibDb = await startKatibDbManager({ client, dataDir: config.dataDir, log });
+  // with tenancy on, trial Pods are known by their address and everyone else by a token (src/server/katib-db/service.ts)
+  const katibDb = await startKatibDbManager({ client, dataDir: config.dataDir, log, ...(authn ? { access: { authenticate: (t: string) => authn.userOfToken(t), authorizer } } : {}) });
   if (katibDb) {
     const { name, namespace } = KatibDbManagerService;
     substrate.setPlatformServices([{ name, namespace, ips: [katibDb.host] }]);

@@ -362,6 +362,11 @@ export class Authenticator {
     return { user: anonymousUser, anonymous: true };
   }
 
+  /** the user a bearer token names, for surfaces that are not HTTP/1 requests (Katib's gRPC DBManager); throws when it names nobody */
+  userOfToken(token: string): Promise<UserInfo> {
+    return this.byToken(token);
+  }
+
   private async byToken(token: string): Promise<UserInfo> {
     const fromFile = this.tokens.get(token);
     if (fromFile) return fromFile;

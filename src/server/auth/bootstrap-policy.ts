@@ -101,6 +101,8 @@ const trainingJobs = ['mpijobs', 'tfjobs', 'pytorchjobs', 'mxjobs', 'xgboostjobs
 const katibKinds = ['experiments', 'trials', 'suggestions'];
 const kserveKinds = ['inferencegraphs', 'inferenceservices', 'servingruntimes', 'trainedmodels'];
 const pipelines = 'pipelines.kubeflow.org';
+/** the verbs of the HTTP methods an inference request may use (GET, HEAD, POST, PUT, PATCH, DELETE) */
+const inferenceCalls = ['get', 'create', 'update', 'patch', 'delete'];
 
 const kubeflowRoles: RoleSpec[] = [
   // common/kubeflow-roles: the three a Profile binds, and the Kubernetes kinds each includes
@@ -143,9 +145,9 @@ const kubeflowRoles: RoleSpec[] = [
   {
     name: 'aggregate-to-kubeflow-pipelines-edit', into: [kfAggregate('kubeflow-pipelines-edit')],
     rules: [
-      rule([pipelines], ['pipelines', 'pipelines/versions'], ['create', 'delete', 'update']),
+      rule([pipelines], ['pipelines', 'pipelineversions'], ['create', 'delete', 'update']),
       rule([pipelines], ['experiments'], ['archive', 'create', 'delete', 'unarchive']),
-      rule([pipelines], ['runs'], ['archive', 'create', 'delete', 'retry', 'terminate', 'unarchive']),
+      rule([pipelines], ['runs'], ['archive', 'create', 'delete', 'retry', 'terminate', 'unarchive', 'reportMetrics', 'readArtifact']),
       rule([pipelines], ['jobs'], ['create', 'delete', 'disable', 'enable']),
       rule(['kubeflow.org'], ['scheduledworkflows'], ['*']),
       rule(['argoproj.io'], ['cronworkflows', 'workflows', 'workfloweventbindings', 'workflowtemplates'], ['*']),
@@ -154,7 +156,8 @@ const kubeflowRoles: RoleSpec[] = [
   {
     name: 'aggregate-to-kubeflow-pipelines-view', into: [kfAggregate('kubeflow-pipelines-view')],
     rules: [
-      rule([pipelines], ['pipelines', 'pipelines/versions', 'experiments', 'runs', 'jobs'], ['get', 'list']),
+      rule([pipelines], ['pipelines', 'pipelineversions', 'experiments', 'jobs'], ['get', 'list']),
+      rule([pipelines], ['runs'], ['get', 'list', 'readArtifact']),
       rule(['kubeflow.org'], ['viewers'], ['create', 'get', 'delete']),
       rule([pipelines], ['visualizations'], ['create']),
     ],
@@ -188,9 +191,11 @@ const kubeflowRoles: RoleSpec[] = [
   { name: 'kubeflow-kserve-admin', into: [kfAggregate('kubeflow-admin')], aggregates: kfAggregate('kubeflow-kserve-admin') },
   {
     name: 'kubeflow-kserve-edit', into: [kfAggregate('kubeflow-edit'), kfAggregate('kubeflow-kserve-admin')],
-    rules: [rule(['serving.kserve.io'], kserveKinds, readWrite)],
+    rules: [rule(['serving.kserve.io'], kserveKinds, readWrite), rule(['serving.kserve.io'], ['inferenceservices/proxy'], inferenceCalls)],
   },
-  { name: 'kubeflow-kserve-view', into: [kfAggregate('kubeflow-view')], rules: [rule(['serving.kserve.io'], kserveKinds, read)] },
+  // calling a model through Skiff's gateway is `inferenceservices/proxy` (as `services/proxy` in
+  // kube): in Kubeflow every contributor of the namespace reaches its models through Istio, viewers too
+  { name: 'kubeflow-kserve-view', into: [kfAggregate('kubeflow-view')], rules: [rule(['serving.kserve.io'], kserveKinds, read), rule(['serving.kserve.io'], ['inferenceservices/proxy'], inferenceCalls)] },
 ];
 
 /** every bootstrap object, roles before the bindings that name them */

@@ -10,10 +10,12 @@ export const GrpcStatus = {
   UNKNOWN: 2,
   INVALID_ARGUMENT: 3,
   NOT_FOUND: 5,
+  PERMISSION_DENIED: 7,
   FAILED_PRECONDITION: 9,
   RESOURCE_EXHAUSTED: 8,
   UNIMPLEMENTED: 12,
   INTERNAL: 13,
+  UNAUTHENTICATED: 16,
 } as const;
 
 /** an error a handler throws to answer with that status and message */
@@ -23,9 +25,10 @@ export class GrpcError extends Error {
   }
 }
 
-/** who is calling: the connection's source address (IPv4 without the `::ffff:` prefix) */
+/** who is calling: the connection's source address (IPv4 without the `::ffff:` prefix), and the bearer token of its `authorization` metadata */
 export interface CallInfo {
   peer: string;
+  token?: string;
 }
 
 /** a method: request bytes in, reply bytes out */
@@ -84,7 +87,8 @@ async function serve(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, me
   let reply: Buffer;
   try {
     const peer = (stream.session?.socket?.remoteAddress ?? '').replace(/^::ffff:/, '');
-    reply = await handler(unframe(Buffer.concat(chunks)), { peer });
+    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(String(headers.authorization ?? ''));
+    reply = await handler(unframe(Buffer.concat(chunks)), { peer, ...(bearer ? { token: bearer[1] as string } : {}) });
   } catch (e) {
     if (e instanceof GrpcError) return trailersOnly(stream, e.code, e.message);
     log?.(`katib-db-manager: ${path}: ${(e as Error).stack ?? String(e)}`);

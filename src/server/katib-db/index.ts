@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '../../store/client.js';
 import { grpcServer } from './grpc.js';
-import { dbManagerMethods } from './service.js';
+import { dbManagerMethods, type DbManagerAccess } from './service.js';
 
 /** Katib's Service for its DB manager: its name, namespace and port, as the SDK's default dials */
 export const KatibDbManagerService = { name: 'katib-db-manager', namespace: 'kubeflow', port: 6789 } as const;
@@ -43,7 +43,7 @@ function candidates(saved: string | undefined): string[] {
   return [...new Set([...(saved ? [saved] : []), '127.0.0.2', ...random])];
 }
 
-export async function startKatibDbManager(opts: { client: Client; dataDir: string; log?: (m: string) => void }): Promise<KatibDbManager | undefined> {
+export async function startKatibDbManager(opts: { client: Client; dataDir: string; log?: (m: string) => void; access?: DbManagerAccess }): Promise<KatibDbManager | undefined> {
   const stateFile = join(opts.dataDir, 'katib-db-manager.json');
   let saved: string | undefined;
   try {
@@ -51,7 +51,7 @@ export async function startKatibDbManager(opts: { client: Client; dataDir: strin
   } catch {
     saved = undefined;
   }
-  const server = grpcServer(dbManagerMethods(opts.client), opts.log);
+  const server = grpcServer(dbManagerMethods(opts.client, opts.access), opts.log);
   let host = '';
   let port: number | undefined;
   for (const h of candidates(saved)) {

@@ -15,6 +15,7 @@ import {
   decodeGetObservationLogReply, encodeDeleteObservationLogRequest, encodeGetObservationLogRequest, encodeReportObservationLogRequest, type MetricLog,
 } from './messages.js';
 import { DBManagerService, dbManagerMethods } from './service.js';
+import { allowAll, type UserInfo } from '../auth/types.js';
 
 const store = new SqliteStore({ file: ':memory:' });
 const client = new Client(store, defaultRegistry());
@@ -39,12 +40,13 @@ interface Answer {
 }
 
 /** one unary call, as a grpc client makes it (headers, one framed message, then trailers) */
-function call(method: string, message: Buffer, opts: { raw?: Buffer; contentType?: string; from?: string } = {}): Promise<Answer> {
+function call(method: string, message: Buffer, opts: { raw?: Buffer; contentType?: string; from?: string; token?: string; port?: number } = {}): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const from = opts.from;
-    const session = connect(`http://127.0.0.1:${port}`, from ? { createConnection: () => tcpConnect({ host: '127.0.0.1', port, localAddress: from }) } : {});
+    const to = opts.port ?? port;
+    const session = connect(`http://127.0.0.1:${to}`, from ? { createConnection: () => tcpConnect({ host: '127.0.0.1', port: to, localAddress: from }) } : {});
     session.on('error', reject);
-    const req = session.request({ ':method': 'POST', ':path': method.startsWith('/') ? method : `/${DBManagerService}/${method}`, 'content-type': opts.contentType ?? 'application/grpc', te: 'trailers' });
+    const req = session.request({ ':method': 'POST', ':path': method.startsWith('/') ? method : `/${DBManagerService}/${method}`, 'content-type': opts.contentType ?? 'application/grpc', te: 'trailers', ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}) });
     let httpStatus = 0;
     let headerStatus: string | undefined;
     let headerMessage: string | undefined;
@@ -193,4 +195,42 @@ test('what is not a gRPC call is told what the port serves; the health check ans
   const health = await call('/grpc.health.v1.Health/Check', Buffer.alloc(0));
   assert.equal(health.grpcStatus, GrpcStatus.OK);
   assert.deepEqual([...health.body], [0x08, 0x01]);
+});
+
+test('with tenancy on, a trial Pod reaches its own namespace\'s Trials, a token holder what RBAC allows, anyone else nothing', { skip: process.platform !== 'linux' && 'Pods have addresses of their own only where all of 127/8 is loopback' }, async () => {
+  const users: Record<string, UserInfo> = { 'alice-token': { username: 'alice', groups: ['system:authenticated'] } };
+  const tenant = grpcServer(dbManagerMethods(client, {
+    authenticate: async (t) => {
+      const u = users[t];
+      if (!u) throw new Error('invalid bearer token');
+      return u;
+    },
+    // alice may read and report team-a's trials, nothing else
+    authorizer: { ...allowAll, authorize: (a) => ({ allowed: a.user.username === 'alice' && a.resource?.namespace === 'team-a' && a.resource.verb !== 'delete' }) },
+  }));
+  await new Promise<void>((r) => tenant.listen(0, '127.0.0.1', r));
+  const tport = (tenant.address() as AddressInfo).port;
+  try {
+    await trial('tenant-a', 'team-a');
+    await trial('tenant-b', 'team-b');
+    const pod = await client.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'tenant-b-worker', namespace: 'team-b' }, spec: { containers: [{ name: 'main', image: 'python' }] } });
+    await client.updateStatus({ ...pod, status: { phase: 'Running', podIP: '127.1.78.7' } });
+    const report = (trialName: string, opts: { from?: string; token?: string }): Promise<Answer> =>
+      call('ReportObservationLog', encodeReportObservationLogRequest({ trialName, observationLog: { metricLogs: [log('2026-11-25T10:00:00Z', 'loss', '1')] } }), { ...opts, port: tport });
+    assert.equal((await report('tenant-b', { from: '127.1.78.7' })).grpcStatus, GrpcStatus.OK);
+    const across = await report('tenant-a', { from: '127.1.78.7' });
+    assert.equal(across.grpcStatus, GrpcStatus.NOT_FOUND);
+    assert.equal(across.grpcMessage, 'trial "tenant-a" not found in namespace "team-b"');
+    const anonymous = await report('tenant-a', { from: '127.1.78.8' });
+    assert.equal(anonymous.grpcStatus, GrpcStatus.UNAUTHENTICATED);
+    assert.equal((await report('tenant-a', { token: 'forged' })).grpcStatus, GrpcStatus.UNAUTHENTICATED);
+    assert.equal((await report('tenant-a', { token: 'alice-token' })).grpcStatus, GrpcStatus.OK);
+    const theirs = await report('tenant-b', { token: 'alice-token' });
+    assert.equal(theirs.grpcStatus, GrpcStatus.PERMISSION_DENIED);
+    assert.equal(theirs.grpcMessage, 'User "alice" cannot update resource "trials" in API group "kubeflow.org" in the namespace "team-b"');
+    assert.equal((await stored('tenant-a', 'team-a'))?.spec.metricLogs.length, 1);
+    assert.equal((await stored('tenant-b', 'team-b'))?.spec.metricLogs.length, 1);
+  } finally {
+    await new Promise<void>((r) => tenant.close(() => r()));
+  }
 });

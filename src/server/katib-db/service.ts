@@ -1,15 +1,16 @@
 // Katib's DBManager (api.v1.beta1.DBManager) over Skiff's store: a trial's metric logs are the
 // ObservationLog object named as the Trial, in its namespace and owned by it, so they go when the
 // Trial goes and every Kubernetes client can read them.
-import type { Pod } from '../../api/core-types.js';
+import { podNamespaceAt } from '../auth/pod-caller.js';
 import { isAlreadyExists, isConflict, isNotFound } from '../../api/errors.js';
-import { Kinds } from '../../api/index.js';
 import type { KObject, StoredObject } from '../../api/meta.js';
 import type { KindDef } from '../../api/registry.js';
 import type { MetricLog, ObservationLog, Trial } from '../../api/tuning-types.js';
 import { ObservationLogGroup, TuningApiVersion, TuningLabels } from '../../api/tuning-types.js';
 import type { Client } from '../../store/client.js';
-import { GrpcError, GrpcStatus, type UnaryHandler } from './grpc.js';
+import { GrpcError, GrpcStatus, type CallInfo, type UnaryHandler } from './grpc.js';
+import { forbiddenMessage } from '../auth/messages.js';
+import type { Authorizer, UserInfo } from '../auth/types.js';
 import {
   DecodeError, decodeDeleteObservationLogRequest, decodeGetObservationLogRequest, decodeReportObservationLogRequest, encodeGetObservationLogReply,
 } from './messages.js';
@@ -33,12 +34,53 @@ function decoding<T>(decode: (b: Buffer) => T, body: Buffer): T {
   }
 }
 
-/** the namespace of the running Pod at this address (Pods connect from their own IP, native/skiff-net.c) */
-async function callerNamespace(client: Client, peer: string): Promise<string | undefined> {
-  if (!peer) return undefined;
-  const pods = (await client.listAll<Pod>(Kinds.Pod)).filter((p) => p.status?.podIP === peer && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
-  const namespaces = new Set(pods.map((p) => p.metadata.namespace ?? 'default'));
-  return namespaces.size === 1 ? [...namespaces][0] : undefined;
+
+/**
+ * Who may use the DBManager when tenancy is on. Katib's SDK sends no credentials (report_metrics()
+ * opens a plain channel), so a trial's Pod is known by its source address and may reach the Trials
+ * of its own namespace only; any other caller sends a bearer token as `authorization` metadata and
+ * is authorized as the Kubernetes API would authorize it on the Trial (get, update to report,
+ * delete). Without either, the call is UNAUTHENTICATED.
+ */
+export interface DbManagerAccess {
+  /** the user a token names; throws when it names nobody */
+  authenticate(token: string): Promise<UserInfo>;
+  authorizer: Authorizer;
+}
+
+type Caller = { namespace: string } | { user: UserInfo } | undefined;
+
+async function callerOf(client: Client, call: CallInfo, access: DbManagerAccess | undefined): Promise<Caller> {
+  if (!access) return undefined;
+  if (call.token !== undefined) {
+    try {
+      return { user: await access.authenticate(call.token) };
+    } catch {
+      throw new GrpcError(GrpcStatus.UNAUTHENTICATED, 'the bearer token in the authorization metadata is not valid');
+    }
+  }
+  const namespace = await podNamespaceAt(client, call.peer);
+  if (namespace === undefined) throw new GrpcError(GrpcStatus.UNAUTHENTICATED, 'tenancy is on: call from a trial\'s Pod, or send a bearer token as authorization metadata');
+  return { namespace };
+}
+
+/** the Trial, once the caller may `verb` it */
+async function trialFor(client: Client, name: string, call: CallInfo, access: DbManagerAccess | undefined, verb: string): Promise<Trial & StoredObject> {
+  const caller = await callerOf(client, call, access);
+  if (caller && 'namespace' in caller) {
+    // a Pod sees its own namespace's Trials only: another namespace's are not there for it
+    const def = kind(client, TuningApiVersion, 'Trial');
+    const t = await client.find<Trial>(def, { namespace: caller.namespace, name });
+    if (!t) throw new GrpcError(GrpcStatus.NOT_FOUND, `trial "${name}" not found in namespace "${caller.namespace}"`);
+    return t;
+  }
+  const trial = await findTrial(client, name, call.peer);
+  if (caller && access) {
+    const attrs = { user: caller.user, resource: { verb, apiGroup: 'kubeflow.org', resource: 'trials', namespace: trial.metadata.namespace ?? 'default', name } };
+    const d = access.authorizer.authorize(attrs);
+    if (!d.allowed) throw new GrpcError(GrpcStatus.PERMISSION_DENIED, forbiddenMessage(attrs));
+  }
+  return trial;
 }
 
 /**
@@ -54,7 +96,7 @@ export async function findTrial(client: Client, name: string, peer = ''): Promis
   const only = found[0];
   if (!only) throw new GrpcError(GrpcStatus.NOT_FOUND, `trial "${name}" not found in any namespace`);
   if (found.length > 1) {
-    const ns = await callerNamespace(client, peer);
+    const ns = await podNamespaceAt(client, peer);
     const mine = found.filter((t) => t.metadata.namespace === ns);
     if (mine.length === 1) return mine[0] as Trial & StoredObject;
     const where = found.map((t) => t.metadata.namespace).sort().join(', ');
@@ -98,26 +140,26 @@ export async function appendMetricLogs(client: Client, trial: Trial & StoredObje
 }
 
 /** the gRPC methods, keyed by path */
-export function dbManagerMethods(client: Client): Record<string, UnaryHandler> {
+export function dbManagerMethods(client: Client, access?: DbManagerAccess): Record<string, UnaryHandler> {
   const logDef = (): KindDef => kind(client, ObservationLogApiVersion, 'ObservationLog');
   return {
     [`/${DBManagerService}/ReportObservationLog`]: async (body, call) => {
       const req = decoding(decodeReportObservationLogRequest, body);
       const logs = acceptMetricLogs(req.observationLog?.metricLogs ?? []);
-      const trial = await findTrial(client, req.trialName, call.peer);
+      const trial = await trialFor(client, req.trialName, call, access, 'update');
       await appendMetricLogs(client, trial, logs);
       return Buffer.alloc(0);
     },
     [`/${DBManagerService}/GetObservationLog`]: async (body, call) => {
       const req = decoding(decodeGetObservationLogRequest, body);
-      const trial = await findTrial(client, req.trialName, call.peer);
+      const trial = await trialFor(client, req.trialName, call, access, 'get');
       const stored = await client.find<ObservationLog>(logDef(), { namespace: trial.metadata.namespace ?? 'default', name: trial.metadata.name });
       const logs = queryMetricLogs(stored?.spec?.metricLogs ?? [], req);
       return encodeGetObservationLogReply({ observationLog: { metricLogs: logs.map((l) => ({ timeStamp: l.timeStamp, metric: { name: l.name, value: l.value } })) } });
     },
     [`/${DBManagerService}/DeleteObservationLog`]: async (body, call) => {
       const req = decoding(decodeDeleteObservationLogRequest, body);
-      const trial = await findTrial(client, req.trialName, call.peer);
+      const trial = await trialFor(client, req.trialName, call, access, 'delete');
       try {
         await client.delete(logDef(), { namespace: trial.metadata.namespace ?? 'default', name: trial.metadata.name });
       } catch (e) {

@@ -22,7 +22,8 @@ const NOT_IMPLEMENTED = new Set(['filters', 'visualizations', 'workflows', 'sche
 
 function serviceRoutes(version: string): Route<KfpContext>[] {
   return [
-    { method: 'GET', pattern: '/healthz', handle: async () => ({ commit_sha: 'unknown', tag_name: version, multi_user: false, pipeline_store: 'database' }) },
+    // multi_user tells kfp.Client in a Pod to work in the Pod's namespace, as KFP's multi-user mode does
+    { method: 'GET', pattern: '/healthz', handle: async ({ ctx }) => ({ commit_sha: 'unknown', tag_name: version, multi_user: ctx.multiUser, pipeline_store: 'database' }) },
     { method: 'GET', pattern: '/auth', handle: async () => ({}) },
   ];
 }

@@ -17,16 +17,19 @@ import { runArtifacts } from './shapes.js';
 const METRICS_TYPES = new Set(['system.Metrics', 'system.ClassificationMetrics', 'system.SlicedClassificationMetrics']);
 const CONTENT_TYPES: Record<string, string> = { 'system.HTML': 'text/html; charset=utf-8', 'system.Markdown': 'text/markdown; charset=utf-8' };
 
-async function listArtifacts({ ctx: k, params }: KfpCall): Promise<Shape> {
-  const r = await k.get<Run>(Kinds.Run, params.run_id as string, 'run');
+async function listArtifacts({ ctx: k, req, params }: KfpCall): Promise<Shape> {
+  const r = k.authorized(req, 'runs', 'get', await k.get<Run>(Kinds.Run, params.run_id as string, 'run'));
   const artifacts = runArtifacts(r).map((a) => ({ run_id: r.metadata.name, ...a }));
   return { artifacts, total_size: artifacts.length };
 }
 
-async function getArtifact({ ctx: k, url, params }: KfpCall): Promise<Shape> {
+async function getArtifact({ ctx: k, req, url, params }: KfpCall): Promise<Shape> {
   const artifactId = params.artifact_id as string;
   const runId = q(url, 'run_id');
-  const runs = runId ? [await k.get<Run>(Kinds.Run, runId, 'run')] : await Promise.all((await k.all<Run>(Kinds.Run)).map((r) => k.withTasks(r)));
+  // without a run, every run the user may read is searched (and only those)
+  const runs = runId
+    ? [k.authorized(req, 'runs', 'get', await k.get<Run>(Kinds.Run, runId, 'run'))]
+    : await Promise.all((await k.all<Run>(Kinds.Run)).filter((r) => k.may(req, { resource: 'runs', verb: 'get', namespace: r.metadata.namespace, name: r.metadata.name })).map((r) => k.withTasks(r)));
   for (const r of runs) {
     const a = runArtifacts(r).find((x) => x.artifact_id === artifactId);
     if (a) return { run_id: r.metadata.name, ...a };
@@ -83,7 +86,7 @@ async function readArtifact({ ctx: k, req, res, url, params }: KfpCall): Promise
   const runId = params.run_id as string;
   const nodeId = params.node_id as string;
   const name = params.artifact_name as string;
-  const r = await k.get<Run>(Kinds.Run, runId, 'run');
+  const r = k.authorized(req, 'runs', 'readArtifact', await k.get<Run>(Kinds.Run, runId, 'run'));
   const task = nodeId === 'root' ? { outputs: r.status?.outputs, inputs: undefined } : r.status?.tasks?.[nodeId];
   if (!task) throw notFound(`task of run ${runId}`, nodeId);
   const list = task.outputs?.artifacts?.[name] ?? task.inputs?.artifacts?.[name];

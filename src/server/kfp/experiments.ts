@@ -1,6 +1,7 @@
 // Experiments: groups of runs, one `Default` per namespace made on first use (as KFP does), with
 // the time of their last run. Archiving one archives its runs and disables its recurring runs.
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { Kinds } from '../../api/index.js';
 import type { ExperimentObj, RecurringRunObj } from '../../api/kfp-objects.js';
 import { KfpLabels } from '../../api/kfp-objects.js';
@@ -46,10 +47,18 @@ export async function experimentFor(k: KfpContext, id: string | undefined, names
   }
 }
 
+/** the namespace of the experiment a list names, which must be the one the request names, if any */
+export async function experimentNamespace(k: KfpContext, id: string, given: string | undefined): Promise<string | undefined> {
+  const x = await k.get<ExperimentObj>(Kinds.Experiment, id, 'experiment');
+  if (given && given !== x.metadata.namespace) throw badRequest(`experiment ${id} is in namespace ${JSON.stringify(x.metadata.namespace)}, not ${JSON.stringify(given)}`);
+  return x.metadata.namespace;
+}
+
 async function createExperiment({ ctx: k, req }: KfpCall): Promise<Shape> {
   const body = fields(await jsonBody(req), 'experiment', EXPERIMENT_FIELDS);
   const displayName = str(body.display_name, 'experiment.display_name');
   if (!displayName) throw badRequest('experiment.display_name: required');
+  k.authorize(req, { resource: 'experiments', verb: 'create', namespace: str(body.namespace, 'experiment.namespace') });
   const namespace = str(body.namespace, 'experiment.namespace') ?? DEFAULT_NS;
   if (displayName === DEFAULT_EXPERIMENT) return experimentShape(await defaultExperiment(k, namespace));
   const existing = await k.all<ExperimentObj>(Kinds.Experiment, namespace);
@@ -72,28 +81,29 @@ async function lastRuns(k: KfpContext, namespace?: string): Promise<Map<string, 
   return out;
 }
 
-async function getExperiment({ ctx: k, params }: KfpCall): Promise<Shape> {
-  const x = await k.get<ExperimentObj>(Kinds.Experiment, params.experiment_id as string, 'experiment');
+async function getExperiment({ ctx: k, req, params }: KfpCall): Promise<Shape> {
+  const x = k.authorized(req, 'experiments', 'get', await k.get<ExperimentObj>(Kinds.Experiment, params.experiment_id as string, 'experiment'));
   return experimentShape(x, (await lastRuns(k, x.metadata.namespace)).get(x.metadata.name));
 }
 
-async function listExperiments({ ctx: k, url }: KfpCall): Promise<Shape> {
+async function listExperiments({ ctx: k, req, url }: KfpCall): Promise<Shape> {
   const namespace = q(url, 'namespace');
+  k.authorize(req, { resource: 'experiments', verb: 'list', namespace });
   await defaultExperiment(k, namespace ?? DEFAULT_NS);
   const last = await lastRuns(k, namespace);
   const items = (await k.all<ExperimentObj>(Kinds.Experiment, namespace)).map((x) => experimentShape(x, last.get(x.metadata.name)));
   return listBody('experiments', k.page(items, url, LIST_KEYS, 'experiment_id'));
 }
 
-async function deleteExperiment({ ctx: k, params }: KfpCall): Promise<Shape> {
-  const x = await k.get<ExperimentObj>(Kinds.Experiment, params.experiment_id as string, 'experiment');
+async function deleteExperiment({ ctx: k, req, params }: KfpCall): Promise<Shape> {
+  const x = k.authorized(req, 'experiments', 'delete', await k.get<ExperimentObj>(Kinds.Experiment, params.experiment_id as string, 'experiment'));
   await k.client.delete(Kinds.Experiment, { namespace: x.metadata.namespace, name: x.metadata.name });
   return {};
 }
 
 /** archiving an experiment archives its runs and disables its recurring runs, as KFP does */
-async function archiveExperiment(k: KfpContext, id: string, archive: boolean): Promise<Shape> {
-  const x = await k.get<ExperimentObj>(Kinds.Experiment, id, 'experiment');
+async function archiveExperiment(k: KfpContext, req: IncomingMessage, id: string, archive: boolean): Promise<Shape> {
+  const x = k.authorized(req, 'experiments', archive ? 'archive' : 'unarchive', await k.get<ExperimentObj>(Kinds.Experiment, id, 'experiment'));
   await k.setLabel(Kinds.Experiment, x, KfpLabels.storageState, archive ? 'ARCHIVED' : 'AVAILABLE');
   if (archive) {
     for (const r of await k.all<Run>(Kinds.Run, x.metadata.namespace, `${KfpLabels.experimentId}=${id}`)) await k.setLabel(Kinds.Run, r, KfpLabels.storageState, 'ARCHIVED');
@@ -109,6 +119,6 @@ export const experimentRoutes: Route<KfpContext>[] = [
   { method: 'POST', pattern: '/experiments', handle: createExperiment },
   { method: 'GET', pattern: '/experiments/{experiment_id}', handle: getExperiment },
   { method: 'DELETE', pattern: '/experiments/{experiment_id}', handle: deleteExperiment },
-  { method: 'POST', pattern: '/experiments/{experiment_id}:archive', handle: ({ ctx, params }) => archiveExperiment(ctx, params.experiment_id as string, true) },
-  { method: 'POST', pattern: '/experiments/{experiment_id}:unarchive', handle: ({ ctx, params }) => archiveExperiment(ctx, params.experiment_id as string, false) },
+  { method: 'POST', pattern: '/experiments/{experiment_id}:archive', handle: ({ ctx, req, params }) => archiveExperiment(ctx, req, params.experiment_id as string, true) },
+  { method: 'POST', pattern: '/experiments/{experiment_id}:unarchive', handle: ({ ctx, req, params }) => archiveExperiment(ctx, req, params.experiment_id as string, false) },
 ];

@@ -110,8 +110,10 @@ export async function createVersion(k: KfpContext, pipeline: PipelineObj & Store
   });
 }
 
-async function getVersion(k: KfpContext, pid: string, vid: string): Promise<PipelineVersionObj & StoredObject> {
+/** a version of a pipeline, once the request's user may `verb` it (a version is checked as its pipeline, as KFP does) */
+async function getVersion(k: KfpContext, req: IncomingMessage, verb: string, pid: string, vid: string): Promise<PipelineVersionObj & StoredObject> {
   const v = await k.get<PipelineVersionObj>(Kinds.PipelineVersion, vid, 'pipeline version');
+  k.authorize(req, { resource: 'pipelines', verb, namespace: v.metadata.namespace, name: v.spec.pipelineName });
   if (v.spec.pipelineName !== pid) throw notFound(`pipeline version of pipeline ${pid}`, vid);
   return v;
 }
@@ -119,21 +121,21 @@ async function getVersion(k: KfpContext, pid: string, vid: string): Promise<Pipe
 async function uploadVersion({ ctx: k, req, url }: KfpCall): Promise<Shape> {
   const pid = q(url, 'pipelineid') ?? q(url, 'pipeline_id');
   if (!pid) throw badRequest('pipelineid: required: the id of the pipeline this version belongs to');
-  const pipeline = await k.get<PipelineObj>(Kinds.Pipeline, pid, 'pipeline');
+  const pipeline = k.authorized(req, 'pipelines', 'create', await k.get<PipelineObj>(Kinds.Pipeline, pid, 'pipeline'));
   const { spec, platform, fileName } = await uploadedFile(req);
   return versionShape(await createVersion(k, pipeline, uploadVersionBody(url, fileName, spec), { spec, ...(platform ? { platform } : {}) }));
 }
 
-async function listVersions({ ctx: k, url, params }: KfpCall): Promise<Shape> {
+async function listVersions({ ctx: k, req, url, params }: KfpCall): Promise<Shape> {
   const pid = params.pipeline_id as string;
-  const p = await k.get<PipelineObj>(Kinds.Pipeline, pid, 'pipeline');
+  const p = k.authorized(req, 'pipelines', 'list', await k.get<PipelineObj>(Kinds.Pipeline, pid, 'pipeline'));
   const items = (await k.all<PipelineVersionObj>(Kinds.PipelineVersion, p.metadata.namespace, `${KfpLabels.pipelineId}=${pid}`)).map(versionShape);
   return listBody('pipeline_versions', k.page(items, url, LIST_KEYS, 'pipeline_version_id'));
 }
 
 async function patchVersion({ ctx: k, req, params }: KfpCall): Promise<Shape> {
   const vid = params.pipeline_version_id as string;
-  const v = await getVersion(k, params.pipeline_id as string, vid);
+  const v = await getVersion(k, req, 'update', params.pipeline_id as string, vid);
   const body = fields(await jsonBody(req), 'pipeline_version', VERSION_FIELDS);
   if (body.pipeline_spec !== undefined) throw badRequest('pipeline_version.pipeline_spec: a version\'s spec cannot be changed; upload a new version');
   const spec: Record<string, unknown> = {};
@@ -143,8 +145,8 @@ async function patchVersion({ ctx: k, req, params }: KfpCall): Promise<Shape> {
   return versionShape(await k.client.patch(Kinds.PipelineVersion, { namespace: v.metadata.namespace, name: vid }, { spec }, 'merge') as PipelineVersionObj & StoredObject);
 }
 
-async function deleteVersion({ ctx: k, params }: KfpCall): Promise<Shape> {
-  const v = await getVersion(k, params.pipeline_id as string, params.pipeline_version_id as string);
+async function deleteVersion({ ctx: k, req, params }: KfpCall): Promise<Shape> {
+  const v = await getVersion(k, req, 'delete', params.pipeline_id as string, params.pipeline_version_id as string);
   await k.client.delete(Kinds.PipelineVersion, { namespace: v.metadata.namespace, name: v.metadata.name });
   return {};
 }
@@ -154,9 +156,9 @@ export const pipelineVersionRoutes: Route<KfpContext>[] = [
   { method: 'GET', pattern: '/pipelines/{pipeline_id}/versions', handle: listVersions },
   {
     method: 'POST', pattern: '/pipelines/{pipeline_id}/versions',
-    handle: async ({ ctx: k, req, params }) => versionShape(await createVersion(k, await k.get<PipelineObj>(Kinds.Pipeline, params.pipeline_id as string, 'pipeline'), await jsonBody(req))),
+    handle: async ({ ctx: k, req, params }) => versionShape(await createVersion(k, k.authorized(req, 'pipelines', 'create', await k.get<PipelineObj>(Kinds.Pipeline, params.pipeline_id as string, 'pipeline')), await jsonBody(req))),
   },
-  { method: 'GET', pattern: '/pipelines/{pipeline_id}/versions/{pipeline_version_id}', handle: async ({ ctx: k, params }) => versionShape(await getVersion(k, params.pipeline_id as string, params.pipeline_version_id as string)) },
+  { method: 'GET', pattern: '/pipelines/{pipeline_id}/versions/{pipeline_version_id}', handle: async ({ ctx: k, req, params }) => versionShape(await getVersion(k, req, 'get', params.pipeline_id as string, params.pipeline_version_id as string)) },
   { method: 'PATCH', pattern: '/pipelines/{pipeline_id}/versions/{pipeline_version_id}', handle: patchVersion },
   { method: 'DELETE', pattern: '/pipelines/{pipeline_id}/versions/{pipeline_version_id}', handle: deleteVersion },
 ];

@@ -1,12 +1,13 @@
 // Recurring runs: a pipeline started on a cron or periodic trigger (the RecurringRun controller
 // starts the runs), enabled or disabled, deleted with a propagation policy for the runs it made.
+import type { IncomingMessage } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { Kinds } from '../../api/index.js';
 import type { RecurringRunObj, RecurringRunSpec } from '../../api/kfp-objects.js';
 import { KfpAnnotations, KfpLabels } from '../../api/kfp-objects.js';
 import { now } from '../../api/meta.js';
 import { badRequest } from './errors.js';
-import { experimentFor } from './experiments.js';
+import { experimentFor, experimentNamespace } from './experiments.js';
 import type { Shape } from './list.js';
 import type { KfpCall, KfpContext } from './request.js';
 import { fields, int64, jsonBody, listBody, q, str } from './request.js';
@@ -46,7 +47,11 @@ async function createRecurringRun({ ctx: k, req }: KfpCall): Promise<Shape> {
   const displayName = str(body.display_name, 'recurring_run.display_name');
   if (!displayName) throw badRequest('recurring_run.display_name: required');
   const namespace = str(body.namespace, 'recurring_run.namespace');
-  const experiment = await experimentFor(k, str(body.experiment_id, 'recurring_run.experiment_id'), namespace);
+  const experimentId = str(body.experiment_id, 'recurring_run.experiment_id');
+  // before the Default experiment is made for it: the namespace must be the user's to write in
+  if (!experimentId) k.authorize(req, { resource: 'jobs', verb: 'create', namespace });
+  const experiment = await experimentFor(k, experimentId, namespace);
+  k.authorize(req, { resource: 'jobs', verb: 'create', namespace: experiment.metadata.namespace });
   const src = await pipelineSource(k, body, 'recurring_run');
   const rc = runtimeConfig(body.runtime_config, 'recurring_run');
   const trigger = triggerOf(body.trigger);
@@ -74,17 +79,19 @@ async function createRecurringRun({ ctx: k, req }: KfpCall): Promise<Shape> {
   }));
 }
 
-async function listRecurringRuns({ ctx: k, url }: KfpCall): Promise<Shape> {
+async function listRecurringRuns({ ctx: k, req, url }: KfpCall): Promise<Shape> {
   const x = q(url, 'experiment_id');
-  const items = (await k.all<RecurringRunObj>(Kinds.RecurringRun, q(url, 'namespace'), x ? `${KfpLabels.experimentId}=${x}` : undefined)).map(recurringRunShape);
+  const namespace = x ? await experimentNamespace(k, x, q(url, 'namespace')) : q(url, 'namespace');
+  k.authorize(req, { resource: 'jobs', verb: 'list', namespace });
+  const items = (await k.all<RecurringRunObj>(Kinds.RecurringRun, namespace, x ? `${KfpLabels.experimentId}=${x}` : undefined)).map(recurringRunShape);
   // the proto field is `recurringRuns`, and kfp.Client reads it so
   return listBody('recurringRuns', k.page(items, url, LIST_KEYS, 'recurring_run_id'));
 }
 
-async function deleteRecurringRun({ ctx: k, url, params }: KfpCall): Promise<Shape> {
+async function deleteRecurringRun({ ctx: k, req, url, params }: KfpCall): Promise<Shape> {
   const id = params.recurring_run_id as string;
   const policy = q(url, 'propagation_policy');
-  const rr = await k.get<RecurringRunObj>(Kinds.RecurringRun, id, 'recurring run');
+  const rr = k.authorized(req, 'jobs', 'delete', await k.get<RecurringRunObj>(Kinds.RecurringRun, id, 'recurring run'));
   const p = (policy ?? '').toUpperCase();
   if (p && !['DELETE_PROPAGATION_POLICY_UNSPECIFIED', 'FOREGROUND', 'BACKGROUND', 'ORPHAN'].includes(p)) throw badRequest(`propagation_policy: ${JSON.stringify(policy)} is not one of FOREGROUND, BACKGROUND, ORPHAN`);
   const propagationPolicy = p === 'ORPHAN' ? 'Orphan' : p === 'FOREGROUND' ? 'Foreground' : 'Background';
@@ -92,16 +99,16 @@ async function deleteRecurringRun({ ctx: k, url, params }: KfpCall): Promise<Sha
   return {};
 }
 
-async function setMode(k: KfpContext, id: string, mode: 'ENABLE' | 'DISABLE'): Promise<Shape> {
-  await k.setRecurringRunMode(await k.get<RecurringRunObj>(Kinds.RecurringRun, id, 'recurring run'), mode);
+async function setMode(k: KfpContext, req: IncomingMessage, id: string, mode: 'ENABLE' | 'DISABLE'): Promise<Shape> {
+  await k.setRecurringRunMode(k.authorized(req, 'jobs', mode === 'ENABLE' ? 'enable' : 'disable', await k.get<RecurringRunObj>(Kinds.RecurringRun, id, 'recurring run')), mode);
   return {};
 }
 
 export const recurringRunRoutes: Route<KfpContext>[] = [
   { method: 'GET', pattern: '/recurringruns', handle: listRecurringRuns },
   { method: 'POST', pattern: '/recurringruns', handle: createRecurringRun },
-  { method: 'GET', pattern: '/recurringruns/{recurring_run_id}', handle: async ({ ctx: k, params }) => recurringRunShape(await k.get<RecurringRunObj>(Kinds.RecurringRun, params.recurring_run_id as string, 'recurring run')) },
+  { method: 'GET', pattern: '/recurringruns/{recurring_run_id}', handle: async ({ ctx: k, req, params }) => recurringRunShape(k.authorized(req, 'jobs', 'get', await k.get<RecurringRunObj>(Kinds.RecurringRun, params.recurring_run_id as string, 'recurring run'))) },
   { method: 'DELETE', pattern: '/recurringruns/{recurring_run_id}', handle: deleteRecurringRun },
-  { method: 'POST', pattern: '/recurringruns/{recurring_run_id}:enable', handle: ({ ctx, params }) => setMode(ctx, params.recurring_run_id as string, 'ENABLE') },
-  { method: 'POST', pattern: '/recurringruns/{recurring_run_id}:disable', handle: ({ ctx, params }) => setMode(ctx, params.recurring_run_id as string, 'DISABLE') },
+  { method: 'POST', pattern: '/recurringruns/{recurring_run_id}:enable', handle: ({ ctx, req, params }) => setMode(ctx, req, params.recurring_run_id as string, 'ENABLE') },
+  { method: 'POST', pattern: '/recurringruns/{recurring_run_id}:disable', handle: ({ ctx, req, params }) => setMode(ctx, req, params.recurring_run_id as string, 'DISABLE') },
 ];

@@ -16,11 +16,14 @@ import type { PipelineSpec, PlatformSpec } from '../../api/kfp/ir.js';
 import type { Client } from '../../store/client.js';
 import { isPlainObject } from '../../util/objects.js';
 import { readBody } from '../body.js';
-import { badRequest, notFound, snake } from './errors.js';
+import { badRequest, KfpError, notFound, snake } from './errors.js';
 import type { Shape } from './list.js';
 import { listPage } from './list.js';
 import type { ArtifactStore } from '../../artifacts/store.js';
 import type { Call } from './router.js';
+import { forbidden } from '../auth/messages.js';
+import { requestUser, type Authorizer } from '../auth/types.js';
+import { kfpCheck, type KfpAccess } from './authz.js';
 
 export interface KfpApiDeps {
   client: Client;
@@ -29,6 +32,8 @@ export interface KfpApiDeps {
   pipelineRoot?: string;
   /** where artifacts are read back from */
   artifacts?: ArtifactStore;
+  /** tenancy on: every request is authorized as KFP's multi-user mode does; without it, nothing is asked */
+  authorizer?: Authorizer;
 }
 
 export const DEFAULT_NS = 'default';
@@ -47,6 +52,40 @@ export class KfpContext {
 
   get client(): Client {
     return this.deps.client;
+  }
+
+  /** KFP's multi-user mode: namespaces are required and every request is authorized */
+  get multiUser(): boolean {
+    return this.deps.authorizer !== undefined;
+  }
+
+  /** refuses the request (403, or 400 for one naming no namespace) unless its user may do this */
+  authorize(req: IncomingMessage, access: KfpAccess): void {
+    const authorizer = this.deps.authorizer;
+    if (!authorizer) return;
+    const c = kfpCheck(access);
+    if ('open' in c) return;
+    if ('invalid' in c) throw badRequest(c.invalid);
+    const attrs = { user: requestUser(req), resource: c.attributes };
+    const d = authorizer.authorize(attrs);
+    if (!d.allowed) throw new KfpError(403, forbidden(attrs, d.reason).message);
+  }
+
+  /** the object, once the request's user may do `verb` to it in its namespace */
+  authorized<T extends StoredObject>(req: IncomingMessage, resource: KfpAccess['resource'], verb: string, o: T): T {
+    this.authorize(req, { resource, verb, namespace: o.metadata.namespace, name: o.metadata.name });
+    return o;
+  }
+
+  /** whether the request's user may do this: what a list across namespaces keeps */
+  may(req: IncomingMessage, access: KfpAccess): boolean {
+    try {
+      this.authorize(req, access);
+      return true;
+    } catch (e) {
+      if (e instanceof KfpError) return false;
+      throw e;
+    }
   }
 
   /** an object by its KFP id (its name) in whatever namespace it lives */

@@ -10,7 +10,7 @@ import type { Run } from '../../api/pipelines.js';
 import type { PipelineSpec, PlatformSpec } from '../../api/kfp/ir.js';
 import { isPlainObject } from '../../util/objects.js';
 import { badRequest, KfpError, precondition } from './errors.js';
-import { experimentFor } from './experiments.js';
+import { experimentFor, experimentNamespace } from './experiments.js';
 import type { Shape } from './list.js';
 import type { KfpCall, KfpContext } from './request.js';
 import { fields, jsonBody, listBody, q, str, unwrapSpec } from './request.js';
@@ -60,7 +60,11 @@ async function createRun({ ctx: k, req, url }: KfpCall): Promise<Shape> {
   const body = fields(await jsonBody(req), 'run', RUN_FIELDS);
   const displayName = str(body.display_name, 'run.display_name');
   if (!displayName) throw badRequest('run.display_name: required');
-  const experiment = await experimentFor(k, str(body.experiment_id, 'run.experiment_id') ?? q(url, 'experiment_id'));
+  const experimentId = str(body.experiment_id, 'run.experiment_id') ?? q(url, 'experiment_id');
+  // a run's namespace is its experiment's: without one, multi-user mode has no namespace to run in
+  if (!experimentId) k.authorize(req, { resource: 'runs', verb: 'create' });
+  const experiment = await experimentFor(k, experimentId);
+  k.authorize(req, { resource: 'runs', verb: 'create', namespace: experiment.metadata.namespace });
   const src = await pipelineSource(k, body, 'run');
   const rc = runtimeConfig(body.runtime_config, 'run');
   const labels: Record<string, string> = { [KfpLabels.experimentId]: experiment.metadata.name, [KfpLabels.storageState]: 'AVAILABLE' };
@@ -80,22 +84,26 @@ async function createRun({ ctx: k, req, url }: KfpCall): Promise<Shape> {
   }));
 }
 
-async function listRuns({ ctx: k, url }: KfpCall): Promise<Shape> {
+async function listRuns({ ctx: k, req, url }: KfpCall): Promise<Shape> {
   const x = q(url, 'experiment_id');
-  const items = (await k.all<Run>(Kinds.Run, q(url, 'namespace'), x ? `${KfpLabels.experimentId}=${x}` : undefined)).map((r) => runShape(r, { details: false }));
+  const namespace = x ? await experimentNamespace(k, x, q(url, 'namespace')) : q(url, 'namespace');
+  k.authorize(req, { resource: 'runs', verb: 'list', namespace });
+  const items = (await k.all<Run>(Kinds.Run, namespace, x ? `${KfpLabels.experimentId}=${x}` : undefined)).map((r) => runShape(r, { details: false }));
   return listBody('runs', k.page(items, url, LIST_KEYS, 'run_id'));
 }
 
-async function deleteRun({ ctx: k, params }: KfpCall): Promise<Shape> {
+async function deleteRun({ ctx: k, req, params }: KfpCall): Promise<Shape> {
   const r = await k.get<Run>(Kinds.Run, params.run_id as string, 'run');
+  k.authorize(req, { resource: 'runs', verb: 'delete', namespace: r.metadata.namespace, name: r.metadata.name });
   await k.client.delete(Kinds.Run, { namespace: r.metadata.namespace, name: r.metadata.name });
   return {};
 }
 
-async function runVerb({ ctx: k, params }: KfpCall): Promise<Shape> {
+async function runVerb({ ctx: k, req, params }: KfpCall): Promise<Shape> {
   const id = params.run_id as string;
   const verb = params.verb as string;
   const r = await k.get<Run>(Kinds.Run, id, 'run');
+  if (['archive', 'unarchive', 'terminate', 'retry'].includes(verb)) k.authorize(req, { resource: 'runs', verb, namespace: r.metadata.namespace, name: id });
   const key = { namespace: r.metadata.namespace, name: r.metadata.name };
   const state = r.status?.state ?? 'PENDING';
   switch (verb) {
@@ -121,7 +129,7 @@ async function runVerb({ ctx: k, params }: KfpCall): Promise<Shape> {
 export const runRoutes: Route<KfpContext>[] = [
   { method: 'GET', pattern: '/runs', handle: listRuns },
   { method: 'POST', pattern: '/runs', handle: createRun },
-  { method: 'GET', pattern: '/runs/{run_id}', handle: async ({ ctx: k, params }) => runShape(await k.get<Run>(Kinds.Run, params.run_id as string, 'run')) },
+  { method: 'GET', pattern: '/runs/{run_id}', handle: async ({ ctx: k, req, params }) => runShape(await k.authorized(req, 'runs', 'get', await k.get<Run>(Kinds.Run, params.run_id as string, 'run'))) },
   { method: 'DELETE', pattern: '/runs/{run_id}', handle: deleteRun },
   { method: 'POST', pattern: '/runs/{run_id}:{verb}', handle: runVerb },
 ];

@@ -21,6 +21,7 @@ describe('the in-cluster contract', () => {
       KUBERNETES_SERVICE_HOST: '127.0.0.2', KUBERNETES_SERVICE_PORT: '6443', KUBERNETES_SERVICE_PORT_HTTPS: '6443',
       KUBERNETES_PORT: 'tcp://127.0.0.2:6443', KUBERNETES_PORT_6443_TCP: 'tcp://127.0.0.2:6443', KUBERNETES_PORT_6443_TCP_PROTO: 'tcp',
       KUBERNETES_PORT_6443_TCP_PORT: '6443', KUBERNETES_PORT_6443_TCP_ADDR: '127.0.0.2', KF_PIPELINES_ENDPOINT: 'http://127.0.0.2:8080',
+      KF_PIPELINES_SA_TOKEN_PATH: '/var/run/secrets/kubernetes.io/serviceaccount/token',
     });
     assert.deepEqual(inClusterEnv(undefined, undefined), {});
   });

@@ -36,6 +36,9 @@ export function inClusterEnv(c: Pick<InClusterContract, 'host' | 'port'> | undef
       [`KUBERNETES_PORT_${port}_TCP_PROTO`]: 'tcp',
       [`KUBERNETES_PORT_${port}_TCP_PORT`]: port,
       [`KUBERNETES_PORT_${port}_TCP_ADDR`]: c.host,
+      // kfp.Client(credentials=ServiceAccountTokenVolumeCredentials()) reads the token here: Kubeflow
+      // projects one for audience pipelines.kubeflow.org; Skiff's KFP API takes the Pod's own
+      KF_PIPELINES_SA_TOKEN_PATH: `${serviceAccountMountPath}/token`,
     });
   }
   // the KFP API is served by the same server, over plain HTTP at the Pods' address
