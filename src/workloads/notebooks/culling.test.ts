@@ -23,6 +23,8 @@ interface FakeJupyter {
   terminals: unknown;
   /** a status other than 200 for /api/kernels */
   kernelsStatus?: number;
+  /** /api/status, or 404 */
+  status?: unknown;
   asked: string[];
 }
 
@@ -52,6 +54,10 @@ describe('notebook culling', () => {
         res.writeHead(200, { 'content-type': 'application/json' });
         return void res.end(JSON.stringify(jupyter.terminals));
       }
+      if (req.url?.endsWith('/api/status') && jupyter.status) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        return void res.end(JSON.stringify(jupyter.status));
+      }
       res.writeHead(404);
       res.end();
     });
@@ -68,6 +74,7 @@ describe('notebook culling', () => {
     jupyter.kernels = [];
     jupyter.terminals = [];
     delete jupyter.kernelsStatus;
+    delete jupyter.status;
     jupyter.asked = [];
     const client = new Client(new SqliteStore({ file: ':memory:' }), defaultRegistry());
     await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } });
@@ -94,7 +101,7 @@ describe('notebook culling', () => {
     assert.equal(nb.metadata.annotations?.[NotebookNames.lastActivity], '2024-05-01T09:55:00Z');
     assert.equal(nb.metadata.annotations?.[NotebookNames.lastActivityCheck], '2024-05-01T10:00:00Z');
     assert.equal(nb.metadata.annotations?.[NotebookNames.stopped], undefined);
-    assert.deepEqual(jupyter.asked.sort(), ['/notebook/team-a/nb/api/kernels', '/notebook/team-a/nb/api/terminals']);
+    assert.deepEqual(jupyter.asked.sort(), ['/notebook/team-a/nb/api/kernels', '/notebook/team-a/nb/api/status', '/notebook/team-a/nb/api/terminals']);
     clock.now = t0 + 25 * minute;
     assert.equal(await check(), 'idle', '30 minutes have not passed since 09:55');
     clock.now = t0 + 26 * minute;
@@ -139,6 +146,14 @@ describe('notebook culling', () => {
     assert.equal((await notebook()).metadata.annotations?.[NotebookNames.lastActivity], '2024-05-01T10:14:00Z');
     clock.now = t0 + 25 * minute;
     assert.equal(await check(), 'culled');
+  });
+
+  it('counts the Jupyter server\'s own start as activity: a slow start is not idle time', async () => {
+    const { clock, check, notebook } = await setup({ idleMinutes: 10 });
+    jupyter.status = { started: new Date(t0 - 2 * minute).toISOString(), last_activity: new Date(t0).toISOString() };
+    clock.now = t0 + 5 * minute;
+    assert.equal(await check(), 'idle');
+    assert.equal((await notebook()).metadata.annotations?.[NotebookNames.lastActivity], '2024-05-01T09:58:00Z');
   });
 
   it('does not cull a notebook whose server cannot be asked, and says so once', async () => {

@@ -8,6 +8,7 @@
 //  - a server that does not answer (or has no Jupyter API to ask) is never culled for it, and an event
 //    says why, since its idleness is unknown; only a notebook without a Pod has nothing to keep;
 //  - the server's own start counts as activity, so a slow start does not eat the idle time.
+// (Its /api/status `last_activity` is not used: the checks' own requests would count as activity.)
 // The checks run in their own periodic task, each with a timeout, never inside a reconcile.
 import { Kinds } from '../../api/index.js';
 import type { Pod } from '../../api/core-types.js';
@@ -193,11 +194,15 @@ export class NotebookCuller {
   /** the server's kernels and terminals; a server without terminals (disabled) answers with kernels only */
   private async look(a: ServerAddress, now: number): Promise<Activity> {
     const url = (what: string): string => `http://${a.host.includes(':') ? `[${a.host}]` : a.host}:${a.port}${a.base}/api/${what}`;
-    const [kernels, terminals] = await Promise.allSettled([this.get(url('kernels'), this.timeoutMs), this.get(url('terminals'), this.timeoutMs)]);
-    if (kernels.status === 'rejected') throw kernels.reason;
+    const [kernels, terminals, status] = await Promise.allSettled(['kernels', 'terminals', 'status'].map((what) => this.get(url(what), this.timeoutMs)));
+    if (kernels?.status !== 'fulfilled') throw kernels?.reason;
     if (!Array.isArray(kernels.value)) throw new Error('/api/kernels did not answer a list of kernels');
-    const terms = terminals.status === 'fulfilled' && Array.isArray(terminals.value) ? terminals.value as TerminalModel[] : [];
-    return activityOf(kernels.value as KernelModel[], terms, now);
+    const terms = terminals?.status === 'fulfilled' && Array.isArray(terminals.value) ? terminals.value as TerminalModel[] : [];
+    const activity = activityOf(kernels.value as KernelModel[], terms, now);
+    // the server's own start (its /api/status `started`): one slow to come up is not idle meanwhile
+    const started = status?.status === 'fulfilled' ? Date.parse((status.value as { started?: string } | null)?.started ?? '') : NaN;
+    if (!Number.isNaN(started) && started <= now && (activity.last === undefined || started > activity.last)) activity.last = started;
+    return activity;
   }
 
   /** a merge patch of the annotations: retried by the client when the notebook changed meanwhile */
