@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { parseQuantity } from '../api/quantity.js';
 import type { EnvironmentRule } from '../substrate/local/environments.js';
+import type { NotebookSettings } from '../workloads/workload.js';
 import { parseDuration as parseGoDuration } from '../util/duration.js';
 import { builtinEnvironments } from './builtin-images.js';
 import type { AuthnOptions } from './auth/authn.js';
@@ -56,6 +57,8 @@ export interface SkiffOptions {
   userIdPrefix?: string;
   /** what each user may do once tenancy is on (in-process only; default: everything) */
   authorizer?: Authorizer;
+  /** notebook culling, as Kubeflow's notebook-controller (its ENABLE_CULLING, CULL_IDLE_TIME, IDLENESS_CHECK_PERIOD) */
+  notebooks?: { enableCulling?: boolean; cullIdleTimeMinutes?: number; idlenessCheckPeriodMinutes?: number };
 }
 
 export interface SkiffConfig {
@@ -78,6 +81,7 @@ export interface SkiffConfig {
   metricsResolutionMs: number;
   /** how users are known; absent when tenancy is off (one local user, no authentication) */
   authn?: AuthnOptions;
+  notebooks: NotebookSettings;
 }
 
 /** the authentication options, when any turns tenancy on */
@@ -103,6 +107,29 @@ function authnOptions(o: SkiffOptions, relative: (p: string) => string): AuthnOp
     ...(proxies.length ? { trustedProxies: proxies } : {}),
     ...(o.userIdHeader ? { userIdHeader: o.userIdHeader } : {}),
     ...(o.userIdPrefix !== undefined ? { userIdPrefix: o.userIdPrefix } : {}),
+  };
+}
+
+/**
+ * Notebook culling. The names and defaults are upstream notebook-controller's environment: culling
+ * off, 1440 minutes idle, a check every minute. A value in Skiff's config wins over the variable;
+ * minutes may be fractional, so a test can cull within seconds.
+ */
+export function notebookSettings(o: SkiffOptions['notebooks'], env: NodeJS.ProcessEnv = process.env): NotebookSettings {
+  const minutes = (v: number | string | undefined, what: string, fallback: number): number => {
+    if (v === undefined || v === '') return fallback;
+    const n = typeof v === 'number' ? v : Number(v);
+    if (!Number.isFinite(n) || n <= 0) throw new Error(`${what}: "${v}" is not a positive number of minutes`);
+    return n;
+  };
+  const enable = o?.enableCulling ?? (env.ENABLE_CULLING === undefined ? false : env.ENABLE_CULLING.toLowerCase() === 'true');
+  if (typeof enable !== 'boolean') throw new Error('notebooks.enableCulling: must be true or false');
+  return {
+    enableCulling: enable,
+    cullIdleTimeMinutes: o?.cullIdleTimeMinutes !== undefined ? minutes(o.cullIdleTimeMinutes, 'notebooks.cullIdleTimeMinutes', 1440) : minutes(env.CULL_IDLE_TIME, 'CULL_IDLE_TIME', 1440),
+    idlenessCheckPeriodMinutes: o?.idlenessCheckPeriodMinutes !== undefined
+      ? minutes(o.idlenessCheckPeriodMinutes, 'notebooks.idlenessCheckPeriodMinutes', 1)
+      : minutes(env.IDLENESS_CHECK_PERIOD, 'IDLENESS_CHECK_PERIOD', 1),
   };
 }
 
@@ -153,6 +180,7 @@ export function compileConfig(opts: SkiffOptions): SkiffConfig {
     pythonZygote: o.pythonZygote ?? process.env.SKIFF_PYTHON_ZYGOTE !== '0',
     ingressDomain: o.ingressDomain ?? 'example.com',
     metricsResolutionMs: Math.max(100, parseDuration(o.metricsResolution ?? '5s', 'metricsResolution')),
+    notebooks: notebookSettings(o.notebooks),
     // a file named in the config file is relative to that file
     ...withAuthn(authnOptions(o, (p) => resolve(file.tokenAuthFile === p || file.oidcJwksFile === p ? dirname(resolve(opts.configFile ?? '.')) : '.', p))),
   };

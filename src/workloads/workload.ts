@@ -9,6 +9,13 @@ import type { EventRecorder } from '../control/events.js';
 import type { Client } from '../store/client.js';
 import type { PodFileSource, PodLogSource } from '../substrate/substrate.js';
 
+/** Notebook culling, with upstream notebook-controller's names (the config's `notebooks`). */
+export interface NotebookSettings {
+  enableCulling: boolean;
+  cullIdleTimeMinutes: number;
+  idlenessCheckPeriodMinutes: number;
+}
+
 /** The platform's settings a workload may read (the server's config satisfies it). */
 export interface PlatformSettings {
   dataDir: string;
@@ -17,6 +24,8 @@ export interface PlatformSettings {
   pipelineRoot: string;
   jobPodBackoffMs: number;
   jobPodBackoffMaxMs: number;
+  /** absent: culling off */
+  notebooks?: NotebookSettings;
 }
 
 /** Addresses known once the server listens: read them when needed, not at setup. */

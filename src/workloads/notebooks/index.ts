@@ -1,17 +1,26 @@
-// Kubeflow Notebooks as a workload of the platform: the Notebook kinds and their controller. The
+// Kubeflow Notebooks as a workload of the platform: the Notebook kinds, their controller and, when
+// enabled, the culler of idle notebooks. The
 // proxy that serves `/notebook/<ns>/<name>/` lives with the server (src/server/notebook-proxy.ts).
 import type { StoredObject } from '../../api/meta.js';
 import type { Notebook } from '../../api/notebooks.js';
 import { notebookKinds } from '../../api/notebooks.js';
 import type { Workload } from '../workload.js';
 import { addNotebookController } from './controller.js';
+import { NotebookCuller } from './culling.js';
 import { isStopped, renderPod, renderService } from './render.js';
 
 export const notebooksWorkload: Workload = {
   name: 'notebooks',
   kinds: notebookKinds,
-  async setup({ client, manager, recorder }) {
-    addNotebookController(manager, { client, recorder: recorder('notebook-controller') });
+  async setup({ client, manager, recorder, settings, log }) {
+    const events = recorder('notebook-controller');
+    addNotebookController(manager, { client, recorder: events });
+    if (!settings.notebooks?.enableCulling) return;
+    const { cullIdleTimeMinutes: idle, idlenessCheckPeriodMinutes: period } = settings.notebooks;
+    const culler = new NotebookCuller({ client, settings: settings.notebooks, recorder: events, log });
+    culler.start();
+    log(`notebooks: culling on, idle notebooks stopped after ${idle} minutes, checked every ${period} minutes`);
+    return { stop: () => culler.stop() };
   },
   dryRender(obj: StoredObject) {
     if (obj.kind !== 'Notebook' || !obj.apiVersion.startsWith('kubeflow.org/')) return undefined;
