@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { existsSync } from 'node:fs';
 import type { Asked, Contender, Study } from './contenders.js';
-import { skiffContender } from './contenders.js';
+import { OptunaWorker, skiffContender } from './contenders.js';
 import { bbob, branin } from './problems.js';
 import { prefixRun, runStudy } from './runner.js';
+import { venvPython } from './worker.js';
 
 /** a contender that hands out points in order and records what it is asked and told */
 function recording(log: string[], holdBack = false): Contender {
@@ -73,6 +75,23 @@ describe('the runner', () => {
       assert.equal(a.latencyMs.length, 16, name);
       assert.deepEqual(a.values, b.values, `${name} is reproducible from its seed`);
       assert.equal(new Set(a.values).size, 16, `${name} never repeats a point`);
+    }
+  });
+
+  it("drives Optuna's samplers through the worker under the same protocol", { skip: existsSync(venvPython) ? false : 'no .venv (npm run setup)' }, async () => {
+    const w = new OptunaWorker();
+    try {
+      await w.start([]);
+      assert.match(w.versions?.optuna ?? '', /^\d+\.\d+/);
+      for (const name of ['O:random', 'O:tpe', 'O:cmaes']) {
+        const r = await runStudy(w.contender(name), branin(), { seed: 1, studySeed: 7, budget: 14, mode: 'par4' });
+        assert.equal(r.values.length, 14, name);
+        assert.ok(r.latencyMs.every((ms) => ms >= 0 && ms < 10_000), name);
+        const again = await runStudy(w.contender(name), branin(), { seed: 1, studySeed: 7, budget: 14, mode: 'par4' });
+        assert.deepEqual(again.values, r.values, `${name} is reproducible from its seed`);
+      }
+    } finally {
+      await w.close();
     }
   });
 });
