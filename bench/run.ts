@@ -12,10 +12,15 @@
 //      against onnxruntime-node directly (bench/serving.ts)
 //   9. the dashboard's first paint in Chromium: the runs list with 1,000 Runs and a run of 1,000 tasks,
 //      against `kubectl get runs` and `skiff get runs` over the same list (bench/ui.ts)
+//  10. hyperparameter tuning: a Katib trial's cost beyond its payload (bench/tuning-overhead.ts), and
+//      Skiff's search algorithms against Optuna's on Branin, Hartmann-6, BBOB and an SVM, in the same
+//      run (bench/tuning/README.md): its quick matrix by default, the issue's full one with --tuning-full
 //   --busy: a CPU burner on every core for the whole run, to see what holds on a loaded machine
 // Usage: npm run bench [-- --objects 100000 --runs 30 --bare-runs 30 --serving-seconds 8 --only 4,5,6 --busy]
 //        section 9: --ui-runs 1000 --ui-tasks 1000 --ui-loads 5 --ui-list-selector SEL --ui-run-selector SEL|auto
 //        section 8's model-server HTTP comparison alone: --only 8 --serving-http-only [--serving-http-rounds 5]
+//        section 10: --tuning-full (10 seeds, 50 and 200 trials, sequential and 4 in parallel, every
+//        suite: many hours on 2 cores); node dist/bench/tuning.js runs the comparison alone, with its own flags
 import type { ChildProcess } from 'node:child_process';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -29,6 +34,8 @@ import { fanOut1000, fanOut200 } from './pipelines/fanout.js';
 import { fmtMs, median, nowMs, percentile } from './stats.js';
 import { servingBench } from './serving.js';
 import { trainingBench } from './training.js';
+import { FULL, QUICK, tuningBench } from './tuning/bench.js';
+import { trialOverheadBench } from './tuning-overhead.js';
 import { uiBench } from './ui.js';
 
 const args = process.argv.slice(2);
@@ -249,6 +256,12 @@ if (wanted(9) && existsSync(join(repoRoot, '.venv', 'bin', 'python'))) {
     listSelector: sarg('ui-list-selector', '[role=rowgroup] [role=row]'),
     runSelector: sarg('ui-run-selector', 'auto'),
   });
+}
+if (wanted(10) && existsSync(join(repoRoot, '.venv', 'bin', 'python'))) {
+  const full = args.includes('--tuning-full');
+  console.log(`\n10. hyperparameter tuning: a Katib trial's overhead, then Skiff's search algorithms against Optuna's (${full ? 'the full matrix' : 'quick; --tuning-full for the full matrix'})`);
+  const overheadMs = await trialOverheadBench(row, 10);
+  await tuningBench(full ? FULL : QUICK, { row, overheadMs });
 }
 for (const b of burners) b.kill('SIGKILL');
 console.log(`\nall benchmarks: ${((nowMs() - t0) / 1000).toFixed(0)} s`);

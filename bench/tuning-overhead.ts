@@ -20,7 +20,8 @@ async function waitFor<T>(_s: TestServer, what: string, fn: () => Promise<T | un
 
 const isTrue = (o: any, type: string) => o?.status?.conditions?.some((c: any) => c.type === type && c.status === 'True');
 
-export async function trialOverheadBench(row: (label: string, value: string, note?: string) => void, n = 10): Promise<void> {
+/** prints its rows and returns the overhead per trial in ms */
+export async function trialOverheadBench(row: (label: string, value: string, note?: string) => void, n = 10): Promise<number> {
   const s = await TestServer.start();
   try {
     const jobs = '/apis/batch/v1/namespaces/default/jobs';
@@ -54,6 +55,7 @@ export async function trialOverheadBench(row: (label: string, value: string, not
     row(`plain Job, create to Complete (${n} in a row)`, fmtMs(plain), 'the payload: python3 printing loss=');
     row(`Katib trial, same payload (${n} in a row)`, fmtMs(trial), 'Experiment → Suggestion → Trial → Job → metrics → next');
     row('overhead per trial', fmtMs(trial - plain), `aim < 100 ms; ratio trial/Job ${(trial / plain).toFixed(2)}x`);
+    return trial - plain;
   } finally {
     await s.cleanup();
   }
