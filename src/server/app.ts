@@ -8,7 +8,7 @@ import type { ArtifactStore } from '../artifacts/store.js';
 import type { Client } from '../store/client.js';
 import type { PodExecSource, PodLogSource, PodMetricsSource } from '../substrate/substrate.js';
 import { send, sendError } from './body.js';
-import { isOpenPath, type Authenticator } from './auth/authn.js';
+import { isOpenPath, notebookSessionPath, type Authenticator } from './auth/authn.js';
 import { forbidden, UnauthorizedError } from './auth/messages.js';
 import { methodVerb, requestChecks, type RequestInfo } from './auth/request-info.js';
 import { impersonate } from './auth/impersonation.js';
@@ -122,7 +122,9 @@ export class App {
     if (!authn) return undefined;
     const url = req.url ?? '/';
     const path = new URL(url, 'http://skiff.local').pathname;
-    const open = isOpenPath(path);
+    // clearing the notebook cookie needs no credentials: signing out works with a token already revoked
+    // (the raw path: one that resolves there through dot segments is a notebook's, and checked as one)
+    const open = isOpenPath(path) || (url.split('?')[0] === notebookSessionPath && req.method === 'DELETE');
     const who = await authn.authenticate(req);
     if ('failure' in who || who.anonymous) {
       if (!open && !('failure' in who) && (await this.samePodNamespace(req, authn))) return undefined;
@@ -178,6 +180,8 @@ export class App {
       return [{ resource: { verb: methodVerb(method) || 'get', apiGroup: 'kubeflow.org', resource: 'notebooks', subresource: 'proxy', namespace: notebook.namespace, name: notebook.name } }];
     }
     const path = new URL(url, 'http://skiff.local').pathname;
+    // anyone signed in may keep their own token in the notebook cookie
+    if (url.split('?')[0] === notebookSessionPath) return [];
     // KFAM decides itself: only a namespace's owner (or a cluster admin) changes its contributors
     if (this.kfam.handles(path)) return [];
     // the dashboard's stream mux asks nothing itself: each stream on it is a request of the same user's,
@@ -192,6 +196,7 @@ export class App {
   private serve(req: IncomingMessage, res: ServerResponse): void {
     const inference = this.deps.gateway?.match(req);
     if (inference) return this.deps.gateway?.handle(req, res, inference);
+    if ((req.url ?? '/').split('?')[0] === notebookSessionPath) return this.notebooks.session(req, res);
     const notebook = matchNotebook(req.url ?? '/');
     if (notebook) return this.notebooks.handle(req, res, notebook);
     this.route(req, res).catch((e) => sendError(res, e));

@@ -15,6 +15,7 @@ import type { Pod } from '../api/core-types.js';
 import type { Notebook } from '../api/notebooks.js';
 import { NotebookKind, NotebookNames, headersOf, notebookPrefix } from '../api/notebooks.js';
 import type { Client } from '../store/client.js';
+import { Authenticator, notebookCookie } from './auth/authn.js';
 import { sendError } from './body.js';
 import { rejectUpgrade } from './kube/upgrade.js';
 
@@ -59,6 +60,11 @@ export function upstreamHeaders(req: { headers: IncomingHttpHeaders; socket?: { 
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(req.headers)) {
     if (v === undefined || hopByHop.has(k) || k === 'authorization') continue;
+    if (k === 'cookie') {
+      const kept = withoutCookie(Array.isArray(v) ? v.join('; ') : v, notebookCookie);
+      if (kept) out[k] = kept;
+      continue;
+    }
     out[k] = Array.isArray(v) ? v.join(', ') : v;
   }
   const forwarded = req.socket?.remoteAddress;
@@ -66,6 +72,21 @@ export function upstreamHeaders(req: { headers: IncomingHttpHeaders; socket?: { 
   out['x-forwarded-proto'] ??= 'http';
   for (const [k, v] of Object.entries(set)) out[k.toLowerCase()] = v;
   return out;
+}
+
+/** a Cookie header without cookie `name` (Skiff's token: the notebook's code must not see it) */
+export function withoutCookie(header: string, name: string): string {
+  return header
+    .split(';')
+    .map((p) => p.trim())
+    .filter((p) => p !== '' && p.slice(0, p.indexOf('=') < 0 ? p.length : p.indexOf('=')).trim() !== name)
+    .join('; ');
+}
+
+/** the Set-Cookie of the notebook cookie: `token` to set it, none to clear it */
+export function sessionCookie(token: string | undefined, secure: boolean): string {
+  const attrs = ['Path=/notebook/', 'HttpOnly', 'SameSite=Strict', ...(secure ? ['Secure'] : [])];
+  return token === undefined ? [`${notebookCookie}=`, 'Max-Age=0', ...attrs].join('; ') : [`${notebookCookie}=${encodeURIComponent(token)}`, ...attrs].join('; ');
 }
 
 /** Istio's prefix rewrite: the matched `/notebook/<ns>/<name>/` replaced by the annotation's URI */
@@ -94,6 +115,28 @@ export class NotebookProxy {
     const port = typeof target === 'number' ? target : pod?.spec.containers[0]?.ports?.[0]?.containerPort ?? NotebookNames.defaultPort;
     const set = annotations[NotebookNames.headersRequestSet];
     return { host: ip, port, path: upstreamPath(route, annotations[NotebookNames.rewriteUri]), headers: upstreamHeaders(req, set ? headersOf(set) ?? {} : {}) };
+  }
+
+  /**
+   * `/notebook/_session`: POST with the dashboard's token as a bearer token sets it as the notebook
+   * cookie (a session cookie: gone with the browser, as the dashboard's own copy is); DELETE clears
+   * it, on sign-out. Only the Authorization header is taken, so a cross-site form (which can send no
+   * such header) cannot plant a cookie of its choosing.
+   */
+  session(req: IncomingMessage, res: ServerResponse): void {
+    const secure = (req.socket as { encrypted?: boolean } | undefined)?.encrypted === true;
+    if (req.method === 'DELETE') {
+      res.writeHead(204, { 'set-cookie': sessionCookie(undefined, secure), 'cache-control': 'no-store' });
+      return void res.end();
+    }
+    if (req.method !== 'POST') {
+      res.writeHead(405, { allow: 'POST, DELETE' });
+      return void res.end();
+    }
+    const token = req.headers.authorization ? Authenticator.bearerToken({ headers: { authorization: req.headers.authorization } } as IncomingMessage) : undefined;
+    if (!token) return sendError(res, new ApiError(StatusReason.BadRequest, 'POST the token to keep as Authorization: Bearer <token>'));
+    res.writeHead(204, { 'set-cookie': sessionCookie(token, secure), 'cache-control': 'no-store' });
+    res.end();
   }
 
   /** serves an HTTP request for a notebook */

@@ -6,15 +6,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
-import { AddressSet, Authenticator, isOpenPath, parseCsv, parseTokenFile, type AuthnResult } from './authn.js';
+import { AddressSet, Authenticator, cookiePath, cookieValue, isOpenPath, parseCsv, parseTokenFile, type AuthnResult } from './authn.js';
 import { ServiceAccountTokens } from '../kube/tokens.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'skiff-authn-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 /** a request as the authenticator sees one */
-function req(headers: Record<string, string>, remoteAddress = '127.0.0.1', localAddress = '127.0.0.1'): IncomingMessage {
-  return { headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v])), socket: { remoteAddress, localAddress } } as unknown as IncomingMessage;
+function req(headers: Record<string, string>, remoteAddress = '127.0.0.1', localAddress = '127.0.0.1', url = '/api/v1/pods'): IncomingMessage {
+  return { url, headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v])), socket: { remoteAddress, localAddress } } as unknown as IncomingMessage;
 }
 
 function userOf(r: AuthnResult): string {
@@ -168,5 +168,36 @@ describe('open paths', () => {
   it('are health, version and the dashboard\'s files', () => {
     for (const p of ['/healthz', '/readyz', '/livez', '/version', '/healthz/ping', '/ui/', '/ui/assets/x.js', '/']) assert.ok(isOpenPath(p), p);
     for (const p of ['/metrics', '/api/v1/pods', '/apis/v2beta1/runs', '/openapi/v2', '/serving/a/b', '/healthzz']) assert.ok(!isOpenPath(p), p);
+  });
+});
+
+describe('the notebook cookie', () => {
+  const file = join(dir, 'cookie-tokens.csv');
+  writeFileSync(file, 'tok-alice,alice,uid-1\n');
+  const a = new Authenticator({ tokenAuthFile: file });
+  const withCookie = (url: string, cookie = '_xsrf=x; skiff-notebook-token=tok-alice'): IncomingMessage => req({ cookie }, '127.0.0.1', '127.0.0.1', url);
+
+  it('names the user on the notebook proxy\'s paths, HTTP and WebSocket', async () => {
+    assert.equal(userOf(await a.authenticate(withCookie('/notebook/team-a/nb/lab'))), 'alice');
+    assert.equal(userOf(await a.authenticate(withCookie('/notebook/team-a/nb/api/kernels/k/channels?session_id=1'))), 'alice');
+    assert.equal(userOf(await a.authenticate(withCookie('/notebook/_session'))), 'alice');
+    // a wrong token in the cookie proves nothing: 401, as a wrong bearer token
+    assert.match(userOf(await a.authenticate(withCookie('/notebook/team-a/nb/lab', 'skiff-notebook-token=tok-mallory'))), /^failure/);
+  });
+
+  it('is ignored everywhere else: the API, the dashboard, paths that only look like a notebook\'s', async () => {
+    for (const url of ['/api/v1/namespaces/team-a/pods', '/apis/kubeflow.org/v1/notebooks', '/skiff/v1/streams', '/ui/team-a/notebooks', '/notebook', '/notebooks/x/y', '/notebook/../api/v1/pods', '/notebook/%2e%2e/api/v1/pods', '/notebook/a/b/../../../api/v1/secrets']) {
+      assert.equal(userOf(await a.authenticate(withCookie(url))), 'system:anonymous', url);
+    }
+  });
+
+  it('gives way to a bearer token, and is read only by its exact name', async () => {
+    writeFileSync(join(dir, 'cookie-tokens2.csv'), 'tok-alice,alice,uid-1\ntok-bob,bob,uid-2\n');
+    const b = new Authenticator({ tokenAuthFile: join(dir, 'cookie-tokens2.csv') });
+    assert.equal(userOf(await b.authenticate(req({ authorization: 'Bearer tok-bob', cookie: 'skiff-notebook-token=tok-alice' }, '127.0.0.1', '127.0.0.1', '/notebook/team-a/nb/lab'))), 'bob');
+    assert.equal(cookieValue('xskiff-notebook-token=a; skiff-notebook-token=b', 'skiff-notebook-token'), 'b');
+    assert.equal(cookieValue('skiff-notebook-token=%E0', 'skiff-notebook-token'), undefined);
+    assert.equal(cookiePath('/notebook/a/b/'), true);
+    assert.equal(cookiePath('/notebook/./a/'), true);
   });
 });

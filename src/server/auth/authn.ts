@@ -270,6 +270,56 @@ export type AuthnResult =
 /** the WebSocket subprotocol clients put a bearer token in when they cannot set headers */
 const wsTokenProtocol = 'base64url.bearer.authorization.k8s.io.';
 
+// ---------------------------------------------------------------------------------------------
+// the notebook cookie
+
+/**
+ * A browser's navigation to a notebook (a new tab, JupyterLab's own requests and WebSockets) cannot
+ * carry an Authorization header, so the dashboard has the server keep its token in an HttpOnly cookie
+ * scoped to `/notebook/`. It is believed there only: a cookie rides along on every request to the
+ * origin, so accepting it on the API would let any page the user visits act as them (request forgery).
+ */
+export const notebookCookie = 'skiff-notebook-token';
+/** where the dashboard POSTs its token (Authorization header) to get the cookie, and DELETEs it */
+export const notebookSessionPath = '/notebook/_session';
+
+/**
+ * Whether a request's cookie may name its user: its path is under `/notebook/` as the proxy routes it
+ * (the raw path) and as a URL resolves it (dot segments, `%2e`), so `/notebook/../api/` is not.
+ */
+export function cookiePath(url: string): boolean {
+  const raw = url.split('?')[0] ?? '';
+  if (!raw.startsWith('/notebook/')) return false;
+  let resolved: string;
+  try {
+    resolved = new URL(raw, 'http://skiff.local').pathname;
+  } catch {
+    return false;
+  }
+  return resolved.startsWith('/notebook/');
+}
+
+/** the value of cookie `name` in a Cookie header (the first, as browsers send the most specific path first) */
+export function cookieValue(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq < 0 || part.slice(0, eq).trim() !== name) continue;
+    try {
+      return decodeURIComponent(part.slice(eq + 1).trim()) || undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+/** the notebook cookie's token, on the paths where it counts */
+export function notebookCookieToken(req: IncomingMessage): string | undefined {
+  if (!cookiePath(req.url ?? '/')) return undefined;
+  return cookieValue(req.headers.cookie, notebookCookie);
+}
+
 /** The authenticators of a tenant server, in kube-apiserver's order. */
 export class Authenticator {
   private readonly tokens = new Map<string, UserInfo>();
@@ -349,7 +399,7 @@ export class Authenticator {
   }
 
   async authenticate(req: IncomingMessage): Promise<AuthnResult> {
-    const token = Authenticator.bearerToken(req);
+    const token = Authenticator.bearerToken(req) ?? notebookCookieToken(req);
     if (token !== undefined) {
       try {
         return { user: await this.byToken(token) };

@@ -132,3 +132,19 @@ export function authHeaders(): Record<string, string> {
   const t = storedToken();
   return t ? { authorization: `Bearer ${t}` } : {};
 }
+
+/** where the server keeps the dashboard's token as the notebook servers' HttpOnly cookie */
+export const NOTEBOOK_SESSION = '/notebook/_session';
+
+/**
+ * Gives the notebook servers the tab's token (or, with none, takes it back): a new tab opened on a
+ * notebook cannot send an Authorization header, so the server sets an HttpOnly cookie that only the
+ * notebook proxy believes. Best effort: without it, Connect answers 401 and the dashboard still works.
+ */
+export async function shareWithNotebooks(token: string | undefined, fetchFn: typeof fetch = fetch): Promise<void> {
+  try {
+    await fetchFn(NOTEBOOK_SESSION, token ? { method: 'POST', headers: { authorization: `Bearer ${token}` }, credentials: 'same-origin' } : { method: 'DELETE', credentials: 'same-origin' });
+  } catch {
+    /* the server is unreachable: the next sign-in tries again */
+  }
+}

@@ -6,7 +6,7 @@ import { createContext, useCallback, useContext, useEffect, useState } from 'rea
 import type { FormEvent, ReactNode } from 'react';
 import { messageOf } from '../api/errors';
 import type { UserInfo } from '../api/session';
-import { cleanToken, storedToken, storeToken, whoAmI } from '../api/session';
+import { cleanToken, shareWithNotebooks, storedToken, storeToken, whoAmI } from '../api/session';
 import { ThemeToggle } from './theme';
 
 export interface Session {
@@ -37,7 +37,11 @@ export function SessionGate({ children }: { children: ReactNode }) {
     whoAmI(token).then(
       (r) => {
         if (stop) return;
-        if ('user' in r) return setState({ phase: 'in', user: r.user, ...(token ? { token } : {}) });
+        if ('user' in r) {
+          // a browser restarted since: its session cookie went with it, this tab's token did not
+          if (token) void shareWithNotebooks(token);
+          return setState({ phase: 'in', user: r.user, ...(token ? { token } : {}) });
+        }
         storeToken(undefined);
         setState({ phase: 'out', ...(token ? { notice: 'The server no longer accepts the token this tab signed in with. Sign in again.' } : {}) });
       },
@@ -50,10 +54,12 @@ export function SessionGate({ children }: { children: ReactNode }) {
   }, []);
   const signOut = useCallback(() => {
     storeToken(undefined);
+    void shareWithNotebooks(undefined);
     setState({ phase: 'out', notice: 'You are signed out.' });
   }, []);
   const expired = useCallback(() => {
     storeToken(undefined);
+    void shareWithNotebooks(undefined);
     setState({ phase: 'out', notice: 'The server refused your token (401): it was removed or has expired. Sign in again.' });
   }, []);
   if (state.phase === 'checking') {
@@ -70,6 +76,7 @@ export function SessionGate({ children }: { children: ReactNode }) {
         notice={state.notice}
         onSignedIn={(user, token) => {
           storeToken(token);
+          void shareWithNotebooks(token);
           setState({ phase: 'in', user, token });
         }}
       />
