@@ -155,17 +155,22 @@ describe('tpe internals', () => {
 
   it('multi-objective search favours the Pareto-good region', () => {
     const line: ParameterSpec[] = [{ name: 'x', parameterType: 'double', feasibleSpace: { min: '0', max: '10' } }];
-    const trials: TrialRecord[] = [];
-    for (let i = 0; i < 40; i++) {
-      for (const t of addPending(trials, multivariateTpeAlgorithm.suggest(request(line, { trials, count: 1, seed: i })))) {
-        const x = Number(t.assignments.x);
-        // the Pareto set is x in [1, 2]; outside both objectives get worse
-        const v = [Math.max(0, x - 1) + Math.max(0, 1 - x) * 3, Math.max(0, 2 - x) + Math.max(0, x - 2) * 3];
-        Object.assign(t, { state: 'succeeded', value: v[0], values: v });
+    // five searches, so that one unlucky run neither passes nor fails it alone
+    let inside = 0;
+    for (let run = 0; run < 5; run++) {
+      const trials: TrialRecord[] = [];
+      for (let i = 0; i < 40; i++) {
+        for (const t of addPending(trials, multivariateTpeAlgorithm.suggest(request(line, { trials, count: 1, seed: i + 1000 * run })))) {
+          const x = Number(t.assignments.x);
+          // the Pareto set is x in [1, 2]; outside both objectives get worse
+          const v = [Math.max(0, x - 1) + Math.max(0, 1 - x) * 3, Math.max(0, 2 - x) + Math.max(0, x - 2) * 3];
+          Object.assign(t, { state: 'succeeded', value: v[0], values: v });
+        }
       }
+      inside += trials.slice(20).filter((t) => Number(t.assignments.x) >= 0.5 && Number(t.assignments.x) <= 2.5).length;
     }
-    const inside = trials.slice(20).filter((t) => Number(t.assignments.x) >= 0.5 && Number(t.assignments.x) <= 2.5).length;
-    assert.ok(inside >= 12, `${inside} of the last 20 near the Pareto set`);
+    // random search would put a fifth (20 of 100) there
+    assert.ok(inside >= 50, `${inside} of the last 5×20 near the Pareto set`);
   });
 
   it('validates settings by field', () => {

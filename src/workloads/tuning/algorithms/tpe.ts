@@ -166,7 +166,7 @@ function fit(params: readonly SpaceParam[], group: readonly Observation[], dims:
     params,
     group.map((o) => dims.map((d) => o.point[d] as number)),
     defaultWeights(group.length),
-    { priorWeight: opts.priorWeight, multivariate: opts.multivariate },
+    { priorWeight: opts.priorWeight },
   );
 }
 
