@@ -119,6 +119,24 @@ describe('tpe internals', () => {
     assert.equal(defaultStartup(6), 3);
   });
 
+  it('startup counts finished trials, not pending ones', () => {
+    // the same trials with their values reversed: only a model can tell the two apart
+    const ask = (nFinished: number, reversed: boolean) => {
+      const trials = finished(12, 6);
+      const values = trials.map((t) => t.value as number);
+      if (reversed) values.reverse();
+      trials.forEach((t, i) => {
+        if (i < nFinished) t.value = values[i];
+        else Object.assign(t, { state: 'pending', value: undefined });
+      });
+      return multivariateTpeAlgorithm.suggest(request(square, { trials, count: 1, seed: 3, parallelTrialCount: 4 })).assignments;
+    };
+    // 9 results and 3 pending: still random, whatever the values
+    assert.deepEqual(ask(9, false), ask(9, true));
+    // 10 results: the model decides
+    assert.notDeepEqual(ask(10, false), ask(10, true));
+  });
+
   it('tpe settings: hyperopt gamma when given, else Optuna gamma', () => {
     const dflt = tpeOptions({}, 100);
     assert.deepEqual([dflt.gamma(9), dflt.gamma(100), dflt.gamma(1000)], [1, 10, 25]);
