@@ -33,8 +33,8 @@ describe('ParzenEstimator', () => {
     const catA = draws.filter((d) => d[1]! < 1 / 3).length;
     // uniform draws would put 30% there
     assert.ok(near > 1000, String(near));
-    // 4 of 5 components lean to 'a' ((1 + 1/3) / 2 each), the prior is uniform
-    assert.ok(catA > 1150 && catA < 1450, String(catA));
+    // 4 of 5 components lean to 'a' ((1 + 1/5) / (1 + 3/5) = 3/4 each), the prior is uniform: 2/3 in all
+    assert.ok(catA > 1230 && catA < 1440, String(catA));
     assert.ok(draws.every((d) => d[0]! >= 0 && d[0]! <= 1));
   });
 
@@ -58,6 +58,20 @@ describe('ParzenEstimator', () => {
     const pe = new ParzenEstimator(two.params, pts, defaultWeights(pts.length), { priorWeight: 1 });
     assert.ok(pe.logPdf([0.5, 0.5]) > pe.logPdf([0.6, 0.5]) + 2, `${pe.logPdf([0.5, 0.5])} vs ${pe.logPdf([0.6, 0.5])}`);
     assert.ok(Math.abs(pe.logPdf([0.5, 0.5]) - pe.logPdf([0.5, 0.6])) < 0.5);
+  });
+
+  it('categorical kernels sharpen as observations accumulate', () => {
+    const cat = [space.params[1]!];
+    // the probability one observation's kernel gives its own choice: (1 + 1/(n+1)) / (1 + 3/(n+1))
+    const own = (n: number) => {
+      const pts = Array.from({ length: n }, () => [0.5 / 3]);
+      // all observations alike: the mixture is n such kernels and the uniform prior
+      const pe = new ParzenEstimator(cat, pts, defaultWeights(n), { priorWeight: 1 });
+      const mix = Math.exp(pe.logPdf([0.5 / 3]));
+      return ((n + 1) * mix - 1 / 3) / n;
+    };
+    assert.ok(Math.abs(own(1) - 3 / 5) < 1e-9, String(own(1)));
+    assert.ok(Math.abs(own(19) - 21 / 23) < 1e-9, String(own(19)));
   });
 
   it('categorical probabilities sum to one', () => {

@@ -1,7 +1,8 @@
 // Parzen estimators over the unit cube, the density models of TPE: a weighted mixture of one kernel
 // per observation plus a prior kernel. Numeric dimensions get normals truncated to [0, 1] (the space
 // already maps log scales and half-step margins into the cube); categorical dimensions get a
-// distribution over the list that leans towards the observed choice. Bandwidths follow Optuna's
+// distribution over the list that leans towards the observed choice, the more so the more
+// observations there are. Bandwidths follow Optuna's
 // TPESampler (5.0): along each dimension a kernel reaches to the farther of its
 // neighbouring observations (the outermost ones only inwards), for univariate and multivariate
 // models alike; the "magic clip" keeps every bandwidth between 1/min(100, n+2) and the whole range.
@@ -88,7 +89,9 @@ export class ParzenEstimator {
       params.forEach((p, j) => {
         if (p.kind === 'categorical') {
           const c = p.choices.length;
-          const row = new Array(c).fill(opts.priorWeight / c) as number[];
+          // every choice keeps priorWeight/(n+1) next to the observed choice's 1 (Optuna), so the
+          // kernels sharpen as observations accumulate, as the magic clip lets numeric ones narrow
+          const row = new Array(c).fill(opts.priorWeight / nKernels) as number[];
           if (!isPrior) {
             const k = Math.min(c - 1, Math.floor(((points[i] as readonly number[])[j] as number) * c));
             row[k] = (row[k] as number) + 1;
