@@ -3,12 +3,13 @@
 // next assignment is the candidate drawn from the good model with the largest ratio of good to bad
 // density (expected improvement). Modelled on Optuna's TPESampler (weights ramp, prior kernel, magic
 // clip, bandwidths), with these choices:
-// - Startup: random draws until `n_startup_trials` trials exist (pending ones count, as in Optuna).
+// - Startup: random draws until `n_startup_trials` trials have finished (as in Optuna: pending ones
+//   do not count, so 4 parallel workers start modelling from 10 results, not from 6 and 4 liars).
 //   `tpe` has no such setting in Katib, where hyperopt starts modelling after only
 //   parallelTrialCount random trials, too few to model anything; Skiff uses Optuna's 10, lowered to
 //   maxTrialCount/5 (at least 3) for small budgets so that most of a short search is still guided.
-// - γ(n) = min(ceil(0.1·n), 25) (Optuna's default). `tpe`'s `gamma` setting keeps hyperopt's meaning
-//   when given: n_below = ceil(gamma·√n).
+// - γ(n) = min(ceil(0.1·n), 25) (Optuna's default), n counting finished trials only. `tpe`'s `gamma`
+//   setting keeps hyperopt's meaning when given: n_below = ceil(gamma·√n).
 // - Constant liar: a pending trial counts as the worst value, so parallel asks spread out instead of
 //   piling onto one optimum; a failed trial counts as worst too, so the search learns to avoid where
 //   trials fail (Katib never shows failed trials to its algorithms).
@@ -53,6 +54,8 @@ interface Observation {
   point: number[];
   /** objectives to minimise; Infinity for pending and failed trials */
   values: number[];
+  /** not finished: the constant liar's stand-in, not a result */
+  pending: boolean;
 }
 
 export function optunaGamma(n: number): number {
@@ -70,7 +73,7 @@ function observe(space: Space, trials: readonly TrialRecord[], nObjectives: numb
     if (finished && nObjectives > 1 && t.values && t.values.length === nObjectives && t.values.every(Number.isFinite)) values = [...t.values];
     else if (finished && nObjectives === 1) values = [t.value as number];
     else values = new Array(nObjectives).fill(Infinity) as number[];
-    out.push({ order, point, values });
+    out.push({ order, point, values, pending: t.state === 'pending' });
   });
   return out;
 }
@@ -166,13 +169,14 @@ function fit(params: readonly SpaceParam[], group: readonly Observation[], dims:
     params,
     group.map((o) => dims.map((d) => o.point[d] as number)),
     defaultWeights(group.length),
-    { priorWeight: opts.priorWeight, multivariate: opts.multivariate },
+    { priorWeight: opts.priorWeight },
   );
 }
 
 /** The best untaken candidate by expected improvement, or undefined when every candidate is taken. */
 function propose(space: Space, obs: readonly Observation[], opts: TpeOptions, rng: Rng, taken: ReadonlySet<string>): Record<string, string> | undefined {
-  const nBelow = Math.max(1, opts.gamma(obs.length));
+  // γ counts finished trials only (as Optuna): the liars must not enlarge the good group
+  const nBelow = Math.max(1, opts.gamma(obs.filter((o) => !o.pending).length));
   const { below, above } = splitObservations(obs, nBelow);
   if (below.length === 0) return undefined;
   if (opts.multivariate) {
@@ -224,11 +228,11 @@ export function tpeSuggest(req: SuggestRequest, opts: TpeOptions): SuggestResult
   const obs = observe(space, req.trials, nObjectives);
   const out: Record<string, string>[] = [];
   let exhausted = false;
+  const finished = req.trials.filter((t) => t.state !== 'pending').length;
   while (out.length < req.count && !exhausted) {
-    const started = req.trials.length + out.length;
     const anyFinite = obs.some((o) => o.values.every(Number.isFinite));
     let a: Record<string, string> | undefined;
-    if (started >= opts.nStartup && anyFinite) a = propose(space, obs, opts, rng, taken);
+    if (finished >= opts.nStartup && anyFinite) a = propose(space, obs, opts, rng, taken);
     if (!a) {
       const r = drawUnique(space, rng, taken, 1);
       exhausted = r.exhausted && r.assignments.length === 0;
@@ -239,7 +243,7 @@ export function tpeSuggest(req: SuggestRequest, opts: TpeOptions): SuggestResult
     }
     out.push(a);
     // the constant liar: this assignment is pending, so it counts as the worst until it reports
-    obs.push({ order: req.trials.length + out.length - 1, point: tryEncode(space, a) as number[], values: new Array(nObjectives).fill(Infinity) as number[] });
+    obs.push({ order: req.trials.length + out.length - 1, point: tryEncode(space, a) as number[], values: new Array(nObjectives).fill(Infinity) as number[], pending: true });
   }
   const result: SuggestResult = { assignments: out.map((x) => ({ assignments: x })) };
   if (out.length < req.count && exhausted) result.done = true;
