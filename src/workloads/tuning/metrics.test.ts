@@ -27,6 +27,12 @@ describe('TEXT metrics (StdOut and File)', () => {
     assert.deepEqual(parseTextMetrics('val_loss=0.1', ['loss']), []);
     assert.deepEqual(parseTextMetrics('lr=0.1 acc=0.3', ['loss']), []);
   });
+  it('a value that is no number (a diverged `loss=nan`) is no value: the log stays valid', () => {
+    const logs = parseTextMetrics('Train Epoch: 3 loss=nan\n{metricName: accuracy, metricValue: 0.0778};{metricName: loss, metricValue: nan}\nloss=0.5\n', ['loss']);
+    assert.deepEqual(logs.map((l) => l.value), ['0.5']);
+    assert.deepEqual(parseJsonMetrics('{"loss": ""}\n{"loss": " 0.25 "}\n', ['loss']).map((l) => l.value), ['0.25']);
+  });
+
   it('custom metricsFormat with two groups, RE2 named groups accepted', () => {
     const f = compileFormats(['"([a-z]+)": ([\\d.]+)', '(?P<name>\\w+)\\s+is\\s+(?P<value>[\\d.]+)']);
     const logs = parseTextMetrics('{"loss": 0.42}\nloss is 0.41', ['loss'], f);

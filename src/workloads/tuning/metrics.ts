@@ -65,7 +65,8 @@ export function parseTextMetrics(text: string, names: string[], formats?: RegExp
       for (const m of line.matchAll(re)) {
         const name = (m[1] ?? '').trim();
         const value = (m[2] ?? '').trim();
-        if (names.includes(name)) out.push({ timeStamp, name, value });
+        // `loss=nan` gives the default format's number group nothing: no value, not an empty one
+        if (names.includes(name) && value !== '') out.push({ timeStamp, name, value });
       }
     }
   }
@@ -94,7 +95,7 @@ export function parseJsonMetrics(text: string, names: string[]): MetricLog[] {
     const timeStamp = jsonTimestamp(rec.timestamp);
     for (const name of names) {
       const v = rec[name];
-      if (typeof v === 'string') out.push({ timeStamp, name, value: v });
+      if (typeof v === 'string' && v.trim() !== '') out.push({ timeStamp, name, value: v.trim() });
       else if (typeof v === 'number' && Number.isFinite(v)) out.push({ timeStamp, name, value: String(v) });
     }
   }
