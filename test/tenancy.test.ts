@@ -76,6 +76,13 @@ describe('tenancy with RBAC, Profiles and KFAM', { skip, timeout: 240_000 }, () 
     assert.equal(canI.stdout.trim(), 'yes');
     const cannot = await kubectl('alice', ['auth', 'can-i', 'create', 'pods', '-n', 'team-b']);
     assert.equal(cannot.stdout.trim(), 'no');
+    // Skiff's pipeline objects as resources: `skiff run --watch` and `kubectl get runs -w` watch them
+    for (const verb of ['watch', 'create']) {
+      const r = await kubectl('alice', ['auth', 'can-i', verb, 'runs.pipelines.kubeflow.org', '-n', 'team-a']);
+      assert.equal(r.stdout.trim(), 'yes', verb);
+    }
+    const tasks = await kubectl('alice', ['auth', 'can-i', 'watch', 'runtasks.pipelines.kubeflow.org', '-n', 'team-a']);
+    assert.equal(tasks.stdout.trim(), 'yes');
   });
 
   it('a contributor added through KFAM can view, not edit; only the owner may add one', async () => {

@@ -162,6 +162,19 @@ const kubeflowRoles: RoleSpec[] = [
       rule([pipelines], ['visualizations'], ['create']),
     ],
   },
+  // Skiff serves KFP's objects as resources too (`skiff run --watch`, `kubectl get runs -w`, the
+  // dashboard's live pages): the REST verbs on them, beside KFP's own verbs above
+  {
+    name: 'skiff-pipelines-edit', into: [kfAggregate('kubeflow-pipelines-edit')],
+    rules: [
+      rule([pipelines], ['runs', 'recurringruns', 'pipelines', 'pipelineversions', 'experiments'], ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch']),
+      rule([pipelines], ['runtasks', 'taskcaches', 'runs/status', 'recurringruns/status'], ['get', 'list', 'watch']),
+    ],
+  },
+  {
+    name: 'skiff-pipelines-view', into: [kfAggregate('kubeflow-pipelines-view')],
+    rules: [rule([pipelines], ['runs', 'recurringruns', 'pipelines', 'pipelineversions', 'experiments', 'runtasks', 'taskcaches', 'runs/status', 'recurringruns/status'], ['get', 'list', 'watch'])],
+  },
   // training-operator's kubeflow overlay
   { name: 'kubeflow-training-admin', into: [kfAggregate('kubeflow-admin')], aggregates: kfAggregate('kubeflow-training-admin') },
   {
