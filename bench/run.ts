@@ -23,7 +23,7 @@
 //        section 8's model-server HTTP comparison alone: --only 8 --serving-http-only [--serving-http-rounds 5]
 //        section 10: --tuning-full (10 seeds, 50 and 200 trials, sequential and 4 in parallel, every
 //        suite: many hours on 2 cores); node dist/bench/tuning.js runs the comparison alone, with its own flags
-//        section 11: --tenancy-gets 2000 --tenancy-chains 3 (Pod starts: --runs)
+//        section 11: --tenancy-gets 2000 --tenancy-chains 5 (Pod starts: --runs)
 import type { ChildProcess } from 'node:child_process';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -254,6 +254,6 @@ if (wanted(10) && existsSync(join(repoRoot, '.venv', 'bin', 'python'))) {
   const overheadMs = await trialOverheadBench(row, 10);
   await tuningBench(full ? FULL : QUICK, { row, overheadMs });
 }
-if (wanted(11)) await tenancyBench(row, { runs, gets: arg('tenancy-gets', 2000), chainRuns: arg('tenancy-chains', 3) });
+if (wanted(11)) await tenancyBench(row, { runs, gets: arg('tenancy-gets', 2000), chainRuns: arg('tenancy-chains', 5) });
 for (const b of burners) b.kill('SIGKILL');
 console.log(`\nall benchmarks: ${((nowMs() - t0) / 1000).toFixed(0)} s`);

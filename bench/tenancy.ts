@@ -88,7 +88,8 @@ function compare(row: Row, what: string, r: { off: number[]; on: number[] }, tai
   const pOn = percentile(r.on, tail);
   row(`${what}: off, median`, fmtMs(mOff), `p${tail} ${fmtMs(pOff)}`);
   row(`${what}: on, median`, fmtMs(mOn), `p${tail} ${fmtMs(pOn)}`);
-  row('  on over off (median)', fmtMs(mOn - mOff), `ratio ${(mOn / mOff).toFixed(2)}x; p${tail} ratio ${(pOn / pOff).toFixed(2)}x`);
+  const d = mOn - mOff;
+  row('  on over off (median)', `${d < 0 ? '-' : '+'}${fmtMs(Math.abs(d))}`, `ratio ${(mOn / mOff).toFixed(2)}x; p${tail} ratio ${(pOn / pOff).toFixed(2)}x`);
 }
 
 export async function tenancyBench(row: Row, opts: TenancyBenchOptions): Promise<void> {
