@@ -15,12 +15,15 @@
 //  10. hyperparameter tuning: a Katib trial's cost beyond its payload (bench/tuning-overhead.ts), and
 //      Skiff's search algorithms against Optuna's on Branin, Hartmann-6, BBOB and an SVM, in the same
 //      run (bench/tuning/README.md): its quick matrix by default, the issue's full one with --tuning-full
+//  11. the cost of tenancy: a Pod's apply-to-Running, the pipeline chain and one ConfigMap's GET with
+//      tenancy off and on (a token file, a Profile, RBAC on every request), alternated (bench/tenancy.ts)
 //   --busy: a CPU burner on every core for the whole run, to see what holds on a loaded machine
 // Usage: npm run bench [-- --objects 100000 --runs 30 --bare-runs 30 --serving-seconds 8 --only 4,5,6 --busy]
 //        section 9: --ui-runs 1000 --ui-tasks 1000 --ui-loads 5 --ui-list-selector SEL --ui-run-selector SEL|auto
 //        section 8's model-server HTTP comparison alone: --only 8 --serving-http-only [--serving-http-rounds 5]
 //        section 10: --tuning-full (10 seeds, 50 and 200 trials, sequential and 4 in parallel, every
 //        suite: many hours on 2 cores); node dist/bench/tuning.js runs the comparison alone, with its own flags
+//        section 11: --tenancy-gets 2000 --tenancy-chains 5 (Pod starts: --runs)
 import type { ChildProcess } from 'node:child_process';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -30,9 +33,11 @@ import { defaultRegistry, Kinds } from '../src/api/index.js';
 import { Client } from '../src/store/client.js';
 import { SqliteStore } from '../src/store/sqlite/store.js';
 import { TestServer, repoRoot, skiffBin } from '../test/harness.js';
+import { chainRun, compileChain, podStart, singleUser } from './measure.js';
 import { fanOut1000, fanOut200 } from './pipelines/fanout.js';
 import { fmtMs, median, nowMs, percentile } from './stats.js';
 import { servingBench } from './serving.js';
+import { tenancyBench } from './tenancy.js';
 import { trainingBench } from './training.js';
 import { FULL, QUICK, tuningBench } from './tuning/bench.js';
 import { trialOverheadBench } from './tuning-overhead.js';
@@ -107,15 +112,7 @@ async function applyToStart(): Promise<void> {
     for (let i = 0; i < 3; i++) await bareSpawn(); // warm the page cache
     for (let i = 0; i < runs; i++) {
       bare.push(await bareSpawn());
-      const name = `lat-${i}`;
-      const t0 = nowMs();
-      await s.create('/api/v1/namespaces/default/pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'bench', command: ['date', '+%s%N'] }] } });
-      const printed = await s.until('pod output', async () => {
-        const r = await s.req('GET', `/api/v1/namespaces/default/pods/${name}/log`);
-        return r.status === 200 && /^\d+\s*$/.test(r.text) ? r.text.trim() : undefined;
-      }, 30_000);
-      skiff.push(Number(BigInt(printed) / 1000n) / 1000 - t0);
-      await s.req('DELETE', `/api/v1/namespaces/default/pods/${name}`);
+      skiff.push(await podStart(s, singleUser, `lat-${i}`));
     }
     const mb = median(bare);
     const ms = median(skiff);
@@ -187,8 +184,7 @@ async function pipelineChain(): Promise<void> {
   }
   console.log('\n4. pipelines: a 10-step chain of lightweight components (bench/pipelines/chain.py), 3 runs each');
   const dir = mkdtempSync(join(tmpdir(), 'skiff-bench-kfp-'));
-  const compiled = join(dir, 'chain.yaml');
-  execFileSync(python, [script, 'compile', compiled]);
+  const compiled = compileChain(python, script, dir);
   const local: number[] = [];
   for (let i = 0; i < 3; i++) local.push(Number(execFileSync(python, [script, 'local', join(dir, `local-${i}`)], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim().split('\n').pop()) * 1000);
   // a bare `import kfp`, and the lean one a task's executor does: the component command sets
@@ -208,12 +204,7 @@ async function pipelineChain(): Promise<void> {
   const s = await TestServer.start({ config: { verbose: false } });
   const skiff: number[] = [];
   try {
-    for (let i = 0; i < 3; i++) {
-      const t = nowMs();
-      const r = await s.cli(['run', compiled, '--watch']);
-      if (r.code !== 0) throw new Error(`skiff run failed: ${r.stdout}${r.stderr}`);
-      skiff.push(nowMs() - t);
-    }
+    for (let i = 0; i < 3; i++) skiff.push(await chainRun(s, singleUser, compiled));
   } finally {
     await s.cleanup();
     rmSync(dir, { recursive: true, force: true });
@@ -263,5 +254,6 @@ if (wanted(10) && existsSync(join(repoRoot, '.venv', 'bin', 'python'))) {
   const overheadMs = await trialOverheadBench(row, 10);
   await tuningBench(full ? FULL : QUICK, { row, overheadMs });
 }
+if (wanted(11)) await tenancyBench(row, { runs, gets: arg('tenancy-gets', 2000), chainRuns: arg('tenancy-chains', 5) });
 for (const b of burners) b.kill('SIGKILL');
 console.log(`\nall benchmarks: ${((nowMs() - t0) / 1000).toFixed(0)} s`);
