@@ -39,16 +39,6 @@ async function tenancyServer(): Promise<TestServer> {
   }, admin);
   if (profile.status !== 201) throw new Error(`creating the Profile: ${profile.status} ${profile.text}`);
   await s.until('the owner\'s access to the Profile\'s namespace', async () => (await s.req('GET', `/api/v1/namespaces/${tenant.namespace}/configmaps`, undefined, authHeaders(tenant))).status === 200, 30_000);
-  // `skiff run --watch` watches the Run and lists its tasks as Kubernetes objects, which KFP's
-  // multi-user roles (kept as upstream writes them) do not grant: the owner is given that here
-  const rbac = `/apis/rbac.authorization.k8s.io/v1/namespaces/${tenant.namespace}`;
-  for (const [path, obj] of [
-    [`${rbac}/roles`, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'bench-run-watch' }, rules: [{ apiGroups: ['pipelines.kubeflow.org'], resources: ['runs', 'runtasks'], verbs: ['get', 'list', 'watch'] }] }],
-    [`${rbac}/rolebindings`, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'bench-run-watch' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'bench-run-watch' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: owner }] }],
-  ] as const) {
-    const r = await s.req('POST', path, obj, admin);
-    if (r.status !== 201) throw new Error(`POST ${path}: ${r.status} ${r.text}`);
-  }
   // the numbers below mean something only if credentials are really checked
   const anonymous = await s.req('GET', `/api/v1/namespaces/${tenant.namespace}/configmaps`);
   if (anonymous.status !== 401) throw new Error(`tenancy is not on: an anonymous request answered ${anonymous.status}`);
