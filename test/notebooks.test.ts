@@ -42,6 +42,7 @@ function execute(url: string, token: string, code: string): Promise<{ stdout: st
     let stdout = '';
     let result: string | undefined;
     let status = '';
+    let idle = false;
     const timer = setTimeout(() => {
       ws.terminate();
       reject(new Error(`no reply to ${code} (printed so far: ${stdout})`));
@@ -58,8 +59,9 @@ function execute(url: string, token: string, code: string): Promise<{ stdout: st
       if (m.channel === 'iopub' && m.header.msg_type === 'execute_result') result = String((m.content.data as Record<string, string>)['text/plain']);
       if (m.channel === 'iopub' && m.header.msg_type === 'error') stdout += `${String(m.content.ename)}: ${String(m.content.evalue)}`;
       if (m.channel === 'shell' && m.header.msg_type === 'execute_reply') status = String(m.content.status);
-      // the reply on shell and the idle status on iopub may come in either order: both end it
-      if (status && m.channel === 'iopub' && m.header.msg_type === 'status' && m.content.execution_state === 'idle') {
+      if (m.channel === 'iopub' && m.header.msg_type === 'status' && m.content.execution_state === 'idle') idle = true;
+      // the reply on shell and the idle status on iopub come in either order: it ends when both have come
+      if (status && idle) {
         clearTimeout(timer);
         ws.close();
         resolve({ stdout, ...(result !== undefined ? { result } : {}), status });
