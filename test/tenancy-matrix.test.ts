@@ -55,7 +55,7 @@ grant('autoscaling', ['horizontalpodautoscalers'], workload);
 grant('batch', ['cronjobs', 'jobs'], workload);
 grant('policy', ['poddisruptionbudgets'], workload);
 grant('networking.k8s.io', ['ingresses', 'networkpolicies'], workload);
-grant('kubeflow.org', ['mpijobs', 'tfjobs', 'pytorchjobs', 'mxjobs', 'xgboostjobs', 'experiments', 'trials', 'suggestions', 'notebooks'], workload);
+grant('kubeflow.org', ['mpijobs', 'tfjobs', 'pytorchjobs', 'mxjobs', 'xgboostjobs', 'paddlejobs', 'jaxjobs', 'experiments', 'trials', 'suggestions', 'notebooks'], workload);
 grant('serving.kserve.io', ['inferencegraphs', 'inferenceservices', 'servingruntimes', 'trainedmodels'], workload);
 // only the owner manages who may work in the namespace
 grant('rbac.authorization.k8s.io', ['roles', 'rolebindings'], { view: [], edit: [], owner: [...READ, ...WRITE] });
