@@ -130,6 +130,25 @@ function muxStream(base: string, headers: Record<string, string>, path: string):
   });
 }
 
+// run inside a Pod of team-b (bob's): the header claims alice, alone and beside the Pod's own token,
+// over the in-cluster https endpoint and over Skiff's plain port
+const FROM_POD = `
+import os, ssl, urllib.request, urllib.error
+sa = '/var/run/secrets/kubernetes.io/serviceaccount'
+token = open(sa + '/token').read().strip()
+bases = [('https', 'https://%s:%s' % (os.environ['KUBERNETES_SERVICE_HOST'], os.environ['KUBERNETES_SERVICE_PORT']), ssl.create_default_context(cafile=sa + '/ca.crt')), ('http', os.environ['SKIFF_URL'], None)]
+for scheme, base, ctx in bases:
+    for who, headers in [('header', {'kubeflow-userid': 'alice@example.com'}), ('token+header', {'kubeflow-userid': 'alice@example.com', 'authorization': 'Bearer ' + token})]:
+        for path in ['/api/v1/namespaces/team-a/configmaps', '/api/v1/namespaces/team-a/secrets', '/apis/v2beta1/runs?namespace=team-a', '/notebook/team-a/nb/api/status']:
+            try:
+                status = urllib.request.urlopen(urllib.request.Request(base + path, headers=headers), context=ctx, timeout=10).status
+            except urllib.error.HTTPError as e:
+                status = e.code
+            except Exception as e:
+                status = 0
+            print('CELL', scheme, who, path, status, flush=True)
+`;
+
 interface ApiResource { name: string; namespaced: boolean; kind: string; verbs: string[] }
 
 describe('the isolation matrix: users × surfaces with tenancy on', { timeout: 180_000 }, () => {
@@ -189,6 +208,8 @@ describe('the isolation matrix: users × surfaces with tenancy on', { timeout: 1
       spec: { predictor: { containers: [{ name: 'kserve-container', image: 'python:3.11', command: ['python', join(repoRoot, 'test', 'fixtures', 'serving', 'echo_server.py')] }] } },
     });
     assert.equal(isvc.status, 201, JSON.stringify(isvc.body));
+    const spoofer = await api('POST', '/api/v1/namespaces/team-b/pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'spoofer' }, spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'python', command: ['python', '-c', FROM_POD], env: [{ name: 'SKIFF_URL', value: skiff.url }] }] } });
+    assert.equal(spoofer.status, 201, JSON.stringify(spoofer.body));
     await until('matrix-pod Running', async () => (await api('GET', '/api/v1/namespaces/team-a/pods/matrix-pod')).body?.status?.phase === 'Running');
     gatewayReady = await until('the echo model Ready', async () => (await api('GET', '/apis/serving.kserve.io/v1beta1/namespaces/team-a/inferenceservices/echo')).body?.status?.conditions?.some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True') === true, 45_000);
   });
@@ -197,11 +218,10 @@ describe('the isolation matrix: users × surfaces with tenancy on', { timeout: 1
     rmSync(dir, { recursive: true, force: true });
   });
 
-  /** runs each user's cells in order (a create before its update and delete), users side by side */
+  /** asks one surface as every user at once; the cells keep the order of `users` */
   const run = async (surface: string, allowed: (u: User) => boolean, status: (u: User) => Promise<number>): Promise<void> => {
-    await Promise.all(users.map(async (u) => {
-      cells.push({ surface, user: u, allowed: allowed(u), status: await status(u) });
-    }));
+    const statuses = await Promise.all(users.map(status));
+    users.forEach((u, i) => cells.push({ surface, user: u, allowed: allowed(u), status: statuses[i] as number }));
   };
 
   it('checks every cell: no leaks, and every allowed cell answered', async () => {
@@ -245,6 +265,7 @@ describe('the isolation matrix: users × surfaces with tenancy on', { timeout: 1
         }));
       }
     }
+    const restCells = cells.length;
     // across namespaces: only cluster admins
     for (const [what, path] of [['list pods -A', '/api/v1/pods'], ['watch pods -A', '/api/v1/pods?watch=true'], ['list notebooks -A', '/apis/kubeflow.org/v1/notebooks'], ['list configmaps -A', '/api/v1/configmaps?watch=false']] as const) {
       await run(what, () => false, (u) => call(base, 'GET', path, u.headers));
@@ -287,6 +308,18 @@ describe('the isolation matrix: users × surfaces with tenancy on', { timeout: 1
     await run('usage of several pods', reader, (u) => call(base, 'GET', '/skiff/v1/namespaces/team-a/usage?pod=matrix-pod', u.headers));
     await run('usage in team-b', teamB, (u) => call(base, 'GET', '/skiff/v1/namespaces/team-b/usage?pod=x', u.headers));
 
+    // the spoofed header from another tenant's Pod: never alice; with the Pod's token, team-b's service account
+    assert.ok(await until('the spoofing Pod to finish', async () => ['Succeeded', 'Failed'].includes((await api('GET', '/api/v1/namespaces/team-b/pods/spoofer')).body?.status?.phase)));
+    const log = (await api('GET', '/api/v1/namespaces/team-b/pods/spoofer/log')).body;
+    const podCells = String(log).split('\n').filter((l) => l.startsWith('CELL '));
+    assert.equal(podCells.length, 16, String(log));
+    console.log(`from a team-b Pod: ${podCells.map((l) => l.slice(5)).join('; ')}`);
+    const fromPod = (headers: string): User => ({ name: `spoofed header from a team-b Pod (${headers})`, role: 'none', headers: {}, unauthenticated: headers === 'header' });
+    for (const line of podCells) {
+      const [, scheme, who, path, status] = line.split(' ');
+      cells.push({ surface: `${path} over ${scheme}`, user: fromPod(who as string), allowed: false, status: Number(status) });
+    }
+
     const refused = (s: number): boolean => s === 401 || s === 403;
     const leaks = cells.filter((c) => !c.allowed && !refused(c.status));
     const misses = cells.filter((c) => c.allowed && refused(c.status));
@@ -295,6 +328,9 @@ describe('the isolation matrix: users × surfaces with tenancy on', { timeout: 1
     const show = (cs: Cell[]): string => cs.map((c) => `  ${c.surface} as ${c.user.name}: ${c.status}`).join('\n');
     console.log(`isolation matrix: ${cells.length} cells (${kinds.length} namespaced kinds, ${users.length} users${gatewayReady ? '' : ', gateway not ready: its cells skipped'}) in ${((Date.now() - started) / 1000).toFixed(1)} s; leaks ${leaks.length}, misses ${misses.length}, wrong refusal codes ${wrongCode.length}`);
     console.log(`kinds: ${kinds.join(' ')}`);
+    // beyond REST, each surface's answers by user, in the order of `users`
+    const surfaces = [...new Set(cells.slice(restCells).map((c) => c.surface))];
+    for (const surface of surfaces) console.log(`${surface}: ${cells.filter((c) => c.surface === surface).map((c) => c.status).join(' ')}`);
     if (leaks.length) console.log(`leaks:\n${show(leaks)}`);
     if (misses.length) console.log(`misses:\n${show(misses)}`);
     if (wrongCode.length) console.log(`wrong refusal codes:\n${show(wrongCode)}`);
