@@ -17,18 +17,28 @@ import { startSkiff, type Skiff } from '../src/server/main.js';
 import { repoRoot } from './harness.js';
 
 type Role = 'owner' | 'edit' | 'view' | 'none';
-interface User { name: string; role: Role; headers: Record<string, string>; /** refused with 401, not 403 */ unauthenticated: boolean }
+interface User {
+  name: string;
+  role: Role;
+  headers: Record<string, string>;
+  /** refused with 401, not 403 */
+  unauthenticated: boolean;
+  /** bob as himself: team-b's owner */
+  bob?: boolean;
+}
 
 const users: User[] = [
   { name: 'owner (alice)', role: 'owner', headers: { authorization: 'Bearer alice-token' }, unauthenticated: false },
   { name: 'contributor-edit (carol)', role: 'edit', headers: { authorization: 'Bearer carol-token' }, unauthenticated: false },
   { name: 'contributor-view (dave)', role: 'view', headers: { authorization: 'Bearer dave-token' }, unauthenticated: false },
-  { name: 'other tenant (bob)', role: 'none', headers: { authorization: 'Bearer bob-token' }, unauthenticated: false },
+  { name: 'other tenant (bob)', role: 'none', headers: { authorization: 'Bearer bob-token' }, unauthenticated: false, bob: true },
   { name: 'anonymous', role: 'none', headers: {}, unauthenticated: true },
   { name: 'forged token', role: 'none', headers: { authorization: `Bearer ${randomBytes(24).toString('base64url')}` }, unauthenticated: true },
   // 127.0.0.1 is no trusted proxy: the header alone proves nothing, and beside a token it changes nobody
   { name: 'spoofed header', role: 'none', headers: { 'kubeflow-userid': 'alice@example.com' }, unauthenticated: true },
-  { name: 'spoofed header + bob\'s token', role: 'none', headers: { authorization: 'Bearer bob-token', 'kubeflow-userid': 'alice@example.com' }, unauthenticated: false },
+  { name: 'spoofed header + bob\'s token', role: 'none', headers: { authorization: 'Bearer bob-token', 'kubeflow-userid': 'alice@example.com' }, unauthenticated: false, bob: true },
+  // `kubectl --as`: bob may impersonate nobody, so every request of his that asks is refused whole
+  { name: 'bob impersonating alice', role: 'none', headers: { authorization: 'Bearer bob-token', 'impersonate-user': 'alice@example.com' }, unauthenticated: false },
 ];
 
 const READ = ['get', 'list', 'watch'];
@@ -271,7 +281,7 @@ describe('the isolation matrix: users × surfaces with tenancy on', { timeout: 1
       await run(what, () => false, (u) => call(base, 'GET', path, u.headers));
     }
     // team-b is bob's: team-a's members are refused there, its owner is not
-    const teamB = (u: User): boolean => !u.unauthenticated && u.headers.authorization === 'Bearer bob-token';
+    const teamB = (u: User): boolean => u.bob === true;
     for (const [what, path] of [['list pods in team-b', '/api/v1/namespaces/team-b/pods'], ['watch pods in team-b', '/api/v1/namespaces/team-b/pods?watch=true'], ['list secrets in team-b', '/api/v1/namespaces/team-b/secrets']] as const) {
       await run(what, teamB, (u) => call(base, 'GET', path, u.headers));
     }
@@ -299,7 +309,7 @@ describe('the isolation matrix: users × surfaces with tenancy on', { timeout: 1
     await run('notebook proxy', editor, (u) => call(base, 'GET', '/notebook/team-a/nb/api/status', u.headers));
     await run('notebook proxy (WebSocket)', editor, (u) => call(base, 'GET', '/notebook/team-a/nb/api/kernels/k/channels', u.headers, { upgrade: 'jupyter' }));
     // the dashboard: the stream mux lets in anyone signed in, and each stream is decided as its own request
-    const signedIn = (u: User): boolean => !u.unauthenticated;
+    const signedIn = (u: User): boolean => !u.unauthenticated && u.headers['impersonate-user'] === undefined;
     await run('streams upgrade', signedIn, (u) => muxStream(base, u.headers, '/api/v1/namespaces/default/pods?watch=true').then((s) => (s.upgraded ? 101 : s.status)));
     await run('stream: watch pods in team-a', reader, (u) => muxStream(base, u.headers, '/api/v1/namespaces/team-a/pods?watch=true').then((s) => s.status));
     await run('stream: pod usage', reader, (u) => muxStream(base, u.headers, '/skiff/v1/namespaces/team-a/pods/matrix-pod/usage?watch=true').then((s) => s.status));
