@@ -330,13 +330,29 @@ describe('the isolation matrix: users × surfaces with tenancy on', { timeout: 1
       cells.push({ surface: `${path} over ${scheme}`, user: fromPod(who as string), allowed: false, status: Number(status) });
     }
 
+    // paths that might be read as one namespace and served as another: answered at all (2xx) to anyone
+    // but team-b's owner, they would be a leak; a refusal, a 404 or a 400 is not
+    const tricks = [
+      '/api/v1/namespaces/team-a/../team-b/secrets', '/api/v1/namespaces/team-a/%2e%2e/team-b/secrets', '/api/v1/namespaces/team-a/pods/../../team-b/secrets',
+      '/api/v1/namespaces/team-b/secrets/', '/api/v1/namespaces//team-b/secrets', '/api/v1/namespaces/team%2Db/secrets', '/api/v1/watch/namespaces/team-b/secrets',
+      '/api/v1/secrets?fieldSelector=metadata.namespace%3Dteam-b', '/apis/v2beta1/runs?namespace=team-b&namespace=team-a', '/skiff/v1/namespaces/team-a/../team-b/usage?pod=x',
+      '/notebook/team-a/../team-b/nb/api/status', '/serving/team-a/../team-b/x/v1/models/x',
+    ];
+    const trickCells: Cell[] = [];
+    for (const path of tricks) {
+      const statuses = await Promise.all(users.map((u) => call(base, 'GET', path, u.headers)));
+      users.forEach((u, i) => trickCells.push({ surface: `GET ${path}`, user: u, allowed: u.bob === true, status: statuses[i] as number }));
+    }
+    const trickLeaks = trickCells.filter((c) => !c.allowed && c.status >= 200 && c.status < 300);
+    for (const path of tricks) console.log(`GET ${path}: ${trickCells.filter((c) => c.surface === `GET ${path}`).map((c) => c.status).join(' ')}`);
+
     const refused = (s: number): boolean => s === 401 || s === 403;
     const leaks = cells.filter((c) => !c.allowed && !refused(c.status));
     const misses = cells.filter((c) => c.allowed && refused(c.status));
     // a refusal in the wrong words: 403 to someone who proved nothing, or 401 to a signed-in user
     const wrongCode = cells.filter((c) => !c.allowed && refused(c.status) && c.status !== (c.user.unauthenticated ? 401 : 403));
     const show = (cs: Cell[]): string => cs.map((c) => `  ${c.surface} as ${c.user.name}: ${c.status}`).join('\n');
-    console.log(`isolation matrix: ${cells.length} cells (${kinds.length} namespaced kinds, ${users.length} users${gatewayReady ? '' : ', gateway not ready: its cells skipped'}) in ${((Date.now() - started) / 1000).toFixed(1)} s; leaks ${leaks.length}, misses ${misses.length}, wrong refusal codes ${wrongCode.length}`);
+    console.log(`isolation matrix: ${cells.length} cells (${kinds.length} namespaced kinds, ${users.length} users${gatewayReady ? '' : ', gateway not ready: its cells skipped'}) in ${((Date.now() - started) / 1000).toFixed(1)} s, and ${trickCells.length} odd-path cells; leaks ${leaks.length + trickLeaks.length}, misses ${misses.length}, wrong refusal codes ${wrongCode.length}`);
     console.log(`kinds: ${kinds.join(' ')}`);
     // beyond REST, each surface's answers by user, in the order of `users`
     const surfaces = [...new Set(cells.slice(restCells).map((c) => c.surface))];
@@ -345,6 +361,7 @@ describe('the isolation matrix: users × surfaces with tenancy on', { timeout: 1
     if (misses.length) console.log(`misses:\n${show(misses)}`);
     if (wrongCode.length) console.log(`wrong refusal codes:\n${show(wrongCode)}`);
     assert.equal(leaks.length, 0, `leaks:\n${show(leaks)}`);
+    assert.equal(trickLeaks.length, 0, `leaks through odd paths:\n${show(trickLeaks)}`);
     assert.equal(misses.length, 0, `misses:\n${show(misses)}`);
     assert.equal(wrongCode.length, 0, `wrong refusal codes:\n${show(wrongCode)}`);
     assert.ok(gatewayReady, 'the echo model became Ready for the gateway cells');
