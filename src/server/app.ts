@@ -26,7 +26,7 @@ import type { Gateway } from './inference/gateway.js';
 import { handleTraffic, isTrafficPath } from './traffic-api.js';
 import { UiFiles } from './ui.js';
 import { STREAMS_PATH } from './stream-mux.js';
-import { isUsagePath, serveUsage, type UsageHistory } from './usage-history.js';
+import { isUsagePath, serveUsage, usageAttributes, type UsageHistory } from './usage-history.js';
 
 export interface AppDeps {
   client: Client;
@@ -190,6 +190,9 @@ export class App {
     // the KFP API: any signed-in user gets in, and its handlers ask for pipelines.kubeflow.org
     // permissions in the namespace each request turns out to touch (src/server/kfp/authz.ts)
     if (path === '/apis/v2beta1' || path.startsWith('/apis/v2beta1/')) return [];
+    // the dashboard's usage charts show a Pod's CPU and memory: whoever may read the Pod may see them
+    const usage = this.deps.usageHistory ? usageAttributes(method, url) : undefined;
+    if (usage) return [{ resource: usage }];
     return requestChecks(method, url, upgrade);
   }
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { PodMetricsSource, PodUsage } from '../substrate/substrate.js';
-import { UsageHistory } from './usage-history.js';
+import { UsageHistory, usageAttributes } from './usage-history.js';
 
 /** a substrate whose latest samples the test sets */
 function source(): PodMetricsSource & { pods: PodUsage[] } {
@@ -83,4 +83,16 @@ test('holds at most maxPods, dropping the one seen longest ago', () => {
   assert.equal(h.podCount, 2);
   assert.deepEqual(h.history('ns', 'a'), []);
   assert.equal(h.history('ns', 'c').length, 1);
+});
+
+test('a usage request is authorized as reading the Pods it charts', () => {
+  assert.deepEqual(usageAttributes('GET', '/skiff/v1/namespaces/team-a/pods/train-0/usage'), { verb: 'get', apiGroup: '', resource: 'pods', namespace: 'team-a', name: 'train-0' });
+  assert.deepEqual(usageAttributes('GET', '/skiff/v1/namespaces/team-a/pods/train-0/usage/?watch=true'), { verb: 'watch', apiGroup: '', resource: 'pods', namespace: 'team-a', name: 'train-0' });
+  assert.deepEqual(usageAttributes('GET', '/skiff/v1/namespaces/team-a/usage?pod=a&pod=b'), { verb: 'list', apiGroup: '', resource: 'pods', namespace: 'team-a' });
+  assert.deepEqual(usageAttributes('GET', '/skiff/v1/namespaces/team-a/usage?pod=a&watch=1'), { verb: 'watch', apiGroup: '', resource: 'pods', namespace: 'team-a' });
+  // a method the handler does not answer is still asked as what it would do, never as a read
+  assert.equal(usageAttributes('DELETE', '/skiff/v1/namespaces/team-a/pods/p/usage')?.verb, 'delete');
+  assert.equal(usageAttributes('GET', '/skiff/v1/namespaces/team-a/pods/%zz/usage')?.name, '%zz');
+  assert.equal(usageAttributes('GET', '/skiff/v1/streams'), undefined);
+  assert.equal(usageAttributes('GET', '/api/v1/namespaces/team-a/pods/p'), undefined);
 });

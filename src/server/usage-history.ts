@@ -10,6 +10,7 @@ import type { Client } from '../store/client.js';
 import type { PodMetricsSource } from '../substrate/substrate.js';
 import { every, type Timer } from '../util/timers.js';
 import { send } from './body.js';
+import type { ResourceAttributes } from './auth/types.js';
 
 export interface UsageHistoryOptions {
   usage: PodMetricsSource;
@@ -141,6 +142,33 @@ export class UsageHistory {
 
 const USAGE_PATH = /^\/skiff\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/usage$/;
 const MANY_PATH = /^\/skiff\/v1\/namespaces\/([^/]+)\/usage$/;
+
+function decoded(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    // a malformed escape names no Pod: checked as written, it matches nothing a role names
+    return s;
+  }
+}
+
+/**
+ * What a usage request reads, in RBAC's terms: a Pod's samples are a view of that Pod, so they are
+ * asked as `get pods/<pod>` (or `list pods` for several at once, `watch` with `?watch=true`) in its
+ * namespace, which every role that shows a namespace's Pods grants. Undefined for other paths.
+ */
+export function usageAttributes(method: string, url: string): ResourceAttributes | undefined {
+  const u = new URL(url, 'http://skiff.local');
+  const path = u.pathname.replace(/\/+$/, '');
+  const watch = u.searchParams.get('watch');
+  const watching = watch !== null && watch !== 'false' && watch !== '0';
+  const one = USAGE_PATH.exec(path);
+  const verb = method === 'GET' || method === 'HEAD' ? (watching ? 'watch' : undefined) : method.toLowerCase();
+  if (one) return { verb: verb ?? 'get', apiGroup: '', resource: 'pods', namespace: decoded(one[1] as string), name: decoded(one[2] as string) };
+  const many = MANY_PATH.exec(path);
+  if (many) return { verb: verb ?? 'list', apiGroup: '', resource: 'pods', namespace: decoded(many[1] as string) };
+  return undefined;
+}
 
 /** true for the paths `serveUsage` answers */
 export function isUsagePath(path: string): boolean {

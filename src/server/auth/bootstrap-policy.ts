@@ -97,7 +97,9 @@ const kubernetesRoles: RoleSpec[] = [
   },
 ];
 
-const trainingJobs = ['mpijobs', 'tfjobs', 'pytorchjobs', 'mxjobs', 'xgboostjobs'];
+// every training job kind Skiff serves: upstream's roles name paddlejobs since training-operator 1.7,
+// and a contributor refused a JAXJob that Skiff runs would have no way to use it
+const trainingJobs = ['mpijobs', 'tfjobs', 'pytorchjobs', 'mxjobs', 'xgboostjobs', 'paddlejobs', 'jaxjobs'];
 const katibKinds = ['experiments', 'trials', 'suggestions'];
 const kserveKinds = ['inferencegraphs', 'inferenceservices', 'servingruntimes', 'trainedmodels'];
 const pipelines = 'pipelines.kubeflow.org';
