@@ -75,6 +75,10 @@ grant('argoproj.io', ['cronworkflows', 'workflows', 'workfloweventbindings', 'wo
 // KFP's multi-user authorization, in pipelines.kubeflow.org (its own verbs, beyond REST's, are not cells here)
 grant('pipelines.kubeflow.org', ['pipelines', 'pipelineversions'], { view: ['get', 'list'], edit: ['get', 'list', 'create', 'update', 'delete'], owner: ['get', 'list', 'create', 'update', 'delete'] });
 grant('pipelines.kubeflow.org', ['experiments', 'runs', 'jobs'], { view: ['get', 'list'], edit: ['get', 'list', 'create', 'delete'], owner: ['get', 'list', 'create', 'delete'] });
+// Skiff serves KFP's objects as resources too (skiff run --watch, kubectl get runs -w, the dashboard):
+// editors have the REST verbs on them, viewers read them; a run's task records and cache are read-only
+grant('pipelines.kubeflow.org', ['runs', 'recurringruns', 'pipelines', 'pipelineversions', 'experiments'], workload);
+grant('pipelines.kubeflow.org', ['runtasks', 'taskcaches'], readEveryone);
 grant('authorization.k8s.io', ['localsubjectaccessreviews'], { view: [], edit: [], owner: ['create'] });
 grant('kubeflow.org', ['viewers'], { view: ['get', 'create', 'delete'], edit: ['get', 'create', 'delete'], owner: ['get', 'create', 'delete'] });
 
