@@ -318,7 +318,7 @@ describe('the tuning pages', () => {
     await area.fill(text);
     await form.getByRole('button', { name: 'Create' }).click();
     await ui.page.waitForURL(/\/ui\/default\/experiments\.kubeflow\.org\/random-bowl$/);
-    await ui.page.getByRole('heading', { name: /random-bowl/ }).waitFor();
+    await ui.page.getByRole('heading', { level: 1, name: /random-bowl/ }).waitFor();
     const created = await s.get(`${API}/experiments/random-bowl`);
     assert.equal(created.spec.algorithm.algorithmName, 'random');
   });
