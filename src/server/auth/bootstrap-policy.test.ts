@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KObject, StoredObject } from '../../api/meta.js';
 import { aggregatedRules } from '../../control/clusterrole-aggregation.js';
-import { bootstrapPolicy } from './bootstrap-policy.js';
+import { defaultRegistry } from '../../api/index.js';
+import { ClusterRoleKind } from '../../api/rbac.js';
+import { Client } from '../../store/client.js';
+import { SqliteStore } from '../../store/sqlite/store.js';
+import { bootstrapPolicy, ensureBootstrapPolicy, reconcileBootstrap } from './bootstrap-policy.js';
 import { RbacAuthorizer, staticPolicy } from './rbac.js';
 import type { UserInfo } from './types.js';
 
@@ -33,5 +37,39 @@ describe('Kubeflow\'s roles in the bootstrap policy', () => {
       assert.ok(!can('dave', 'create', kind), `view does not create ${kind}`);
       assert.ok(!can('carol', 'create', kind, 'team-b'), `edit in team-a is nothing in team-b (${kind})`);
     }
+  });
+});
+
+describe('the bootstrap policy in a data directory written by an older Skiff', () => {
+  it('adds what a stored role lacks, leaves a role marked autoupdate "false" alone, and then has nothing to do', async () => {
+    const store = new SqliteStore({ file: ':memory:' });
+    const client = new Client(store, defaultRegistry());
+    const stale = (name: string, annotations?: Record<string, string>): KObject => {
+      const r = bootstrapPolicy().find((o) => o.kind === 'ClusterRole' && o.metadata.name === name) as KObject & { rules: unknown[] };
+      return { ...r, metadata: { name, labels: {}, ...(annotations ? { annotations } : {}) }, rules: r.rules.slice(0, 1) } as KObject;
+    };
+    await client.create(stale('kubeflow-training-edit'));
+    await client.create(stale('skiff-pipelines-view', { 'rbac.authorization.kubernetes.io/autoupdate': 'false' }));
+    const full = (name: string): KObject => bootstrapPolicy().find((o) => o.metadata.name === name) as KObject;
+    assert.ok(await ensureBootstrapPolicy(client) > 0);
+    const training = await client.get<KObject & { rules: unknown[] }>(ClusterRoleKind, { name: 'kubeflow-training-edit' });
+    assert.deepEqual(training.rules, (full('kubeflow-training-edit') as KObject & { rules: unknown[] }).rules);
+    assert.deepEqual(training.metadata.labels, full('kubeflow-training-edit').metadata.labels);
+    const kept = await client.get<KObject & { rules: unknown[] }>(ClusterRoleKind, { name: 'skiff-pipelines-view' });
+    assert.equal(kept.rules.length, 1);
+    assert.equal(await ensureBootstrapPolicy(client), 0);
+  });
+
+  it('adds a missing aggregation selector and subjects, never taking anything away', () => {
+    const role = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'r', labels: { mine: 'x' } }, aggregationRule: { clusterRoleSelectors: [{ matchLabels: { a: 'true' } }] }, rules: [{ verbs: ['get'], apiGroups: [''], resources: ['pods'] }] } as KObject;
+    const want = { ...role, metadata: { name: 'r', labels: { b: 'true' } }, aggregationRule: { clusterRoleSelectors: [{ matchLabels: { b: 'true' } }] }, rules: [] } as KObject;
+    const out = reconcileBootstrap(role, want) as KObject & Record<string, any>;
+    assert.deepEqual(out.aggregationRule.clusterRoleSelectors, [{ matchLabels: { a: 'true' } }, { matchLabels: { b: 'true' } }]);
+    assert.deepEqual(out.metadata.labels, { mine: 'x', b: 'true' });
+    assert.deepEqual(out.rules, role.rules as unknown);
+    const binding = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'b' }, roleRef: {}, subjects: [{ kind: 'Group', name: 'g1' }] } as KObject;
+    const wantB = { ...binding, subjects: [{ kind: 'Group', name: 'g2' }] } as KObject;
+    assert.deepEqual((reconcileBootstrap(binding, wantB) as Record<string, any>).subjects, [{ kind: 'Group', name: 'g1' }, { kind: 'Group', name: 'g2' }]);
+    assert.equal(reconcileBootstrap(binding, binding), undefined);
   });
 });

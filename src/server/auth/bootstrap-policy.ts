@@ -230,13 +230,67 @@ export function bootstrapPolicy(): KObject[] {
  * keeps its owner's edits (kube-apiserver also adds missing rules to roles marked autoupdate; Skiff
  * only fills gaps). Returns how many objects it made.
  */
+const autoupdate = 'rbac.authorization.kubernetes.io/autoupdate';
+
+/**
+ * What a bootstrap object already stored lacks, as kube-apiserver reconciles its bootstrap roles at
+ * start-up: missing labels, rules (for roles whose rules are not aggregated), aggregation selectors and
+ * binding subjects are added, nothing is taken away. undefined when nothing is missing.
+ */
+export function reconcileBootstrap(existing: KObject, desired: KObject): KObject | undefined {
+  const key = (x: unknown): string => JSON.stringify(x);
+  let changed = false;
+  const out = structuredClone(existing) as KObject & Record<string, any>;
+  const want = desired as KObject & Record<string, any>;
+  const labels = { ...(out.metadata.labels ?? {}) };
+  for (const [k, v] of Object.entries(desired.metadata.labels ?? {})) {
+    if (labels[k] !== v) {
+      labels[k] = v;
+      changed = true;
+    }
+  }
+  out.metadata = { ...out.metadata, labels };
+  const union = (field: string): void => {
+    const have: unknown[] = Array.isArray(out[field]) ? out[field] : [];
+    const missing = ((want[field] ?? []) as unknown[]).filter((x) => !have.some((h) => key(h) === key(x)));
+    if (missing.length) {
+      out[field] = [...have, ...missing];
+      changed = true;
+    }
+  };
+  if (desired.kind === 'ClusterRole') {
+    if (want.aggregationRule) {
+      const have: unknown[] = out.aggregationRule?.clusterRoleSelectors ?? [];
+      const missing = (want.aggregationRule.clusterRoleSelectors as unknown[]).filter((x) => !have.some((h) => key(h) === key(x)));
+      if (missing.length || !out.aggregationRule) {
+        out.aggregationRule = { clusterRoleSelectors: [...have, ...missing] };
+        changed = true;
+      }
+    } else union('rules');
+  } else union('subjects');
+  return changed ? out : undefined;
+}
+
+/**
+ * Writes the bootstrap policy: what is absent is made, and what Skiff made before is brought up to
+ * date (a newer Skiff's roles reach an older data directory), unless its
+ * `rbac.authorization.kubernetes.io/autoupdate` annotation is "false", as kube-apiserver leaves such
+ * roles alone. Returns how many objects were made or updated.
+ */
 export async function ensureBootstrapPolicy(client: Client): Promise<number> {
   let made = 0;
   for (const obj of bootstrapPolicy()) {
     const kind = obj.kind === 'ClusterRole' ? ClusterRoleKind : ClusterRoleBindingKind;
-    if (await client.find(kind, { name: obj.metadata.name ?? '' })) continue;
+    const existing = await client.find(kind, { name: obj.metadata.name ?? '' });
     try {
-      await client.create(obj);
+      if (existing) {
+        if (existing.metadata.annotations?.[autoupdate] === 'false') continue;
+        const updated = reconcileBootstrap(existing, obj);
+        if (!updated) continue;
+        await client.update(updated);
+      } else {
+        await client.create(obj);
+      }
       made++;
     } catch (e) {
       if (!isConflict(e)) throw e;
