@@ -215,3 +215,30 @@ export function podManifest(name: string, command: string[], extra: Record<strin
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** polls fn every 100 ms until it returns something other than undefined (for servers started in-process, without a TestServer) */
+export async function pollUntil<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * A kubeconfig for one user's bearer token at `file`, on the HTTPS endpoint of the kubeconfig
+ * `skiff up` wrote into `dataDir` (kubectl sends a token only over TLS).
+ */
+export function tokenKubeconfig(dataDir: string, file: string, token: string, namespace: string): string {
+  const admin = YAML.parse(readFileSync(join(dataDir, 'kubeconfig'), 'utf8')) as { clusters: { name: string; cluster: Record<string, string> }[] };
+  const https = admin.clusters.find((c) => c.name === 'skiff-https')?.cluster;
+  if (!https) throw new Error(`${join(dataDir, 'kubeconfig')} has no skiff-https cluster`);
+  writeFileSync(file, YAML.stringify({
+    apiVersion: 'v1', kind: 'Config', 'current-context': 'c', preferences: {},
+    clusters: [{ name: 'c', cluster: https }], users: [{ name: 'u', user: { token } }],
+    contexts: [{ name: 'c', context: { cluster: 'c', user: 'u', namespace } }],
+  }));
+  return file;
+}

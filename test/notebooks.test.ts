@@ -5,24 +5,18 @@
 // team's owner is refused at the proxy, HTTP and WebSocket alike.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import YAML from 'yaml';
 import { startSkiff, type Skiff } from '../src/server/main.js';
-import { clientsPython, kubectlBin, repoRoot, runProgram } from './harness.js';
+import { clientsPython, kubectlBin, pollUntil, repoRoot, runProgram, tokenKubeconfig } from './harness.js';
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
+/** a notebook server takes its time to start on a loaded machine */
+const until = <T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> => pollUntil(what, fn, timeoutMs);
+
 
 const skip = !existsSync(kubectlBin) || !existsSync(clientsPython) ? 'the clients\' environment (.venv-clients) is not set up'
   : !existsSync(join(repoRoot, '.venv-notebooks', 'bin', 'jupyter-lab')) ? 'the notebooks\' environment (.venv-notebooks) is not set up' : false;
@@ -81,18 +75,7 @@ function execute(url: string, token: string, code: string): Promise<{ stdout: st
 describe('Kubeflow Notebooks through the proxy, with tenancy on', { skip, timeout: 600_000 }, () => {
   let skiff: Skiff;
   let dir: string;
-  const kubeconfigOf = (token: string): string => {
-    const file = join(dir, `kubeconfig-${token}`);
-    const admin = YAML.parse(readFileSync(join(dir, 'data', 'kubeconfig'), 'utf8')) as { clusters: { name: string; cluster: Record<string, string> }[] };
-    const https = admin.clusters.find((c) => c.name === 'skiff-https')?.cluster;
-    assert.ok(https);
-    writeFileSync(file, YAML.stringify({
-      apiVersion: 'v1', kind: 'Config', 'current-context': 'c', preferences: {},
-      clusters: [{ name: 'c', cluster: https }], users: [{ name: 'u', user: { token } }],
-      contexts: [{ name: 'c', context: { cluster: 'c', user: 'u', namespace: 'team-a' } }],
-    }));
-    return file;
-  };
+  const kubeconfigOf = (token: string): string => tokenKubeconfig(join(dir, 'data'), join(dir, `kubeconfig-${token}`), token, 'team-a');
   const kubectl = (who: string, args: string[], stdin?: string): ReturnType<typeof runProgram> =>
     who === 'admin'
       ? runProgram(kubectlBin, args, { KUBECONFIG: join(dir, 'data', 'kubeconfig'), HOME: dir }, stdin)

@@ -2,41 +2,21 @@
 // per team (its namespace and the owner's kubeflow-admin binding made by the Profile controller) and
 // a contributor added through KFAM. Each user drives kubectl with their own token.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import YAML from 'yaml';
 import { startSkiff, type Skiff } from '../src/server/main.js';
-import { clientsPython, kubectlBin, runProgram } from './harness.js';
+import { clientsPython, kubectlBin, pollUntil, runProgram, tokenKubeconfig } from './harness.js';
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const skip = !existsSync(kubectlBin) || !existsSync(clientsPython) ? 'the clients\' environment (.venv-clients) is not set up' : false;
 
 describe('tenancy with RBAC, Profiles and KFAM', { skip, timeout: 240_000 }, () => {
   let skiff: Skiff;
   let dir: string;
-  const kubeconfigOf = (token: string): string => {
-    const file = join(dir, `kubeconfig-${token}`);
-    const admin = YAML.parse(readFileSync(join(dir, 'data', 'kubeconfig'), 'utf8')) as { clusters: { name: string; cluster: Record<string, string> }[] };
-    const https = admin.clusters.find((c) => c.name === 'skiff-https')?.cluster;
-    assert.ok(https);
-    writeFileSync(file, YAML.stringify({
-      apiVersion: 'v1', kind: 'Config', 'current-context': 'c', preferences: {},
-      clusters: [{ name: 'c', cluster: https }], users: [{ name: 'u', user: { token } }],
-      contexts: [{ name: 'c', context: { cluster: 'c', user: 'u', namespace: 'default' } }],
-    }));
-    return file;
-  };
+  const kubeconfigOf = (token: string): string => tokenKubeconfig(join(dir, 'data'), join(dir, `kubeconfig-${token}`), token, 'default');
   const kubectl = (who: string, args: string[], stdin?: string): ReturnType<typeof runProgram> =>
     who === 'admin'
       ? runProgram(kubectlBin, args, { KUBECONFIG: join(dir, 'data', 'kubeconfig'), HOME: dir }, stdin)
@@ -52,7 +32,7 @@ describe('tenancy with RBAC, Profiles and KFAM', { skip, timeout: 240_000 }, () 
       const r = await kubectl('admin', ['apply', '-f', '-'], profile(name, owner));
       assert.equal(r.code, 0, r.stderr);
     }
-    await until('the owners\' bindings', async () => {
+    await pollUntil('the owners\' bindings', async () => {
       const r = await kubectl('admin', ['get', 'rolebindings', '-A', '-o', 'name']);
       return (r.stdout.match(/namespaceadmin/gi) ?? []).length === 2 || undefined;
     });
@@ -92,7 +72,7 @@ describe('tenancy with RBAC, Profiles and KFAM', { skip, timeout: 240_000 }, () 
     assert.equal((await kubectl('carol', ['-n', 'team-a', 'get', 'configmaps'])).code === 0, false);
     const ok = await post('alice-token');
     assert.equal(ok.status, 200, await ok.text());
-    await until('carol may view team-a', async () => ((await kubectl('carol', ['-n', 'team-a', 'get', 'configmaps', '-o', 'name'])).stdout.includes('configmap/notes') ? true : undefined));
+    await pollUntil('carol may view team-a', async () => ((await kubectl('carol', ['-n', 'team-a', 'get', 'configmaps', '-o', 'name'])).stdout.includes('configmap/notes') ? true : undefined));
     const write = await kubectl('carol', ['-n', 'team-a', 'delete', 'configmap', 'notes']);
     assert.match(write.stderr, /configmaps "notes" is forbidden: User "carol@example.com" cannot delete resource "configmaps" in API group "" in the namespace "team-a"/);
   });
