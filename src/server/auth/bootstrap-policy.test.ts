@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { KObject, StoredObject } from '../../api/meta.js';
-import { aggregatedRules } from '../../control/clusterrole-aggregation.js';
+import type { KObject } from '../../api/meta.js';
 import { defaultRegistry } from '../../api/index.js';
 import { ClusterRoleKind } from '../../api/rbac.js';
 import { Client } from '../../store/client.js';
@@ -9,20 +8,8 @@ import { SqliteStore } from '../../store/sqlite/store.js';
 import { bootstrapPolicy, ensureBootstrapPolicy, reconcileBootstrap } from './bootstrap-policy.js';
 import { RbacAuthorizer, staticPolicy } from './rbac.js';
 import type { UserInfo } from './types.js';
+import { binding, policy } from './testing.js';
 
-const binding = (ns: string, role: string, user: string): KObject => ({
-  apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: `${user}-${role}`, namespace: ns },
-  roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
-} as KObject);
-
-/** the bootstrap policy with its aggregated roles filled in, as the aggregation controller fills them */
-function policy(extra: KObject[]): KObject[] {
-  const objs = bootstrapPolicy().map((o) => ({ ...o, metadata: { ...o.metadata, uid: o.metadata.name, resourceVersion: '1' } })) as unknown as StoredObject[];
-  for (let pass = 0; pass < 4; pass++) {
-    for (const o of objs) if ((o as { aggregationRule?: unknown }).aggregationRule) (o as { rules?: unknown[] }).rules = aggregatedRules(o, objs);
-  }
-  return [...(objs as unknown as KObject[]), ...extra];
-}
 
 describe('Kubeflow\'s roles in the bootstrap policy', () => {
   const authz = new RbacAuthorizer(staticPolicy(policy([binding('team-a', 'kubeflow-edit', 'carol'), binding('team-a', 'kubeflow-view', 'dave')])));

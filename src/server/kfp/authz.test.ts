@@ -6,16 +6,15 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { defaultRegistry } from '../../api/index.js';
-import type { KObject, StoredObject } from '../../api/meta.js';
-import { aggregatedRules } from '../../control/clusterrole-aggregation.js';
+import type { KObject } from '../../api/meta.js';
 import { Client } from '../../store/client.js';
 import { SqliteStore } from '../../store/sqlite/store.js';
 import { shellPipeline } from '../../workloads/pipelines/testing.js';
-import { bootstrapPolicy } from '../auth/bootstrap-policy.js';
 import { RbacAuthorizer, staticPolicy } from '../auth/rbac.js';
 import { setRequestUser, type UserInfo } from '../auth/types.js';
 import { KfpApi } from './api.js';
 import { kfpCheck, type KfpAccess, type KfpCheck } from './authz.js';
+import { binding, policy } from '../auth/testing.js';
 
 describe('kfpCheck', () => {
   const table: [string, KfpAccess, KfpCheck][] = [
@@ -34,19 +33,6 @@ describe('kfpCheck', () => {
   for (const [what, access, want] of table) it(what, () => assert.deepEqual(kfpCheck(access), want));
 });
 
-const binding = (ns: string, role: string, user: string): KObject => ({
-  apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: `${user}-${role}`, namespace: ns },
-  roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
-} as KObject);
-
-/** the bootstrap policy with its aggregated roles filled in, as the aggregation controller fills them */
-function policy(extra: KObject[]): KObject[] {
-  const objs = bootstrapPolicy().map((o) => ({ ...o, metadata: { ...o.metadata, uid: o.metadata.name, resourceVersion: '1' } })) as unknown as StoredObject[];
-  for (let pass = 0; pass < 4; pass++) {
-    for (const o of objs) if ((o as { aggregationRule?: unknown }).aggregationRule) (o as { rules?: unknown[] }).rules = aggregatedRules(o, objs);
-  }
-  return [...(objs as unknown as KObject[]), ...extra];
-}
 
 describe('the KFP API in multi-user mode, with the bootstrap policy', () => {
   const store = new SqliteStore({ file: ':memory:' });
