@@ -2,26 +2,11 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { CliError, UsageError } from '../errors.js';
+import type { SkiffOptions } from '../../server/config.js';
 import type { Command } from './common.js';
 
-/** What `src/server/main.ts` exports: the options `skiff up` starts the server with. */
-export interface StartSkiffOptions {
-  dataDir?: string;
-  port?: number;
-  host?: string;
-  configFile?: string;
-  tokenAuthFile?: string;
-  oidcIssuerUrl?: string;
-  oidcClientId?: string;
-  oidcUsernameClaim?: string;
-  oidcUsernamePrefix?: string;
-  oidcGroupsClaim?: string;
-  oidcGroupsPrefix?: string;
-  oidcJwksFile?: string;
-  trustedProxies?: string[];
-  userIdHeader?: string;
-  userIdPrefix?: string;
-}
+/** The options `skiff up` starts the server with: the server's own (a type only: the server is loaded when `up` runs). */
+export type StartSkiffOptions = Pick<SkiffOptions, 'dataDir' | 'port' | 'host' | 'configFile' | 'tokenAuthFile' | 'oidcIssuerUrl' | 'oidcClientId' | 'oidcUsernameClaim' | 'oidcUsernamePrefix' | 'oidcGroupsClaim' | 'oidcGroupsPrefix' | 'oidcJwksFile' | 'trustedProxies' | 'userIdHeader' | 'userIdPrefix'>;
 export interface RunningSkiff {
   url: string;
   /** who may use the server, in words */
