@@ -22,6 +22,8 @@ export interface PlatformSettings {
   nodeName: string;
   /** where pipeline artifacts and task outputs live by default */
   pipelineRoot: string;
+  /** whether Pods are isolated (tenancy): each namespace's runs then write under `<pipelineRoot>/<namespace>` */
+  podIsolation?: boolean;
   jobPodBackoffMs: number;
   jobPodBackoffMaxMs: number;
   /** absent: culling off */

@@ -1,10 +1,10 @@
 // The local node agent: runs the Pods bound to this machine as processes, reports their status, and
 // stops them when they are deleted. Every step reads the Pod from the store and the run directories
 // from disk, so a restarted server adopts what the last one started.
-import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { constants } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import type { Container, Pod } from '../../api/core-types.js';
 import { ApiError, StatusReason, isNotFound } from '../../api/errors.js';
@@ -24,7 +24,7 @@ import { followLog, readLog } from './logs.js';
 import type { PythonLaunch, PythonPods } from './python-pods.js';
 import { PodAddresses, hostsFile, netPreloadPath, podNetworkEnv, sandboxPreloadPath, writeHosts } from './network.js';
 import type { ServiceView } from './network.js';
-import type { ContainerProcess } from './process.js';
+import type { ContainerProcess, SandboxIsolation } from './process.js';
 import { adopt, bwrapAvailable, execTarget, launch } from './process.js';
 import type { ContainerRuntime, PodRuntime } from './runtime.js';
 import { loadContainer, logFile, readPodRecord, runDir, writePodRecord } from './runtime.js';
@@ -37,6 +37,8 @@ import { containerBinds, prepareVolumes } from './volumes.js';
 import { hostPathOf, readFilesAt } from './pod-files.js';
 import { automounts, inClusterEnv, serviceAccountBind, serviceAccountMountPath, type InClusterContract } from './serviceaccount.js';
 import type { LiveContainer } from './usage.js';
+import { NamespaceUids, containerUser, ownVolume, podTmpDir, type IsolationOptions, type PodUser } from './isolation.js';
+import { PodNetworks } from './podnet.js';
 
 export interface KubeletOptions {
   client: Client;
@@ -56,6 +58,15 @@ export interface KubeletOptions {
   log?: (msg: string) => void;
   /** a container started or was adopted (the usage monitor samples while any runs) */
   onContainerStart?: () => void;
+  /** tenancy: Pods run as unprivileged users, in network namespaces of their own, seeing the host
+   *  read-only with Skiff's own files hidden (isolation.ts); needs root, bubblewrap and iproute2 */
+  isolation?: IsolationOptions & {
+    /** host directories with one subdirectory per namespace (the pipeline root, Katib's
+     *  checkpoints): a Pod sees its own namespace's, read-write, and may mount it as a hostPath */
+    namespaceDirs: string[];
+    /** directories in the data dir every Pod may read (cached Python environments, the `sh` shim) */
+    reveal: string[];
+  };
 }
 
 const osSignals = constants.signals as Record<string, number>;
@@ -66,7 +77,9 @@ const backoffResetMs = 10 * 60_000;
 export class Kubelet {
   private readonly pods = new Map<string, PodRuntime>();
   private readonly uidByKey = new Map<string, string>();
-  private readonly addresses = new PodAddresses();
+  private readonly addresses: PodAddresses;
+  private readonly net?: PodNetworks;
+  private readonly uids?: NamespaceUids;
   /** container runs (state dirs) whose `stdinOnce` stdin an attach session has had */
   private readonly stdinTaken = new Set<string>();
   private readonly podsDir: string;
@@ -84,6 +97,25 @@ export class Kubelet {
     this.podsDir = join(opts.dataDir, 'pods');
     mkdirSync(this.podsDir, { recursive: true });
     this.sandboxed = bwrapAvailable();
+    const iso = opts.isolation;
+    if (iso) {
+      if (!this.sandboxed) throw new Error('isolating Pods (tenancy) needs bubblewrap (bwrap), and it is not installed or cannot make namespaces here');
+      this.net = new PodNetworks(iso.podCidr);
+      this.uids = new NamespaceUids(join(opts.dataDir, 'namespace-uids.json'));
+      this.addresses = new PodAddresses(iso.podCidr.split('.').slice(0, 2).join('.'), [this.net.nodeIp]);
+    } else {
+      this.addresses = new PodAddresses();
+    }
+  }
+
+  /** the node's address on the Pod network, where Pods reach the server (with isolation) */
+  get nodeIp(): string | undefined {
+    return this.net?.nodeIp;
+  }
+
+  /** the host side of Pod networks (before the server listens at the node address) */
+  async setUpNetwork(): Promise<void> {
+    await this.net?.setUpHost();
   }
 
   get bubblewrap(): boolean {
@@ -97,7 +129,10 @@ export class Kubelet {
     const known = new Set(bound.map((p) => p.metadata.uid));
     for (const p of bound) if (p.status?.podIP && !terminalPhase(p)) this.addresses.claim(p.metadata.uid, p.status.podIP);
     for (const uid of readdirSync(this.podsDir)) {
-      if (!known.has(uid)) this.removePodDir(join(this.podsDir, uid));
+      if (!known.has(uid)) {
+        this.removePodDir(join(this.podsDir, uid));
+        await this.net?.remove(uid);
+      }
     }
     this.controller = mgr.add({
       name: 'kubelet',
@@ -139,6 +174,10 @@ export class Kubelet {
     if (terminalPhase(pod)) {
       this.killAll(rt, 'SIGKILL');
       this.addresses.release(rt.uid);
+      if (rt.net) {
+        rt.net = undefined;
+        await this.net?.remove(rt.uid);
+      }
       return {};
     }
     if (pod.metadata.deletionTimestamp) return this.terminate(pod, rt, 'Killing');
@@ -183,6 +222,7 @@ export class Kubelet {
     }
     this.addresses.release(uid);
     this.removePodDir(join(this.podsDir, uid));
+    await this.net?.remove(uid);
     this.scheduleHosts();
   }
 
@@ -239,14 +279,27 @@ export class Kubelet {
   private async drive(pod: Pod & StoredObject, rt: PodRuntime): Promise<Result> {
     const { client, recorder } = this.opts;
     const ns = pod.metadata.namespace ?? 'default';
+    if (this.net && !rt.net) {
+      try {
+        rt.net = await this.net.create(rt.uid, rt.ip);
+      } catch (e) {
+        const message = `Failed to create pod sandbox: network: ${(e as Error).message}`;
+        recorder.event(pod, 'Warning', 'FailedCreatePodSandBox', message);
+        for (const c of rt.containers.values()) c.waiting = { reason: 'ContainerCreating', message };
+        await this.writeStatus(pod, rt, { phase: 'Pending' });
+        return { requeueAfter: 2000 };
+      }
+    }
     if (!rt.volumes) {
       try {
+        if (this.opts.isolation) this.checkHostPaths(pod);
         const src = await this.configSources(ns);
         rt.volumes = await prepareVolumes(pod, rt.dir, {
           ...src,
           claim: (name) => client.find(Kinds.PersistentVolumeClaim, { namespace: ns, name }),
           claimDir: (namespace, claim) => join(this.opts.dataDir, 'volumes', namespace, claim),
         });
+        if (this.opts.isolation) this.ownVolumes(pod, rt);
         const mounts = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].flatMap((c) => c.volumeMounts ?? []);
         if (!this.sandboxed && mounts.length) {
           const where = mounts.map((m) => `${m.name} at ${rt.volumes?.get(m.name)?.dir} (not ${m.mountPath})`).join(', ');
@@ -373,10 +426,11 @@ export class Kubelet {
     const env = this.opts.environments;
     let argv: string[];
     let vars: Record<string, string>;
+    let user: PodUser | undefined;
     try {
       const base0 = env.baseEnv(spec.image);
       if (this.opts.shellDir) base0.PATH = `${this.opts.shellDir}:${base0.PATH ?? ''}`;
-      const podVars: Record<string, string> = { ...base0, HOSTNAME: pod.spec.hostname ?? rt.name, ...inClusterEnv(this.inCluster, this.apiServer), ...podNetworkEnv(pod, rt.ip, base0.LD_PRELOAD, this.sandboxed) };
+      const podVars: Record<string, string> = { ...base0, HOSTNAME: pod.spec.hostname ?? rt.name, ...inClusterEnv(this.inCluster, this.apiServer), ...podNetworkEnv(pod, rt.ip, base0.LD_PRELOAD, this.sandboxed, rt.net !== undefined) };
       if (this.apiServer) podVars.SKIFF_SERVER = this.apiServer;
       const gpus = assignedGpus(pod);
       if (gpus.length) podVars.CUDA_VISIBLE_DEVICES = gpus.join(',');
@@ -389,6 +443,7 @@ export class Kubelet {
         if (py.pathPrefix) vars.PATH = `${py.pathPrefix}:${vars.PATH ?? ''}`;
       }
       argv = containerArgv(py ? { ...spec, command: py.command, args: py.args } : spec, vars, env.forImage(spec.image).entrypoint);
+      if (this.uids) user = this.userOf(pod, spec);
     } catch (e) {
       if (!(e instanceof ConfigError)) throw e;
       if (c.waiting?.message !== e.message) this.opts.recorder.event(pod, 'Warning', 'Failed', `Error: ${e.message}`);
@@ -409,7 +464,11 @@ export class Kubelet {
         rt.failure = { phase: 'Failed', reason: 'ImageFilesUnavailable', message };
         return Infinity;
       }
-      for (const b of image) if (!b.readOnly) mkdirSync(b.source, { recursive: true });
+      for (const b of image) {
+        if (b.readOnly) continue;
+        mkdirSync(b.source, { recursive: true });
+        if (user) ownVolume(b.source, user, pod.spec.securityContext?.fsGroup);
+      }
     }
     const binds = [...image, ...containerBinds(spec, rt.volumes ?? new Map())];
     // a volume the Pod mounts at the service-account path itself wins, as on a cluster
@@ -417,7 +476,7 @@ export class Kubelet {
       const sa = await this.opts.client.find(Kinds.ServiceAccount, { namespace: rt.namespace, name: pod.spec.serviceAccountName ?? 'default' });
       if (automounts(pod, sa)) binds.push(serviceAccountBind(pod, rt.dir, this.inCluster, sa));
     }
-    const lib = netPreloadPath();
+    const lib = rt.net ? undefined : netPreloadPath();
     const sandboxBinds = lib ? [...binds, { source: lib, target: sandboxPreloadPath, readOnly: true }] : binds;
     const under = (path: string, dir: string): boolean => path === dir || path.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
     const scratch = join(rt.dir, 'work');
@@ -428,12 +487,24 @@ export class Kubelet {
     const inVolume = this.sandboxed ? binds.filter((b) => under(cwd, b.target)).sort((a, b) => b.target.length - a.target.length)[0] : undefined;
     const hostCwd = inVolume ? join(inVolume.source, cwd.slice(inVolume.target.length)) : cwd;
     if (!existsSync(hostCwd)) mkdirSync(hostCwd, { recursive: true });
+    if (user && !existsSync(scratch)) mkdirSync(scratch, { recursive: true });
+    if (user) {
+      // the scratch dir is in the hidden data dir: the container sees it where it is, and owns it
+      ownVolume(scratch, user, pod.spec.securityContext?.fsGroup);
+      if (!binds.some((b) => under(scratch, b.target))) sandboxBinds.push({ source: scratch, target: scratch, readOnly: false });
+    }
     if (!existsSync(rt.hostsFile)) this.writeHostsFor(pod, rt, [], []);
     const stateDir = runDir(rt.dir, spec.name, n);
     let io = { argv, env: vars };
     if (needsStdin(spec as ContainerIO)) {
       try {
         io = withStdin(argv, vars, stateDir, spec as ContainerIO);
+        // the FIFO is in the hidden run directory: the container sees it where it is, as its own
+        const fifo = io.argv[3];
+        if (user && fifo) {
+          chownSync(fifo, user.uid, user.gid);
+          sandboxBinds.push({ source: fifo, target: fifo, readOnly: false });
+        }
       } catch (e) {
         c.waiting = { reason: 'CreateContainerError', message: (e as Error).message };
         return Date.now() + 2000;
@@ -446,7 +517,10 @@ export class Kubelet {
       argv: io.argv,
       env: io.env,
       cwd,
-      sandbox: { binds: sandboxBinds, hostname: (pod.spec.hostname ?? rt.name).slice(0, 63), hostsFile: rt.hostsFile },
+      sandbox: {
+        binds: sandboxBinds, hostname: (pod.spec.hostname ?? rt.name).slice(0, 63), hostsFile: rt.hostsFile,
+        ...(user && this.opts.isolation ? { isolation: this.sandboxIsolation(rt, user) } : {}),
+      },
     });
     if (prev) c.last = prev;
     c.current = { n, startedAt: proc.startedAt };
@@ -455,6 +529,73 @@ export class Kubelet {
     this.opts.onContainerStart?.();
     this.opts.recorder.event(pod, 'Normal', 'Started', `Started container ${spec.name}`);
     return Infinity;
+  }
+
+  /** who a container runs as (isolation.ts); its namespace's group is always one of its groups, so
+   *  every Pod of a namespace can use the namespace's directories (the pipeline root's) */
+  private userOf(pod: Pod, spec: Container): PodUser {
+    const nsUid = this.uids?.uidFor(pod.metadata.namespace ?? 'default') ?? 0;
+    const user = containerUser(pod, spec, nsUid);
+    if (!user.groups.includes(nsUid) && user.gid !== nsUid) user.groups = [...user.groups, nsUid].sort((a, b) => a - b);
+    return user;
+  }
+
+  /** a namespace's directory (e.g. its part of the pipeline root): the namespace's group may write it */
+  private namespaceDir(root: string, ns: string): string {
+    const dir = join(root, ns);
+    const nsUid = this.uids?.uidFor(ns) ?? 0;
+    mkdirSync(dir, { recursive: true });
+    const st = statSync(dir);
+    if (st.uid !== nsUid || st.gid !== nsUid || (st.mode & 0o7777) !== 0o2770) {
+      chownSync(dir, nsUid, nsUid);
+      chmodSync(dir, 0o2770);
+    }
+    return dir;
+  }
+
+  private sandboxIsolation(rt: PodRuntime, user: PodUser): SandboxIsolation {
+    const iso = this.opts.isolation as NonNullable<KubeletOptions['isolation']>;
+    const own = iso.namespaceDirs.map((d) => this.namespaceDir(d, rt.namespace));
+    return {
+      user, hide: iso.hide, tmpDir: podTmpDir(rt.dir),
+      // the namespace's own directories are seen read-write, at the path their URIs name
+      reveal: iso.reveal.filter((d) => existsSync(d)),
+      revealWritable: own,
+      ...(rt.net ? { netns: rt.net.netns } : {}),
+    };
+  }
+
+  /** With isolation, a hostPath volume may not reach into what is hidden from Pods, except the
+   *  Pod's own namespace's directories (Katib's checkpoints, a model in the pipeline root). */
+  private checkHostPaths(pod: Pod): void {
+    const iso = this.opts.isolation as NonNullable<KubeletOptions['isolation']>;
+    const ns = pod.metadata.namespace ?? 'default';
+    for (const v of pod.spec.volumes ?? []) {
+      const hp = (v as { hostPath?: { path?: string } }).hostPath;
+      if (!hp?.path) continue;
+      const p = resolve('/', hp.path);
+      const inside = (dir: string): boolean => p === dir || p.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
+      if (iso.namespaceDirs.some((d) => inside(join(d, ns)))) continue;
+      // inside something hidden, or above it (a hostPath of / would show the data dir again)
+      if (iso.hide.some((h) => inside(resolve(h)) || resolve(h).startsWith(p.endsWith('/') ? p : `${p}/`))) {
+        throw new ConfigError(`hostPath volume "${v.name}": ${hp.path} is not allowed: with tenancy on, Pods cannot mount Skiff's data directory or secrets`);
+      }
+    }
+  }
+
+  /** writable volumes belong to the Pod's user (fsGroup: group-owned and setgid, as the kubelet does) */
+  private ownVolumes(pod: Pod, rt: PodRuntime): void {
+    const first = pod.spec.containers[0];
+    if (!first || !rt.volumes) return;
+    const user = this.userOf(pod, first);
+    const fsGroup = pod.spec.securityContext?.fsGroup;
+    for (const v of pod.spec.volumes ?? []) {
+      const vol = rt.volumes.get(v.name);
+      const src = v as { emptyDir?: unknown; persistentVolumeClaim?: unknown; configMap?: unknown; secret?: unknown; projected?: unknown; downwardAPI?: unknown };
+      if (!vol || vol.readOnly) continue;
+      if (src.emptyDir !== undefined || src.persistentVolumeClaim !== undefined) ownVolume(vol.dir, user, fsGroup);
+      else if (fsGroup !== undefined && (src.configMap !== undefined || src.secret !== undefined || src.projected !== undefined || src.downwardAPI !== undefined)) ownVolume(vol.dir, { ...user, uid: 0 }, fsGroup);
+    }
   }
 
   private async writeStatus(pod: Pod & StoredObject, rt: PodRuntime, decision: ReturnType<typeof decidePhase>): Promise<void> {
