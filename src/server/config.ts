@@ -61,7 +61,8 @@ export interface SkiffOptions {
   notebooks?: { enableCulling?: boolean; cullIdleTimeMinutes?: number; idlenessCheckPeriodMinutes?: number };
   /** with tenancy on, isolate Pods by the kernel: own users, network namespaces, hidden data dir (default true) */
   podIsolation?: boolean;
-  /** the Pods' network when they are isolated (an IPv4 /16; default 10.89.0.0/16, the node is its first address) */
+  /** the Pods' network when they are isolated (an IPv4 /16, the node is its first address; default: a
+   *  10.x.0.0/16 derived from the data dir that no other running server on this machine has) */
   podNetwork?: string;
 }
 
@@ -88,7 +89,7 @@ export interface SkiffConfig {
   notebooks: NotebookSettings;
   /** with tenancy: whether Pods are isolated by the kernel (src/substrate/local/isolation.ts) */
   podIsolation: boolean;
-  podNetwork: string;
+  podNetwork?: string;
 }
 
 /** the authentication options, when any turns tenancy on */
@@ -189,7 +190,7 @@ export function compileConfig(opts: SkiffOptions): SkiffConfig {
     metricsResolutionMs: Math.max(100, parseDuration(o.metricsResolution ?? '5s', 'metricsResolution')),
     notebooks: notebookSettings(o.notebooks),
     podIsolation: o.podIsolation ?? process.env.SKIFF_POD_ISOLATION !== '0',
-    podNetwork: checkPodNetwork(o.podNetwork ?? '10.89.0.0/16'),
+    ...(o.podNetwork !== undefined ? { podNetwork: checkPodNetwork(o.podNetwork) } : {}),
     // a file named in the config file is relative to that file
     ...withAuthn(authnOptions(o, (p) => resolve(file.tokenAuthFile === p || file.oidcJwksFile === p ? dirname(resolve(opts.configFile ?? '.')) : '.', p))),
   };

@@ -21,7 +21,7 @@ import { SqliteStore } from '../store/sqlite/store.js';
 import { Environments } from '../substrate/local/environments.js';
 import { LocalSubstrate, type LocalSubstrateOptions } from '../substrate/local/index.js';
 import { bwrapAvailable } from '../substrate/local/process.js';
-import { podNetworksAvailable } from '../substrate/local/podnet.js';
+import { claimPodNetwork, podNetworksAvailable } from '../substrate/local/podnet.js';
 import { Gateway } from './inference/gateway.js';
 import { App } from './app.js';
 import { ensureBootstrapPolicy } from './auth/bootstrap-policy.js';
@@ -140,7 +140,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   // them is never a trusted proxy's
   const podListeners = new Set<string>();
   // isolated Pods connect from their own network's addresses, to whichever listener
-  const podSources = substrate.nodeIp ? new AddressSet([config.podNetwork]) : undefined;
+  const podSources = isolation && typeof isolation !== 'string' ? new AddressSet([isolation.podCidr]) : undefined;
   const authn = config.authn ? new Authenticator({ ...config.authn, fromPod: (req) => podListeners.has(`${req.socket.localAddress ?? ''}:${req.socket.localPort ?? ''}`) || (podSources?.has(req.socket.remoteAddress) ?? false) }) : undefined;
   for (const w of authn?.warnings ?? []) log(`authentication: ${w}`);
   if (authn && new AddressSet(config.authn?.trustedProxies ?? []).has('127.0.0.1')) {
@@ -273,7 +273,7 @@ async function podIsolation(config: SkiffConfig, pipelineRoot: string): Promise<
   const hide = [config.dataDir];
   if (config.authn?.tokenAuthFile) hide.push(config.authn.tokenAuthFile);
   return {
-    hide, podCidr: config.podNetwork,
+    hide, podCidr: config.podNetwork ?? claimPodNetwork(config.dataDir),
     namespaceDirs: [pipelineRoot, join(config.dataDir, 'tuning', 'checkpoints')],
     reveal: [join(config.dataDir, 'python-envs'), join(config.dataDir, 'shell')],
   };

@@ -1,7 +1,7 @@
 // The local node agent: runs the Pods bound to this machine as processes, reports their status, and
 // stops them when they are deleted. Every step reads the Pod from the store and the run directories
 // from disk, so a restarted server adopts what the last one started.
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { constants } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -547,8 +547,17 @@ export class Kubelet {
     mkdirSync(dir, { recursive: true });
     const st = statSync(dir);
     if (st.uid !== nsUid || st.gid !== nsUid || (st.mode & 0o7777) !== 0o2770) {
-      chownSync(dir, nsUid, nsUid);
-      chmodSync(dir, 0o2770);
+      // what a controller made in there before (the first run's output directories) becomes the
+      // namespace's too; later ones inherit it (src/artifacts/local.ts)
+      const walk = (p: string): void => {
+        const s = lstatSync(p);
+        if (s.isSymbolicLink()) return;
+        chownSync(p, nsUid, nsUid);
+        if (!s.isDirectory()) return;
+        chmodSync(p, 0o2770);
+        for (const e of readdirSync(p)) walk(join(p, e));
+      };
+      walk(dir);
     }
     return dir;
   }

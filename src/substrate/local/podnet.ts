@@ -6,7 +6,8 @@
 // host (the node address, on `lo`) passes its input hook. No bridge, no NAT: a Pod's packets carry
 // its own address, which is how Skiff knows a caller's Pod by its address.
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 
 /** the gateway address every Pod routes through (the host end of its veth answers for it) */
 const gateway = '169.254.1.1';
@@ -108,4 +109,37 @@ export async function podNetworksAvailable(): Promise<string | undefined> {
     return 'iproute2 (`ip`) is not installed';
   }
   return undefined;
+}
+
+/** where running servers note which Pod network is theirs */
+const claimsDir = '/run/skiff/pod-networks';
+
+/**
+ * A Pod network for a server whose config names none: 10.N.0.0/16, N from the data dir (so a
+ * restarted server gets its own again, and its adopted Pods keep their addresses), moving on when a
+ * live server with another data dir has claimed it. Each claim is a file naming the data dir and pid.
+ */
+export function claimPodNetwork(dataDir: string): string {
+  mkdirSync(claimsDir, { recursive: true });
+  const start = createHash('sha256').update(dataDir).digest().readUInt32BE(0);
+  for (let i = 0; i < 160; i++) {
+    const n = 64 + ((start + i) % 160);
+    const file = `${claimsDir}/10.${n}.json`;
+    let owner: { dataDir?: string; pid?: number } | undefined;
+    try { owner = JSON.parse(readFileSync(file, 'utf8')) as typeof owner; } catch { owner = undefined; }
+    const taken = owner && owner.dataDir !== dataDir && typeof owner.pid === 'number' && alive(owner.pid);
+    if (taken) continue;
+    writeFileSync(file, JSON.stringify({ dataDir, pid: process.pid }) + '\n');
+    return `10.${n}.0.0/16`;
+  }
+  throw new Error('no free Pod network in 10.64.0.0/10: name one with podNetwork');
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
