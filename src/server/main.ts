@@ -214,6 +214,8 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     substrate.setPlatformServices([{ name, namespace, ips: [katibDb.host] }]);
     if (!katibDb.podsUseDefault) log(`katib-db-manager: port ${KatibDbManagerService.port} is taken; trials must pass db_manager_address="${katibDb.address}" to report_metrics()`);
   }
+  // isolated Pods reach the host only at these ports of the node address (the kernel drops the rest)
+  if (substrate.nodeIp) substrate.setNodePorts([Number(podGateway.slice(podGateway.lastIndexOf(':') + 1)), ...(inCluster ? [inCluster.port] : []), ...(katibDb ? [katibDb.port] : [])]);
   writeKubeconfig(config.dataDir, kubeconfig(serverUrl, inCluster, inCluster?.adminToken, { preferHttps: authn !== undefined }));
   manager.start();
   await gc.start();

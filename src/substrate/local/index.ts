@@ -150,6 +150,11 @@ export class LocalSubstrate implements Substrate, PodMetricsSource {
     return this.kubelet.nodeIp;
   }
 
+  /** the ports of the node address isolated Pods may reach (the server's listeners there) */
+  setNodePorts(ports: number[]): void {
+    this.kubelet.setNodePorts(ports);
+  }
+
   /** where containers reach the API server (SKIFF_SERVER in their environment) */
   setApiServer(url: string): void {
     this.kubelet.apiServer = url;

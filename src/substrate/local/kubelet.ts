@@ -38,7 +38,9 @@ import { hostPathOf, readFilesAt } from './pod-files.js';
 import { automounts, inClusterEnv, serviceAccountBind, serviceAccountMountPath, type InClusterContract } from './serviceaccount.js';
 import type { LiveContainer } from './usage.js';
 import { NamespaceUids, containerUser, ownVolume, podTmpDir, type IsolationOptions, type PodUser } from './isolation.js';
-import { PodNetworks } from './podnet.js';
+import { PodNetworks, applyRuleset } from './podnet.js';
+import { networkPolicyRuleset, type PolicyPod } from './network-policy.js';
+import type { NetworkPolicy } from '../../api/networking.js';
 
 export interface KubeletOptions {
   client: Client;
@@ -86,6 +88,11 @@ export class Kubelet {
   private controller?: Controller;
   private readonly sandboxed: boolean;
   private hostsTimer?: Timer;
+  private policyTimer?: Timer;
+  /** the ruleset the kernel has now (nft), to skip writing the same again */
+  private appliedRuleset?: string;
+  /** ports on the node address isolated Pods may reach: the API, in-cluster HTTPS, Katib's DB */
+  private nodePorts: number[] = [];
   /** the API server's address, given to every container as SKIFF_SERVER (what the skiff CLI reads) */
   apiServer?: string;
   /** the HTTPS endpoint, CA and tokens of the in-cluster contract (serviceaccount.ts) */
@@ -140,6 +147,11 @@ export class Kubelet {
       predicate: (e) => e.object.spec?.nodeName === nodeName,
       watches: [
         { kind: Kinds.Service, map: () => { this.scheduleHosts(); return []; } },
+        // with isolation, NetworkPolicies and namespace labels decide who reaches whom
+        ...(this.net ? [
+          { kind: Kinds.NetworkPolicy, map: () => { this.schedulePolicies(); return []; } },
+          { kind: Kinds.Namespace, map: () => { this.schedulePolicies(); return []; } },
+        ] : []),
       ],
       reconcile: (key) => this.reconcile(key),
       workers: 4,
@@ -655,7 +667,57 @@ export class Kubelet {
 
   // ---- names: every running pod's hosts file lists the pods and services it can reach
 
+  /** the node ports isolated Pods may reach (known once the server listens) */
+  setNodePorts(ports: number[]): void {
+    this.nodePorts = [...new Set(ports)].sort((a, b) => a - b);
+    this.schedulePolicies();
+  }
+
+  // ---- NetworkPolicies: the kernel's ruleset for this node's isolated Pods (network-policy.ts)
+
+  private schedulePolicies(): void {
+    if (!this.net || this.policyTimer) return;
+    this.policyTimer = after(20, () => {
+      this.policyTimer = undefined;
+      this.applyPolicies().catch((e) => {
+        this.opts.log?.(`kubelet: network policies: ${(e as Error).message}`);
+        this.schedulePolicies();
+      });
+    });
+  }
+
+  /** nftables table of this server: named after its Pod network, so servers on one machine keep their own */
+  private get policyTable(): string {
+    return `skiff_${this.net?.podCidr.split('.')[1] ?? '0'}`;
+  }
+
+  private async applyPolicies(): Promise<void> {
+    const net = this.net;
+    const cache = this.controller?.cache;
+    if (!net || !cache) return;
+    const pods: PolicyPod[] = [];
+    const byUid = new Map((cache.list(Kinds.Pod) as (Pod & StoredObject)[]).map((p) => [p.metadata.uid, p]));
+    for (const rt of this.pods.values()) {
+      const p = byUid.get(rt.uid);
+      if (!rt.net || !p) continue;
+      pods.push({
+        namespace: rt.namespace, name: rt.name, labels: p.metadata.labels ?? {}, ip: rt.ip, hostIf: rt.net.hostIf,
+        ports: [...(p.spec.initContainers ?? []), ...p.spec.containers].flatMap((c) => (c.ports ?? []).map((x) => ({ containerPort: x.containerPort, ...(x.name ? { name: x.name } : {}), ...(x.protocol ? { protocol: x.protocol } : {}) }))),
+      });
+    }
+    const ruleset = networkPolicyRuleset({
+      table: this.policyTable, pods,
+      namespaces: cache.list(Kinds.Namespace).map((n) => ({ name: n.metadata.name, labels: n.metadata.labels ?? {} })),
+      policies: cache.list(Kinds.NetworkPolicy) as unknown as NetworkPolicy[],
+      nodeIp: net.nodeIp, nodePorts: this.nodePorts, podCidr: net.podCidr, denyAcrossNamespaces: true,
+    });
+    if (ruleset === this.appliedRuleset) return;
+    await applyRuleset(ruleset);
+    this.appliedRuleset = ruleset;
+  }
+
   private scheduleHosts(): void {
+    this.schedulePolicies();
     if (this.hostsTimer) return;
     this.hostsTimer = after(20, () => {
       this.hostsTimer = undefined;

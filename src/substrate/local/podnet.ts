@@ -100,6 +100,11 @@ export class PodNetworks {
   }
 }
 
+/** Loads an nftables ruleset (a whole table, replaced atomically: see network-policy.ts). */
+export async function applyRuleset(ruleset: string): Promise<void> {
+  await run('nft', ['-f', '-'], ruleset);
+}
+
 /** Whether this machine can make Pod networks: root, iproute2, and veth links allowed. */
 export async function podNetworksAvailable(): Promise<string | undefined> {
   if (process.getuid?.() !== 0) return 'the server does not run as root';
@@ -107,6 +112,11 @@ export async function podNetworksAvailable(): Promise<string | undefined> {
     await run('ip', ['-V']);
   } catch {
     return 'iproute2 (`ip`) is not installed';
+  }
+  try {
+    await run('nft', ['--version']);
+  } catch {
+    return 'nftables (`nft`), which enforces NetworkPolicies, is not installed';
   }
   return undefined;
 }
