@@ -6,7 +6,7 @@ import { connect as tcpConnect, type Socket } from 'node:net';
 import { constants } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
-import type { Container, Pod } from '../../api/core-types.js';
+import type { Container, ContainerPort, Pod } from '../../api/core-types.js';
 import { ApiError, StatusReason, isNotFound } from '../../api/errors.js';
 import { Kinds } from '../../api/index.js';
 import type { ObjectKey, StoredObject } from '../../api/meta.js';
@@ -608,7 +608,14 @@ export class Kubelet {
   private ownVolumes(pod: Pod, rt: PodRuntime): void {
     const first = pod.spec.containers[0];
     if (!first || !rt.volumes) return;
-    const user = this.userOf(pod, first);
+    let user: PodUser;
+    try {
+      user = this.userOf(pod, first);
+    } catch (e) {
+      // a user the Pod may not have (root) is the container's error, reported when it would start
+      if (e instanceof ConfigError) return;
+      throw e;
+    }
     const fsGroup = pod.spec.securityContext?.fsGroup;
     for (const v of pod.spec.volumes ?? []) {
       const vol = rt.volumes.get(v.name);
@@ -702,12 +709,13 @@ export class Kubelet {
       if (!rt.net || !p) continue;
       pods.push({
         namespace: rt.namespace, name: rt.name, labels: p.metadata.labels ?? {}, ip: rt.ip, hostIf: rt.net.hostIf,
-        ports: [...(p.spec.initContainers ?? []), ...p.spec.containers].flatMap((c) => (c.ports ?? []).map((x) => ({ containerPort: x.containerPort, ...(x.name ? { name: x.name } : {}), ...(x.protocol ? { protocol: x.protocol } : {}) }))),
+        ports: [...(p.spec.initContainers ?? []), ...p.spec.containers].flatMap((c) => (c.ports ?? []).map((x: ContainerPort) => ({ containerPort: x.containerPort, ...(x.name ? { name: x.name } : {}), ...(x.protocol ? { protocol: x.protocol } : {}) }))),
       });
     }
     const ruleset = networkPolicyRuleset({
       table: this.policyTable, pods,
-      namespaces: cache.list(Kinds.Namespace).map((n) => ({ name: n.metadata.name, labels: n.metadata.labels ?? {} })),
+      // the name label as kube-apiserver sets it, also on namespaces stored before Skiff did
+      namespaces: cache.list(Kinds.Namespace).map((n) => ({ name: n.metadata.name, labels: { ...n.metadata.labels, 'kubernetes.io/metadata.name': n.metadata.name } })),
       policies: cache.list(Kinds.NetworkPolicy) as unknown as NetworkPolicy[],
       nodeIp: net.nodeIp, nodePorts: this.nodePorts, podCidr: net.podCidr, denyAcrossNamespaces: true,
     });
