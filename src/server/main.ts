@@ -124,11 +124,12 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   let podGateway = '127.0.0.1:0';
   let serverUrl = 'http://127.0.0.1:0';
   const started: (StartedWorkload | void)[] = [];
+  const settings = { ...config, pipelineRoot, tenancy: config.authn !== undefined, podIsolation: Boolean(isolation && typeof isolation !== 'string') };
   for (const w of all) {
     started.push(await w.setup({
       client, manager, log, podLogs: substrate, podFiles: substrate,
       recorder: (component) => new EventRecorder(client, component),
-      settings: { ...config, pipelineRoot, podIsolation: Boolean(isolation && typeof isolation !== 'string') }, artifacts,
+      settings, artifacts,
       endpoints: { server: () => serverUrl, pods: () => podGateway },
     }));
   }
@@ -147,7 +148,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     log('authentication: a trusted proxy on 127.0.0.1 is trusted for every local process, and Pods share this machine\'s loopback; prefer a proxy that reaches Skiff from another address');
   }
   const authorizer = opts.authorizer ?? rbac;
-  const app = new App({ authorizer, ...(authn ? { authn } : {}), client, registry, logs: substrate, exec: substrate, version, ready: () => ready, bookmarkMs: config.watchBookmarkMs, pipelineRoot, artifacts, gateway, metrics, dryRender: dryRenderer(all), usage: substrate, usageHistory });
+  const app = new App({ authorizer, ...(authn ? { authn } : {}), client, registry, logs: substrate, exec: substrate, version, ready: () => ready, bookmarkMs: config.watchBookmarkMs, pipelineRoot, artifacts, gateway, metrics, dryRender: dryRenderer(all, settings), usage: substrate, usageHistory });
   const server = createServer(app.handle);
   // the dashboard's live views share one WebSocket (a browser holds six connections per server)
   // with tenancy on, its streams act as the user who opened it, through Skiff's own admin token

@@ -11,7 +11,7 @@ import type { ServingDataPlane } from '../workloads/serving/data-plane.js';
 import { servingWorkload } from '../workloads/serving/index.js';
 import { trainingWorkload } from '../workloads/training/index.js';
 import { tuningWorkload } from '../workloads/tuning/index.js';
-import type { Workload } from '../workloads/workload.js';
+import type { PlatformSettings, Workload } from '../workloads/workload.js';
 
 /** What the server hands the workloads that need more than the control plane. */
 export interface WorkloadDeps {
@@ -28,10 +28,10 @@ export function registryOf(list: Workload[]): KindRegistry {
 }
 
 /** `?dryRun=All&render=true`: what storing `obj` would create, by the workload that owns its kind. */
-export function dryRenderer(list: Workload[]): (obj: StoredObject) => KObject[] {
+export function dryRenderer(list: Workload[], settings?: PlatformSettings): (obj: StoredObject) => KObject[] {
   return (obj) => {
     for (const w of list) {
-      const items = w.dryRender?.(obj);
+      const items = w.dryRender?.(obj, settings);
       if (items) return items;
     }
     return [];

@@ -28,6 +28,8 @@ export interface PlatformSettings {
   jobPodBackoffMaxMs: number;
   /** absent: culling off */
   notebooks?: NotebookSettings;
+  /** requests need credentials (a token file or OIDC): users share the platform and must be kept apart */
+  tenancy?: boolean;
 }
 
 /** Addresses known once the server listens: read them when needed, not at setup. */
@@ -70,5 +72,5 @@ export interface Workload {
    * For a server-side dry run with `render=true`: what storing `obj` would create, without creating
    * it; undefined when `obj` is not one of this workload's kinds or creates nothing it can show.
    */
-  dryRender?(obj: StoredObject): KObject[] | undefined;
+  dryRender?(obj: StoredObject, settings?: PlatformSettings): KObject[] | undefined;
 }
