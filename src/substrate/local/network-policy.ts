@@ -114,7 +114,7 @@ class Cluster {
   readonly node: number;
   private readonly nsLabels = new Map<string, Record<string, string>>();
 
-  constructor(readonly input: RulesetInput) {
+  constructor(input: RulesetInput) {
     const cidr = parseCidr(input.podCidr);
     if (!cidr || cidr.family !== 4) throw new Error(`podCidr: ${JSON.stringify(input.podCidr)} is not an IPv4 CIDR`);
     this.cidr = [Number(cidr.base), Number(cidrEnd(cidr))];
