@@ -322,6 +322,7 @@ describe('the ruleset in the kernel', () => {
         assert.equal((run(['ip', 'netns', 'exec', host, 'nft', 'list', 'tables']).match(/table inet skiff/g) ?? []).length, 1);
 
         const mismatches: string[] = [];
+        const seen = new Map<string, number>();
         for (const [i, m] of machines.entries()) {
           const targets: [string, number][] = [];
           for (const d of machines) if (d !== m) for (const port of ports) targets.push([d.ip, port]);
@@ -329,11 +330,23 @@ describe('the ruleset in the kernel', () => {
           const got = await probe(ns(i), targets);
           targets.forEach(([dst, port], j) => {
             const want = allowed(inp, m.ip, dst, port) ? 'open' : 'refused';
+            seen.set(want, (seen.get(want) ?? 0) + 1);
             if (got[j] !== want) mismatches.push(`${m.ip} -> ${dst}:${port}: ${got[j]}, evaluator says ${want}`);
           });
         }
         assert.deepEqual(mismatches, [], `denyAcrossNamespaces=${denyAcrossNamespaces}`);
+        // the cast is chosen so that both answers are common
+        assert.ok((seen.get('open') ?? 0) > 40 && (seen.get('refused') ?? 0) > 40, JSON.stringify([...seen]));
       }
+
+      // the host reaches every Pod, whatever isolates it (kubelet's probes, Skiff's proxies)
+      assert.deepEqual(await probe(host, pods.map((p): [string, number] => [p.ip, 8080])), pods.map(() => 'open'));
+
+      // names at their limits: a chain name nft reads as one identifier, cut and hashed when long
+      const long = (n: string): string => n.repeat(Math.ceil(253 / n.length)).slice(0, 253).replace(/[.-]$/, 'x');
+      const odd = [pod('0-digits-first', 'web.v2', '10.89.9.2', { app: 'x' }), pod('a'.repeat(63), long('pod.name-'), '10.89.9.3', { app: 'x' })];
+      const oddInput = input([np('0-digits-first', long('policy.'), { podSelector: {}, ingress: [{ from: [{ podSelector: {} }] }], egress: [{}] }), np('a'.repeat(63), 'deny', { podSelector: {}, policyTypes: ['Ingress', 'Egress'] })], { pods: odd, namespaces: [], denyAcrossNamespaces: true });
+      run(['ip', 'netns', 'exec', host, 'nft', '-c', '-f', '-'], networkPolicyRuleset(oddInput));
 
       // a Pod that sends with another Pod's address is dropped without an answer
       run(['ip', '-n', ns(1), 'addr', 'add', `${client.ip}/32`, 'dev', 'eth0']);

@@ -114,7 +114,7 @@ class Cluster {
   readonly node: number;
   private readonly nsLabels = new Map<string, Record<string, string>>();
 
-  constructor(readonly input: RulesetInput) {
+  constructor(input: RulesetInput) {
     const cidr = parseCidr(input.podCidr);
     if (!cidr || cidr.family !== 4) throw new Error(`podCidr: ${JSON.stringify(input.podCidr)} is not an IPv4 CIDR`);
     this.cidr = [Number(cidr.base), Number(cidrEnd(cidr))];
@@ -179,13 +179,6 @@ function namedPorts(pod: PolicyPod, name: string, protocol: Protocol): number[] 
 
 // ---------------------------------------------------------------- the reference evaluator
 
-const caches = new WeakMap<RulesetInput, Cluster>();
-function clusterOf(input: RulesetInput): Cluster {
-  let c = caches.get(input);
-  if (!c) caches.set(input, (c = new Cluster(input)));
-  return c;
-}
-
 /** whether an ipBlock holds an address: inside cidr, outside every except (IPv4 blocks only hold IPv4) */
 function blockHolds(block: { cidr: string; except?: string[] }, addr: number): boolean {
   const inside = (s: string): boolean => {
@@ -221,7 +214,7 @@ function portsAllow(ports: NetworkPolicyPort[] | undefined, dst: Pod | undefined
  * protocol without ports: only a rule that lists no ports lets it through.
  */
 export function allowed(input: RulesetInput, src: string, dst: string, port: number, proto: Protocol | 'ICMP' = 'TCP'): boolean {
-  const c = clusterOf(input);
+  const c = new Cluster(input);
   const s = ipv4(src, 'src');
   const d = ipv4(dst, 'dst');
   // a Pod's own address stays inside its namespace; the host sends through its output hook
