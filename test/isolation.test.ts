@@ -231,8 +231,8 @@ describe('isolation of Pods on one machine, from inside a tenant\'s Pod', { skip
     });
     const root = await s.until('as-root to be refused', async () => (await pod('team-a', 'as-root')).status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CreateContainerConfigError' ? pod('team-a', 'as-root') : undefined, 30_000);
     assert.match(root.status.containerStatuses[0].state.waiting.message, /runAsUser 0/);
-    const events = async (): Promise<string> => (await kubectl(['get', 'events', '-n', 'team-a', '--field-selector', 'involvedObject.name=data-dir', '-o', 'json'])).stdout;
-    await s.until('the data dir mount to be refused', async () => /hostPath volume "x".*not allowed/.test(await events()), 30_000);
+    const events = async (): Promise<string[]> => (JSON.parse((await kubectl(['get', 'events', '-n', 'team-a', '--field-selector', 'involvedObject.name=data-dir', '-o', 'json'])).stdout || '{}').items ?? []).map((e: any) => String(e.message));
+    await s.until('the data dir mount to be refused', async () => (await events()).some((m) => /hostPath volume "x".*not allowed/.test(m)), 30_000);
     assert.notEqual((await pod('team-a', 'data-dir')).status?.phase, 'Running');
   });
 });
