@@ -110,6 +110,7 @@ export class LocalSubstrate implements Substrate, PodMetricsSource {
     // zygote finishes the tasks it forked, then exits; a later server starts another
     this.zygote?.stop();
     this.usage.stop();
+    this.agent?.stop();
   }
 
   podUsage(): PodUsage[] {

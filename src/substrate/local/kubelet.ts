@@ -89,6 +89,9 @@ export class Kubelet {
   private readonly sandboxed: boolean;
   private hostsTimer?: Timer;
   private policyTimer?: Timer;
+  /** failed loads of the ruleset in a row (the retry backs off) */
+  private policyFailures = 0;
+  private stopped = false;
   /** the ruleset the kernel has now (nft), to skip writing the same again */
   private appliedRuleset?: string;
   /** ports on the node address isolated Pods may reach: the API, in-cluster HTTPS, Katib's DB */
@@ -432,6 +435,7 @@ export class Kubelet {
       }
     }
     c.backoffUntil = undefined;
+    if (this.stopped) return Infinity;
     const py = await this.pythonLaunch(pod, rt, spec, c);
     if (py === 'waiting') return Infinity;
     const n = prev ? prev.n + 1 : 0;
@@ -660,6 +664,8 @@ export class Kubelet {
 
   /** SIGTERM to every container, SIGKILL to what is left after `graceMs` */
   async stopAll(graceMs = 10_000): Promise<void> {
+    // nothing starts again while the server goes down (a restartPolicy Always container would)
+    this.stop();
     const procs = [...this.pods.values()].flatMap((rt) => [...rt.containers.values()]).flatMap((c) => (c.proc && !c.current?.exit ? [c.proc] : []));
     for (const p of procs) p.signal('SIGTERM');
     const all = Promise.all(procs.map((p) => p.exited().catch(() => undefined)));
@@ -682,15 +688,26 @@ export class Kubelet {
 
   // ---- NetworkPolicies: the kernel's ruleset for this node's isolated Pods (network-policy.ts)
 
-  private schedulePolicies(): void {
-    if (!this.net || this.policyTimer) return;
-    this.policyTimer = after(20, () => {
+  private schedulePolicies(delayMs = 20): void {
+    if (!this.net || this.policyTimer || this.stopped) return;
+    this.policyTimer = after(delayMs, () => {
       this.policyTimer = undefined;
-      this.applyPolicies().catch((e) => {
+      this.applyPolicies().then(() => { this.policyFailures = 0; }, (e) => {
+        if (this.stopped) return;
+        this.policyFailures++;
         this.opts.log?.(`kubelet: network policies: ${(e as Error).message}`);
-        this.schedulePolicies();
+        this.schedulePolicies(Math.min(10_000, 200 * 2 ** Math.min(this.policyFailures, 6)));
       });
     });
+  }
+
+  /** the server is stopping: no more timers (containers keep running for the next server) */
+  stop(): void {
+    this.stopped = true;
+    this.policyTimer?.clear();
+    this.hostsTimer?.clear();
+    this.policyTimer = undefined;
+    this.hostsTimer = undefined;
   }
 
   /** nftables table of this server: named after its Pod network, so servers on one machine keep their own */
@@ -726,7 +743,7 @@ export class Kubelet {
 
   private scheduleHosts(): void {
     this.schedulePolicies();
-    if (this.hostsTimer) return;
+    if (this.hostsTimer || this.stopped) return;
     this.hostsTimer = after(20, () => {
       this.hostsTimer = undefined;
       this.refreshHosts().catch((e) => this.opts.log?.(`kubelet: hosts: ${(e as Error).message}`));
