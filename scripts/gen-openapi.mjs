@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Generates src/api/schemas/openapi.json: the OpenAPI schemas of every kind Skiff serves, as data.
 //
-//   - built-in kinds (core/v1, batch/v1, rbac.authorization.k8s.io/v1, and the kinds of requests and subresources: Eviction, Scale, access reviews):
+//   - built-in kinds (core/v1, batch/v1, networking.k8s.io/v1, rbac.authorization.k8s.io/v1, and the kinds of requests and subresources: Eviction, Scale, access reviews):
 //     the component schemas of Kubernetes' own published OpenAPI v3 documents
 //     (k8s.io/kubernetes api/openapi-spec/v3, the module of the version below), kept whole (descriptions,
 //     x-kubernetes-patch-merge-key/-strategy, x-kubernetes-list-type/-map-keys, group-version-kind),
@@ -47,6 +47,7 @@ const builtins = [
   { file: 'api__v1_openapi.json', kinds: ['Pod', 'PodList', 'Namespace', 'NamespaceList', 'ConfigMap', 'ConfigMapList', 'Secret', 'SecretList', 'PersistentVolumeClaim', 'PersistentVolumeClaimList', 'Service', 'ServiceList', 'Node', 'NodeList', 'Event', 'EventList', 'Binding', 'Eviction', 'ServiceAccount', 'ServiceAccountList', 'TokenRequest'] },
   { file: 'apis__batch__v1_openapi.json', kinds: ['Job', 'JobList'] },
   { file: 'apis__authorization.k8s.io__v1_openapi.json', kinds: ['SelfSubjectAccessReview', 'SelfSubjectRulesReview', 'SubjectAccessReview', 'LocalSubjectAccessReview'] },
+  { file: 'apis__networking.k8s.io__v1_openapi.json', kinds: ['NetworkPolicy', 'NetworkPolicyList'] },
   { file: 'apis__rbac.authorization.k8s.io__v1_openapi.json', kinds: ['Role', 'RoleList', 'ClusterRole', 'ClusterRoleList', 'RoleBinding', 'RoleBindingList', 'ClusterRoleBinding', 'ClusterRoleBindingList'] },
   { file: 'apis__authentication.k8s.io__v1_openapi.json', kinds: ['SelfSubjectReview'] },
   // autoscaling/v1 Scale is served as a subresource; Kubernetes' documents carry it with apps/v1

@@ -80,7 +80,8 @@ export class TestServer {
   async cleanup(): Promise<void> {
     await this.stop();
     killStray(this.dataDir);
-    rmSync(this.dataDir, { recursive: true, force: true });
+    // a sandbox still being torn down may leave a mount point behind a moment longer
+    rmSync(this.dataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
   }
 
   async req(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; text: string }> {

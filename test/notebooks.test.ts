@@ -2,7 +2,8 @@
 // jupyter-scipy image and a PVC home, runs code in a kernel over the proxy's WebSocket (Jupyter's wire
 // protocol), `pip install --user`s a package built in the notebook and writes a file in the home;
 // after a stop and a start (the kubeflow-resource-stopped annotation) both are still there. Another
-// team's owner is refused at the proxy, HTTP and WebSocket alike.
+// team's owner is refused at the proxy, HTTP and WebSocket alike. The server answers only with its
+// token, which the proxy sends: a request straight to the Pod's address without it is refused.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -190,6 +191,29 @@ describe('Kubeflow Notebooks through the proxy, with tenancy on', { skip, timeou
     kernel = await newKernel();
     const back = await execute(channels(kernel), 'alice-token', "import os, skiffhello\nprint(skiffhello.GREETING, open(os.path.expanduser('~/notes.txt')).read(), skiffhello.__file__)");
     assert.match(back.stdout, /hello from the home volume kept \/home\/jovyan\/\.local\/lib\//, back.stdout);
+  });
+
+  it('answers at the Pod\'s address only with its token, kept in a Secret the Pod refers to', async () => {
+    const env = await kubectl('alice', ['get', 'pod', 'nb-0', '-o', 'jsonpath={.spec.containers[0].env}']);
+    assert.deepEqual((JSON.parse(env.stdout) as { name: string }[]).find((e) => e.name === 'JUPYTER_TOKEN'),
+      { name: 'JUPYTER_TOKEN', valueFrom: { secretKeyRef: { name: 'nb-notebook-token', key: 'token' } } }, 'by reference: the Pod spec holds no token');
+    const secret = await kubectl('alice', ['get', 'secret', 'nb-notebook-token', '-o', 'jsonpath={.data.token}']);
+    assert.equal(secret.code, 0, secret.stderr);
+    const token = Buffer.from(secret.stdout, 'base64').toString();
+    assert.match(token, /^[A-Za-z0-9_-]{43}$/);
+    const ip = (await kubectl('alice', ['get', 'pod', 'nb-0', '-o', 'jsonpath={.status.podIP}'])).stdout;
+    assert.ok(ip, 'the Pod has an address');
+    const direct = async (headers: Record<string, string>): Promise<number> => {
+      const r = await fetch(`http://${ip}:8888${prefix}/api/kernels`, { headers });
+      await r.body?.cancel();
+      return r.status;
+    };
+    // Jupyter's own answer to a request without the token, or with another
+    assert.equal(await direct({}), 403);
+    assert.equal(await direct({ authorization: 'token guessed' }), 403);
+    assert.equal(await direct({ authorization: `token ${token}` }), 200);
+    // through the proxy the user's own credentials are enough; any token they send is not the server's
+    assert.equal((await http('alice', 'GET', `${prefix}/api/kernels`)).status, 200);
   });
 
   it('refuses the proxy to users without access to the namespace', async () => {

@@ -85,6 +85,16 @@ export interface PodSpec {
   schedulerName?: string;
   priorityClassName?: string;
   priority?: number;
+  securityContext?: PodSecurityContext;
+}
+
+/** the part of core/v1 PodSecurityContext the local substrate honours (with tenancy's isolation) */
+export interface PodSecurityContext {
+  runAsUser?: number;
+  runAsGroup?: number;
+  runAsNonRoot?: boolean;
+  fsGroup?: number;
+  supplementalGroups?: number[];
 }
 
 export interface ContainerState {

@@ -192,6 +192,9 @@ const namespace: KindDef = {
   group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', singular: 'namespace', shortNames: ['ns'],
   namespaced: false, hasStatus: true,
   default(obj) {
+    // as kube-apiserver (1.21+): every namespace carries its name as a label, which NetworkPolicies'
+    // namespaceSelectors use
+    if (obj.metadata.name) obj.metadata.labels = { ...obj.metadata.labels, 'kubernetes.io/metadata.name': obj.metadata.name };
     obj.spec ??= {};
     obj.spec.finalizers ??= ['kubernetes'];
     obj.status ??= { phase: 'Active' };

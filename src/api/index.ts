@@ -2,6 +2,7 @@
 import { batchKinds } from './batch.js';
 import { coreKinds } from './core.js';
 import { kfpKinds } from './kfp-objects.js';
+import { networkingKinds } from './networking.js';
 import { notebookKinds } from './notebooks.js';
 import { pipelineKinds } from './pipelines.js';
 import { profileKinds } from './profiles.js';
@@ -15,7 +16,7 @@ import type { KindDef } from './registry.js';
 
 /** The kinds the server serves: each has its controllers wired in src/server/main.ts. */
 export function defaultRegistry(): KindRegistry {
-  return new KindRegistry().register(...coreKinds, ...batchKinds, ...pipelineKinds, ...kfpKinds, ...trainingKinds, ...tuningKinds, ...servingKinds, RevisionKind, ...rbacKinds, ...profileKinds, ...notebookKinds);
+  return new KindRegistry().register(...coreKinds, ...batchKinds, ...pipelineKinds, ...kfpKinds, ...trainingKinds, ...tuningKinds, ...servingKinds, RevisionKind, ...rbacKinds, ...networkingKinds, ...profileKinds, ...notebookKinds);
 }
 
 function find(defs: KindDef[], kind: string, version?: string): KindDef {
@@ -36,6 +37,7 @@ export const Kinds = {
   Event: find(coreKinds, 'Event'),
   ServiceAccount: find(coreKinds, 'ServiceAccount'),
   ResourceQuota: find(coreKinds, 'ResourceQuota'),
+  NetworkPolicy: find(networkingKinds, 'NetworkPolicy'),
   Job: find(batchKinds, 'Job'),
   Run: find(pipelineKinds, 'Run'),
   TaskCache: find(pipelineKinds, 'TaskCache'),

@@ -23,6 +23,34 @@ export function isQualifiedName(s: string): boolean {
 }
 export { envVarName };
 
+const qualifiedNameRegex = "regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]'";
+const qualifiedNameRule = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', " + qualifiedNameRegex + ')';
+
+/** kube's IsQualifiedName: why `s` is not `[prefix/]name`, one message a rule broken (none when it is) */
+export function qualifiedNameErrors(s: string): string[] {
+  const parts = s.split('/');
+  if (parts.length > 2) return [`a qualified name ${qualifiedNameRule} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`];
+  const errs: string[] = [];
+  const name = parts[parts.length - 1] ?? '';
+  if (parts.length === 2) {
+    const prefix = parts[0] ?? '';
+    if (!prefix) errs.push('prefix part must be non-empty');
+    else if (!isDns1123Subdomain(prefix)) errs.push("prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')");
+  }
+  if (!name) errs.push('name part must be non-empty');
+  else if (name.length > 63) errs.push('name part must be no more than 63 characters');
+  if (!labelName.test(name)) errs.push(`name part ${qualifiedNameRule}`);
+  return errs;
+}
+
+/** kube's IsValidLabelValue */
+export function labelValueErrors(s: string): string[] {
+  const errs: string[] = [];
+  if (s.length > 63) errs.push('must be no more than 63 characters');
+  if (!labelValue.test(s)) errs.push("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')");
+  return errs;
+}
+
 function typeName(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'array';
@@ -155,6 +183,41 @@ export class Validator {
     const q = parseQuantity(v);
     if (q === undefined) this.invalid(field, v, "must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
     else if (q < 0) this.invalid(field, v, 'must be greater than or equal to 0');
+  }
+  /**
+   * A metav1.LabelSelector, as apimachinery's ValidateLabelSelector words it: matchLabels' keys and
+   * values, each expression's key, operator and values.
+   */
+  labelSelector(field: string, v: unknown): void {
+    if (!this.object(field, v)) return;
+    if (this.stringMap(`${field}.matchLabels`, v.matchLabels)) {
+      for (const [k, val] of Object.entries(v.matchLabels as Record<string, string>)) {
+        for (const msg of qualifiedNameErrors(k)) this.invalid(`${field}.matchLabels`, k, msg);
+        for (const msg of labelValueErrors(val)) this.invalid(`${field}.matchLabels`, val, msg);
+      }
+    }
+    if (!this.array(`${field}.matchExpressions`, v.matchExpressions)) return;
+    (v.matchExpressions as unknown[]).forEach((e, i) => {
+      const at = `${field}.matchExpressions[${i}]`;
+      if (!this.object(at, e, true)) return;
+      const values = e.values as unknown;
+      const count = Array.isArray(values) ? values.length : 0;
+      if (e.operator === 'In' || e.operator === 'NotIn') {
+        if (count === 0) this.required(`${at}.values`, "Required value: must be specified when `operator` is 'In' or 'NotIn'");
+      } else if (e.operator === 'Exists' || e.operator === 'DoesNotExist') {
+        if (count > 0) this.add(`${at}.values`, 'FieldValueForbidden', "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
+      } else if (typeof e.operator === 'string' || e.operator === undefined) {
+        this.invalid(`${at}.operator`, e.operator ?? '', 'not a valid selector operator');
+      } else this.wrongType(`${at}.operator`, e.operator, 'string');
+      if (this.string(`${at}.key`, e.key) || e.key === undefined) {
+        for (const msg of qualifiedNameErrors((e.key as string | undefined) ?? '')) this.invalid(`${at}.key`, e.key ?? '', msg);
+      }
+      if (values !== undefined && values !== null && this.stringArray(`${at}.values`, values)) {
+        values.forEach((val, j) => {
+          for (const msg of labelValueErrors(val)) this.invalid(`${at}.values[${j}]`, val, msg);
+        });
+      }
+    });
   }
   labels(field: string, v: unknown): void {
     if (!this.stringMap(field, v)) return;

@@ -2,8 +2,8 @@
 // are files and prefixes are directories; a URI is `file:///absolute/path` or the absolute path
 // itself (KFP's local pipeline roots), wherever on the disk it points, since a Run may name its
 // own pipeline root and a component may write an artifact anywhere with `Artifact.set_path`.
-import { createReadStream, createWriteStream, mkdirSync } from 'node:fs';
-import { cp, mkdir, readdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmodSync, chownSync, createReadStream, createWriteStream, existsSync, lstatSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { cp, readdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -78,20 +78,22 @@ export class LocalArtifactStore implements ArtifactStore {
 
   async write(uri: string, data: Buffer | string): Promise<void> {
     const path = this.pathOf(uri);
-    await mkdir(dirname(path), { recursive: true });
+    makeDirs(dirname(path));
     const tmp = this.tmpFor(path);
     await writeFile(tmp, data);
     await rename(tmp, path);
+    ownLikeParent(path);
   }
 
   async writeFrom(uri: string, source: Readable): Promise<void> {
     const path = this.pathOf(uri);
-    await mkdir(dirname(path), { recursive: true });
+    makeDirs(dirname(path));
     // readers never see half an object: the stream lands beside it and is renamed over it
     const tmp = this.tmpFor(path);
     try {
       await pipeline(source, createWriteStream(tmp));
       await rename(tmp, path);
+      ownLikeParent(path);
     } catch (e) {
       await rm(tmp, { force: true });
       throw e;
@@ -116,8 +118,9 @@ export class LocalArtifactStore implements ArtifactStore {
     const src = this.pathOf(from);
     const dst = this.pathOf(to);
     if (!(await this.exists(from))) throw new ArtifactNotFoundError(from);
-    await mkdir(dirname(dst), { recursive: true });
+    makeDirs(dirname(dst));
     await cp(src, dst, { recursive: true, force: true });
+    ownLikeParent(dst);
   }
 
   async remove(uri: string): Promise<void> {
@@ -136,7 +139,7 @@ export class LocalArtifactStore implements ArtifactStore {
   prepareOutputs(uris: string[]): string[] {
     return uris.map((uri) => {
       const path = this.pathOf(uri);
-      mkdirSync(dirname(path), { recursive: true });
+      makeDirs(dirname(path));
       return path;
     });
   }
@@ -149,4 +152,37 @@ export class LocalArtifactStore implements ArtifactStore {
   private tmpFor(path: string): string {
     return `${path}.skiff-tmp-${process.pid}-${++tmpSeq}`;
   }
+}
+
+// With tenancy, a namespace's part of the root belongs to the namespace's user (its Pods run as it, see
+// src/substrate/local/isolation.ts): what Skiff makes in there for them takes the owner, group and
+// directory mode of where it is made, so the task that writes an output may write it.
+
+/** mkdir -p, each new directory owned and moded like its parent when the parent is not ours */
+function makeDirs(dir: string): void {
+  if (existsSync(dir)) return;
+  makeDirs(dirname(dir));
+  try {
+    mkdirSync(dir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    return;
+  }
+  const parent = statSync(dirname(dir));
+  if (parent.uid !== process.getuid?.()) {
+    chownSync(dir, parent.uid, parent.gid);
+    chmodSync(dir, parent.mode & 0o7777);
+  }
+}
+
+/** a file (or tree) Skiff wrote takes the owner of the directory it is in, when that is not ours */
+function ownLikeParent(path: string): void {
+  const parent = statSync(dirname(path));
+  if (parent.uid === process.getuid?.()) return;
+  const walk = (p: string): void => {
+    const st = lstatSync(p);
+    if (!st.isSymbolicLink()) chownSync(p, parent.uid, parent.gid);
+    if (st.isDirectory()) for (const e of readdirSync(p)) walk(join(p, e));
+  };
+  walk(path);
 }

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'node:test';
 import { Environments } from '../substrate/local/environments.js';
@@ -46,4 +48,25 @@ it('built-in images: Kubeflow\'s Jupyter images run JupyterLab under NB_PREFIX w
     assert.ok(env.path?.some((p) => p.endsWith('.venv-notebooks/bin')), image);
   }
   assert.equal(envs.forImage('ghcr.io/kubeflow/kubeflow/notebook-servers/codeserver-python:latest').entrypoint, undefined, 'code-server is no Jupyter image');
+});
+
+it('built-in images: the Jupyter server\'s token is JUPYTER_TOKEN\'s, and empty without it', () => {
+  const env = new Environments(compileConfig({ dataDir: '/tmp/skiff-config-test' }).environments, {}).forImage('kubeflownotebookswg/jupyter-scipy:v1.9.0');
+  const [shell, flag, script] = env.entrypoint ?? [];
+  assert.ok(shell && flag && script);
+  // a `jupyter` that prints its arguments, one a line, stands in for the real one
+  const bin = mkdtempSync(join(tmpdir(), 'skiff-jupyter-'));
+  try {
+    writeFileSync(join(bin, 'jupyter'), '#!/bin/sh\nfor a in "$@"; do echo "$a"; done\n');
+    chmodSync(join(bin, 'jupyter'), 0o755);
+    const tokenArg = (extra: Record<string, string>): string | undefined => {
+      const r = spawnSync(shell, [flag, script], { env: { PATH: `${bin}:/usr/bin:/bin`, NB_PREFIX: '/notebook/a/b', ...extra }, encoding: 'utf8' });
+      assert.equal(r.status, 0, r.stderr);
+      return r.stdout.split('\n').find((a) => a.startsWith('--ServerApp.token='));
+    };
+    assert.equal(tokenArg({ JUPYTER_TOKEN: 'a b$c\'"' }), '--ServerApp.token=a b$c\'"', 'passed as one argument, as it is');
+    assert.equal(tokenArg({}), '--ServerApp.token=', 'no token, as Kubeflow\'s images run');
+  } finally {
+    rmSync(bin, { recursive: true, force: true });
+  }
 });

@@ -58,6 +58,10 @@ export const jovyanHome = '/home/jovyan';
  * ~/.local, the user site-packages `pip install --user` writes) is the home volume when the
  * Notebook mounts one there, so installed packages outlive the Pod; without a volume the home is
  * the container's own directory, gone with the Pod, as an image's filesystem is.
+ *
+ * The token is JUPYTER_TOKEN's, empty (no token, as Kubeflow's images run behind Istio) without it.
+ * It has to be passed: a token given on the command line, even an empty one, wins over the
+ * variable Jupyter Server would otherwise read. With tenancy on, the Notebook controller sets it.
  */
 function jupyter(repoRoot: string): Environment {
   const venv = join(repoRoot, '.venv-notebooks');
@@ -68,7 +72,7 @@ function jupyter(repoRoot: string): Environment {
     workingDir: jovyanHome,
     entrypoint: ['/bin/sh', '-c', [
       'exec jupyter lab --notebook-dir=/home/jovyan --ip=0.0.0.0 --no-browser --allow-root --port=8888',
-      "--ServerApp.token='' --ServerApp.password='' --ServerApp.allow_origin='*'",
+      '--ServerApp.token="${JUPYTER_TOKEN:-}"', "--ServerApp.password='' --ServerApp.allow_origin='*'",
       '--ServerApp.base_url="${NB_PREFIX}" --ServerApp.authenticate_prometheus=False',
     ].join(' ')],
   };

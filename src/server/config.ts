@@ -59,6 +59,11 @@ export interface SkiffOptions {
   authorizer?: Authorizer;
   /** notebook culling, as Kubeflow's notebook-controller (its ENABLE_CULLING, CULL_IDLE_TIME, IDLENESS_CHECK_PERIOD) */
   notebooks?: { enableCulling?: boolean; cullIdleTimeMinutes?: number; idlenessCheckPeriodMinutes?: number };
+  /** with tenancy on, isolate Pods by the kernel: own users, network namespaces, hidden data dir (default true) */
+  podIsolation?: boolean;
+  /** the Pods' network when they are isolated (an IPv4 /16, the node is its first address; default: a
+   *  10.x.0.0/16 derived from the data dir that no other running server on this machine has) */
+  podNetwork?: string;
 }
 
 export interface SkiffConfig {
@@ -82,6 +87,9 @@ export interface SkiffConfig {
   /** how users are known; absent when tenancy is off (one local user, no authentication) */
   authn?: AuthnOptions;
   notebooks: NotebookSettings;
+  /** with tenancy: whether Pods are isolated by the kernel (src/substrate/local/isolation.ts) */
+  podIsolation: boolean;
+  podNetwork?: string;
 }
 
 /** the authentication options, when any turns tenancy on */
@@ -181,7 +189,16 @@ export function compileConfig(opts: SkiffOptions): SkiffConfig {
     ingressDomain: o.ingressDomain ?? 'example.com',
     metricsResolutionMs: Math.max(100, parseDuration(o.metricsResolution ?? '5s', 'metricsResolution')),
     notebooks: notebookSettings(o.notebooks),
+    podIsolation: o.podIsolation ?? process.env.SKIFF_POD_ISOLATION !== '0',
+    ...(o.podNetwork !== undefined ? { podNetwork: checkPodNetwork(o.podNetwork) } : {}),
     // a file named in the config file is relative to that file
     ...withAuthn(authnOptions(o, (p) => resolve(file.tokenAuthFile === p || file.oidcJwksFile === p ? dirname(resolve(opts.configFile ?? '.')) : '.', p))),
   };
+}
+
+/** a /16 of IPv4 (the Pods' addresses are <a>.<b>.x.y) */
+function checkPodNetwork(cidr: string): string {
+  const m = /^(\d{1,3})\.(\d{1,3})\.0\.0\/16$/.exec(cidr);
+  if (!m || Number(m[1]) > 255 || Number(m[2]) > 255 || m[1] === '127') throw new Error(`podNetwork: "${cidr}" must be an IPv4 /16 such as 10.89.0.0/16 (not in 127/8)`);
+  return cidr;
 }

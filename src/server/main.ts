@@ -19,7 +19,9 @@ import { addScheduler } from '../scheduler/scheduler.js';
 import { Client } from '../store/client.js';
 import { SqliteStore } from '../store/sqlite/store.js';
 import { Environments } from '../substrate/local/environments.js';
-import { LocalSubstrate } from '../substrate/local/index.js';
+import { LocalSubstrate, type LocalSubstrateOptions } from '../substrate/local/index.js';
+import { bwrapAvailable } from '../substrate/local/process.js';
+import { claimPodNetwork, podNetworksAvailable } from '../substrate/local/podnet.js';
 import { Gateway } from './inference/gateway.js';
 import { App } from './app.js';
 import { ensureBootstrapPolicy } from './auth/bootstrap-policy.js';
@@ -32,7 +34,7 @@ import { registerUsageMetrics } from './usage-metrics.js';
 import { UsageHistory } from './usage-history.js';
 import type { StartedWorkload } from '../workloads/workload.js';
 import { dryRenderer, registryOf, workloads } from './workloads.js';
-import type { SkiffOptions } from './config.js';
+import type { SkiffConfig, SkiffOptions } from './config.js';
 import { compileConfig } from './config.js';
 import { every } from '../util/timers.js';
 import { kubeconfig, startInCluster, writeKubeconfig } from './kube/incluster.js';
@@ -93,7 +95,13 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   const recorder = new EventRecorder(client, 'skiff');
   const manager = new Manager(client, log, config.verbose);
   const basePython = join(repoRoot, '.venv', 'bin', 'python');
+  const pipelineRoot = join(config.dataDir, 'pipeline-root');
+  // with tenancy, Pods are isolated by the kernel where this machine allows it (podIsolation says why not)
+  const isolation = config.authn && config.podIsolation ? await podIsolation(config, pipelineRoot) : undefined;
+  if (config.authn && !config.podIsolation) log('tenancy: Pods are NOT isolated (podIsolation: false): they run as this server\'s user and share its network');
+  if (typeof isolation === 'string') log(`tenancy: Pods are NOT isolated: ${isolation}`);
   const substrate = new LocalSubstrate({
+    ...(isolation && typeof isolation !== 'string' ? { isolation } : {}),
     client, recorder, manager, dataDir: config.dataDir, nodeName: config.nodeName, node: config.node,
     environments: new Environments(config.environments, { path: defaultPath(), env: { SKIFF_HOME: repoRoot } }),
     ...(existsSync(basePython) ? { python: { basePython, ...(config.pythonZygote ? { zygote: { script: join(repoRoot, 'python', 'skiff_zygote.py'), client: join(repoRoot, 'build', 'skiff-pyfork') } } : {}) } } : {}),
@@ -111,17 +119,17 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   // RBAC from the informers decides every request and answers the access reviews; without tenancy
   // the one local user is in system:masters, which RBAC always allows
   const rbac = new RbacAuthorizer(informerPolicy(manager.cache));
-  const pipelineRoot = join(config.dataDir, 'pipeline-root');
   // one artifact store for everything that reads or moves task outputs and models
   const artifacts = new LocalArtifactStore(pipelineRoot);
   let podGateway = '127.0.0.1:0';
   let serverUrl = 'http://127.0.0.1:0';
   const started: (StartedWorkload | void)[] = [];
+  const settings = { ...config, pipelineRoot, tenancy: config.authn !== undefined, podIsolation: Boolean(isolation && typeof isolation !== 'string') };
   for (const w of all) {
     started.push(await w.setup({
       client, manager, log, podLogs: substrate, podFiles: substrate,
       recorder: (component) => new EventRecorder(client, component),
-      settings: { ...config, pipelineRoot }, artifacts,
+      settings, artifacts,
       endpoints: { server: () => serverUrl, pods: () => podGateway },
     }));
   }
@@ -132,13 +140,15 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   // the listeners only Pods use (the Pod-facing address and the in-cluster endpoint): a header from
   // them is never a trusted proxy's
   const podListeners = new Set<string>();
-  const authn = config.authn ? new Authenticator({ ...config.authn, fromPod: (req) => podListeners.has(`${req.socket.localAddress ?? ''}:${req.socket.localPort ?? ''}`) }) : undefined;
+  // isolated Pods connect from their own network's addresses, to whichever listener
+  const podSources = isolation && typeof isolation !== 'string' ? new AddressSet([isolation.podCidr]) : undefined;
+  const authn = config.authn ? new Authenticator({ ...config.authn, fromPod: (req) => podListeners.has(`${req.socket.localAddress ?? ''}:${req.socket.localPort ?? ''}`) || (podSources?.has(req.socket.remoteAddress) ?? false) }) : undefined;
   for (const w of authn?.warnings ?? []) log(`authentication: ${w}`);
   if (authn && new AddressSet(config.authn?.trustedProxies ?? []).has('127.0.0.1')) {
     log('authentication: a trusted proxy on 127.0.0.1 is trusted for every local process, and Pods share this machine\'s loopback; prefer a proxy that reaches Skiff from another address');
   }
   const authorizer = opts.authorizer ?? rbac;
-  const app = new App({ authorizer, ...(authn ? { authn } : {}), client, registry, logs: substrate, exec: substrate, version, ready: () => ready, bookmarkMs: config.watchBookmarkMs, pipelineRoot, artifacts, gateway, metrics, dryRender: dryRenderer(all), usage: substrate, usageHistory });
+  const app = new App({ authorizer, ...(authn ? { authn } : {}), client, registry, logs: substrate, exec: substrate, version, ready: () => ready, bookmarkMs: config.watchBookmarkMs, pipelineRoot, artifacts, gateway, metrics, dryRender: dryRenderer(all, settings), usage: substrate, usageHistory });
   const server = createServer(app.handle);
   // the dashboard's live views share one WebSocket (a browser holds six connections per server)
   // with tenancy on, its streams act as the user who opened it, through Skiff's own admin token
@@ -165,8 +175,10 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     const a = server.address() as AddressInfo;
     const host = a.family === 'IPv6' ? `[${a.address}]` : a.address;
     serverUrl = `http://${a.address === '0.0.0.0' || a.address === '::' ? '127.0.0.1' : host}:${a.port}`;
-    let reach = a.address === '0.0.0.0' || a.address === '::' ? `127.0.0.2:${a.port}` : `${host}:${a.port}`;
-    if (a.address === '127.0.0.1') {
+    // Pods in network namespaces of their own reach the host at the node address only
+    const podHost = substrate.nodeIp ?? '127.0.0.2';
+    let reach = a.address === '0.0.0.0' || a.address === '::' ? `${podHost}:${a.port}` : `${host}:${a.port}`;
+    if (a.address === '127.0.0.1' || (substrate.nodeIp && a.address !== '0.0.0.0' && a.address !== '::')) {
       podServer = createServer(app.handle);
       podServer.on('upgrade', upgradeListener);
       podServer.keepAliveTimeout = 5000;
@@ -174,12 +186,12 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
       const port = await new Promise<number | undefined>((resolve) => {
         const tryListen = (p: number): void => {
           ps.once('error', () => (p === 0 ? resolve(undefined) : tryListen(0)));
-          ps.listen(p, '127.0.0.2', () => resolve((ps.address() as AddressInfo).port));
+          ps.listen(p, podHost, () => resolve((ps.address() as AddressInfo).port));
         };
         tryListen(a.port);
       });
       if (port !== undefined) {
-        reach = `127.0.0.2:${port}`;
+        reach = `${podHost}:${port}`;
         podListeners.add(reach);
       }
       else podServer = undefined;
@@ -187,7 +199,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     podGateway = reach;
     substrate.setApiServer(`http://${reach}`);
   }
-  const inCluster = await startInCluster({ dataDir: config.dataDir, handler: app.handle, upgrades: server, log });
+  const inCluster = await startInCluster({ dataDir: config.dataDir, handler: app.handle, upgrades: server, log, ...(substrate.nodeIp ? { podHost: substrate.nodeIp } : {}) });
   if (inCluster) {
     substrate.setInCluster(inCluster.contract);
     app.kube.tokens = inCluster.tokens;
@@ -197,12 +209,14 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     rootCA = inCluster.contract.caPem;
   }
   // with tenancy on, trial Pods are known by their address and everyone else by a token (src/server/katib-db/service.ts)
-  const katibDb = await startKatibDbManager({ client, dataDir: config.dataDir, log, ...(authn ? { access: { authenticate: (t: string) => authn.userOfToken(t), authorizer } } : {}) });
+  const katibDb = await startKatibDbManager({ client, dataDir: config.dataDir, log, ...(substrate.nodeIp ? { podHost: substrate.nodeIp } : {}), ...(authn ? { access: { authenticate: (t: string) => authn.userOfToken(t), authorizer } } : {}) });
   if (katibDb) {
     const { name, namespace } = KatibDbManagerService;
     substrate.setPlatformServices([{ name, namespace, ips: [katibDb.host] }]);
     if (!katibDb.podsUseDefault) log(`katib-db-manager: port ${KatibDbManagerService.port} is taken; trials must pass db_manager_address="${katibDb.address}" to report_metrics()`);
   }
+  // isolated Pods reach the host only at these ports of the node address (the kernel drops the rest)
+  if (substrate.nodeIp) substrate.setNodePorts([Number(podGateway.slice(podGateway.lastIndexOf(':') + 1)), ...(inCluster ? [inCluster.port] : []), ...(katibDb ? [katibDb.port] : [])]);
   writeKubeconfig(config.dataDir, kubeconfig(serverUrl, inCluster, inCluster?.adminToken, { preferHttps: authn !== undefined }));
   manager.start();
   await gc.start();
@@ -250,5 +264,20 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
       await store.close();
       return left;
     },
+  };
+}
+
+/** What tenancy's isolation hides and shares, or why this machine cannot isolate Pods. */
+async function podIsolation(config: SkiffConfig, pipelineRoot: string): Promise<NonNullable<LocalSubstrateOptions['isolation']> | string> {
+  if (process.getuid?.() !== 0) return 'the server does not run as root, which running Pods as other users and in network namespaces needs';
+  if (!bwrapAvailable()) return 'bubblewrap (bwrap) is not installed or cannot make namespaces here';
+  const why = await podNetworksAvailable();
+  if (why) return why;
+  const hide = [config.dataDir];
+  if (config.authn?.tokenAuthFile) hide.push(config.authn.tokenAuthFile);
+  return {
+    hide, podCidr: config.podNetwork ?? claimPodNetwork(config.dataDir),
+    namespaceDirs: [pipelineRoot, join(config.dataDir, 'tuning', 'checkpoints')],
+    reveal: [join(config.dataDir, 'python-envs'), join(config.dataDir, 'shell')],
   };
 }

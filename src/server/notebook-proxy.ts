@@ -4,7 +4,8 @@
 // `notebooks.kubeflow.org/http-rewrite-uri` annotation, and the headers of
 // `notebooks.kubeflow.org/http-headers-request-set` set. The request is authorized before it gets
 // here (App: `notebooks/proxy`); Skiff's own credentials are taken off it, so the notebook's code
-// never sees the token of the user who opened it.
+// never sees the token of the user who opened it. A server with a token (tenancy on: see
+// src/workloads/notebooks/token.ts) gets it from the proxy, in place of any Authorization the client sent.
 import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -15,6 +16,7 @@ import type { Pod } from '../api/core-types.js';
 import type { Notebook } from '../api/notebooks.js';
 import { NotebookKind, NotebookNames, headersOf, notebookPrefix } from '../api/notebooks.js';
 import type { Client } from '../store/client.js';
+import { serverToken } from '../workloads/notebooks/token.js';
 import { Authenticator, notebookCookie } from './auth/authn.js';
 import { sendError } from './body.js';
 import { rejectUpgrade } from './kube/upgrade.js';
@@ -55,8 +57,11 @@ interface Upstream {
 // hop-by-hop headers (RFC 9110 7.6.1) end at the proxy; an upgrade sets its own again
 const hopByHop = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'proxy-authorization']);
 
-/** the request's headers as the server gets them: Skiff's credentials off, the annotation's set */
-export function upstreamHeaders(req: { headers: IncomingHttpHeaders; socket?: { remoteAddress?: string } }, set: Record<string, string>): Record<string, string> {
+/**
+ * The request's headers as the server gets them: Skiff's credentials off, the annotation's set, and
+ * the server's own token last, so that neither the client nor the annotation can send another.
+ */
+export function upstreamHeaders(req: { headers: IncomingHttpHeaders; socket?: { remoteAddress?: string } }, set: Record<string, string>, token?: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(req.headers)) {
     if (v === undefined || hopByHop.has(k) || k === 'authorization') continue;
@@ -71,6 +76,7 @@ export function upstreamHeaders(req: { headers: IncomingHttpHeaders; socket?: { 
   if (forwarded) out['x-forwarded-for'] = out['x-forwarded-for'] ? `${out['x-forwarded-for']}, ${forwarded}` : forwarded;
   out['x-forwarded-proto'] ??= 'http';
   for (const [k, v] of Object.entries(set)) out[k.toLowerCase()] = v;
+  if (token !== undefined) out.authorization = `token ${token}`;
   return out;
 }
 
@@ -109,12 +115,14 @@ export class NotebookProxy {
     if (annotations[NotebookNames.stopped] !== undefined) throw new ApiError(StatusReason.ServiceUnavailable, `notebook ${route.namespace}/${route.name} is stopped`);
     const pod = await this.client.find<Pod>(Kinds.Pod, { namespace: route.namespace, name: `${route.name}-0` });
     const ip = pod?.status?.phase === 'Running' && !pod.metadata.deletionTimestamp ? pod.status.podIP : undefined;
-    if (!ip) throw new ApiError(StatusReason.ServiceUnavailable, `notebook ${route.namespace}/${route.name} is not running yet`);
+    if (!pod || !ip) throw new ApiError(StatusReason.ServiceUnavailable, `notebook ${route.namespace}/${route.name} is not running yet`);
     const svc = await this.client.find<ServiceObject>(Kinds.Service, key);
     const target = svc?.spec?.ports?.[0]?.targetPort;
-    const port = typeof target === 'number' ? target : pod?.spec.containers[0]?.ports?.[0]?.containerPort ?? NotebookNames.defaultPort;
+    const port = typeof target === 'number' ? target : pod.spec.containers[0]?.ports?.[0]?.containerPort ?? NotebookNames.defaultPort;
     const set = annotations[NotebookNames.headersRequestSet];
-    return { host: ip, port, path: upstreamPath(route, annotations[NotebookNames.rewriteUri]), headers: upstreamHeaders(req, set ? headersOf(set) ?? {} : {}) };
+    // what the Pod's server got as its token; a Secret gone meanwhile is a 503 that says so
+    const token = await serverToken(this.client, pod);
+    return { host: ip, port, path: upstreamPath(route, annotations[NotebookNames.rewriteUri]), headers: upstreamHeaders(req, set ? headersOf(set) ?? {} : {}, token) };
   }
 
   /**

@@ -22,10 +22,14 @@ export interface PlatformSettings {
   nodeName: string;
   /** where pipeline artifacts and task outputs live by default */
   pipelineRoot: string;
+  /** whether Pods are isolated (tenancy): each namespace's runs then write under `<pipelineRoot>/<namespace>` */
+  podIsolation?: boolean;
   jobPodBackoffMs: number;
   jobPodBackoffMaxMs: number;
   /** absent: culling off */
   notebooks?: NotebookSettings;
+  /** requests need credentials (a token file or OIDC): users share the platform and must be kept apart */
+  tenancy?: boolean;
 }
 
 /** Addresses known once the server listens: read them when needed, not at setup. */
@@ -68,5 +72,5 @@ export interface Workload {
    * For a server-side dry run with `render=true`: what storing `obj` would create, without creating
    * it; undefined when `obj` is not one of this workload's kinds or creates nothing it can show.
    */
-  dryRender?(obj: StoredObject): KObject[] | undefined;
+  dryRender?(obj: StoredObject, settings?: PlatformSettings): KObject[] | undefined;
 }

@@ -27,6 +27,21 @@ describe('Kubeflow\'s roles in the bootstrap policy', () => {
   });
 });
 
+describe('NetworkPolicies in the bootstrap policy', () => {
+  const roles = ['admin', 'edit', 'view', 'kubeflow-admin', 'kubeflow-edit', 'kubeflow-view'];
+  const authz = new RbacAuthorizer(staticPolicy(policy(roles.map((r) => binding('team-a', r, `u-${r}`)))));
+  const can = (role: string, verb: string): boolean =>
+    authz.authorize({ user: { username: `u-${role}`, groups: ['system:authenticated'] }, resource: { verb, apiGroup: 'networking.k8s.io', resource: 'networkpolicies', namespace: 'team-a' } }).allowed;
+
+  it('lets admin and edit (Kubernetes\' and Kubeflow\'s, through aggregation) write them, and view read them', () => {
+    for (const role of roles) {
+      const writes = !role.endsWith('view');
+      for (const verb of ['get', 'list', 'watch']) assert.ok(can(role, verb), `${role} ${verb}`);
+      for (const verb of ['create', 'update', 'patch', 'delete']) assert.equal(can(role, verb), writes, `${role} ${verb}`);
+    }
+  });
+});
+
 describe('the bootstrap policy in a data directory written by an older Skiff', () => {
   it('adds what a stored role lacks, leaves a role marked autoupdate "false" alone, and then has nothing to do', async () => {
     const store = new SqliteStore({ file: ':memory:' });

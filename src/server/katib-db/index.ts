@@ -38,12 +38,14 @@ function listenOn(server: Http2Server, host: string, port: number): Promise<numb
 }
 
 /** addresses to try, best first: the last one used (running Pods' hosts files name it), 127.0.0.2 (where Pods reach the API), then a few of Skiff's own */
-function candidates(saved: string | undefined): string[] {
+function candidates(saved: string | undefined, podHost: string | undefined): string[] {
+  // Pods in network namespaces of their own reach the host at its node address only
+  if (podHost) return [podHost];
   const random = Array.from({ length: 8 }, () => `127.2.${Math.floor(Math.random() * 256)}.${1 + Math.floor(Math.random() * 254)}`);
   return [...new Set([...(saved ? [saved] : []), '127.0.0.2', ...random])];
 }
 
-export async function startKatibDbManager(opts: { client: Client; dataDir: string; log?: (m: string) => void; access?: DbManagerAccess }): Promise<KatibDbManager | undefined> {
+export async function startKatibDbManager(opts: { client: Client; dataDir: string; log?: (m: string) => void; access?: DbManagerAccess; podHost?: string }): Promise<KatibDbManager | undefined> {
   const stateFile = join(opts.dataDir, 'katib-db-manager.json');
   let saved: string | undefined;
   try {
@@ -54,7 +56,7 @@ export async function startKatibDbManager(opts: { client: Client; dataDir: strin
   const server = grpcServer(dbManagerMethods(opts.client, opts.access), opts.log);
   let host = '';
   let port: number | undefined;
-  for (const h of candidates(saved)) {
+  for (const h of candidates(saved, opts.podHost)) {
     port = await listenOn(server, h, KatibDbManagerService.port);
     if (port !== undefined) {
       host = h;
@@ -64,7 +66,7 @@ export async function startKatibDbManager(opts: { client: Client; dataDir: strin
   if (port === undefined) {
     // no 127/8 beyond 127.0.0.1 (not Linux), or every try taken: any port on 127.0.0.1; Pods then
     // need db_manager_address
-    host = '127.0.0.1';
+    host = opts.podHost ?? '127.0.0.1';
     port = await listenOn(server, host, 0);
   }
   if (port === undefined) {

@@ -54,7 +54,8 @@ function listen(server: HttpsServer, host: string, ports: number[]): Promise<num
  * works on both. The port is kept in the data dir and tried again at the next start, since running
  * Pods keep the KUBERNETES_SERVICE_PORT they were started with.
  */
-export async function startInCluster(opts: { dataDir: string; handler: RequestListener; upgrades: Server; log?: (m: string) => void }): Promise<InCluster | undefined> {
+export async function startInCluster(opts: { dataDir: string; handler: RequestListener; upgrades: Server; log?: (m: string) => void; podHost?: string }): Promise<InCluster | undefined> {
+  const facing = opts.podHost ?? podFacingHost;
   const stateFile = join(opts.dataDir, 'incluster.json');
   let saved: number | undefined;
   try {
@@ -62,7 +63,7 @@ export async function startInCluster(opts: { dataDir: string; handler: RequestLi
   } catch {
     saved = undefined;
   }
-  const pki = loadPki(opts.dataDir, [podFacingHost, '127.0.0.1']);
+  const pki = loadPki(opts.dataDir, [facing, '127.0.0.1']);
   const server = createHttpsServer({ cert: pki.serverCertPem, key: pki.serverKeyPem }, opts.handler as (req: IncomingMessage, res: ServerResponse) => void);
   server.keepAliveTimeout = 5000;
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -70,7 +71,7 @@ export async function startInCluster(opts: { dataDir: string; handler: RequestLi
     opts.upgrades.emit('upgrade', req, socket, head);
   });
   const candidates = [...new Set([...(saved ? [saved] : []), securePort, 0])];
-  let host = podFacingHost;
+  let host = facing;
   let port = await listen(server, host, candidates);
   if (port === undefined) {
     // no 127.0.0.2 on this machine (only Linux routes all of 127/8 to loopback)

@@ -372,6 +372,9 @@ function printResourceQuota(q: any, now: number): PrintedRow {
   return { cells: [str(q.metadata?.name), since(q.metadata?.creationTimestamp, now), request.join(', '), limit.join(', ')] };
 }
 
+/** the description kube's printer gives POD-SELECTOR (extensions/v1beta1's NetworkPolicySpec.podSelector) */
+const podSelectorDoc = 'Selects the pods to which this NetworkPolicy object applies. The array of ingress rules is applied to any pods selected by this field. Multiple network policies can select the same set of pods.  In this case, the ingress rules for each are combined additively. This field is NOT optional and follows standard label selector semantics. An empty podSelector matches all pods in this namespace.';
+
 const printers: Record<string, BuiltinPrinter> = {
   '/ResourceQuota': {
     columns: [
@@ -476,6 +479,10 @@ const printers: Record<string, BuiltinPrinter> = {
       col('VolumeMode', fieldDocs['PersistentVolumeClaimSpec.volumeMode'], { priority: 1 }),
     ],
     row: printPVC,
+  },
+  'networking.k8s.io/NetworkPolicy': {
+    columns: [nameCol, col('Pod-Selector', podSelectorDoc), ageCol],
+    row: (np, now) => ({ cells: [str(np.metadata?.name), formatLabelSelector(np.spec?.podSelector ?? {}), since(np.metadata?.creationTimestamp, now)] }),
   },
   'rbac.authorization.k8s.io/Role': { columns: roleColumns, row: printRole },
   'rbac.authorization.k8s.io/ClusterRole': { columns: roleColumns, row: printRole },

@@ -252,6 +252,12 @@ describe('other built-in kinds', () => {
     const pending = row(Kinds.PersistentVolumeClaim, { metadata: { name: 'x' }, spec: {}, status: { phase: 'Pending' } });
     assert.deepEqual([pending.Status, pending.Capacity, pending['Access Modes'], pending.VolumeMode], ['Pending', '', '', '<unset>']);
   });
+
+  it('NetworkPolicy: the pod selector as kubectl writes one, <none> for every Pod', () => {
+    const np = { metadata: { name: 'db', creationTimestamp: ago(7) }, spec: { podSelector: { matchLabels: { role: 'db' }, matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['web'] }] } } };
+    assert.deepEqual(row(Kinds.NetworkPolicy, np), { Name: 'db', 'Pod-Selector': 'role=db,tier notin (web)', Age: '7s' });
+    assert.equal(row(Kinds.NetworkPolicy, { metadata: { name: 'deny' }, spec: { podSelector: {} } })['Pod-Selector'], '<none>');
+  });
 });
 
 describe('printer columns of CRD-like kinds', () => {

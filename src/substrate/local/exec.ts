@@ -6,7 +6,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { ExecTarget } from './process.js';
-import { processEnv } from './process.js';
+import { processEnv, setprivPath } from './process.js';
 import { onTerminal, terminalsAvailable } from './tty.js';
 
 export interface ExecSpec {
@@ -53,8 +53,16 @@ export function execIn(target: ExecTarget, spec: ExecSpec): ChildProcess {
   // The loader's preload list is the container's (it names a path inside the sandbox); nsenter itself
   // runs before the namespaces are entered, and the command gets it back from the environment.
   const { LD_PRELOAD: preload, ...outer } = env;
-  const command = preload === undefined ? spec.command : ['env', `LD_PRELOAD=${preload}`, ...spec.command];
-  const enter = ['nsenter', '-t', String(target.nsPid), '-m', '-p', '-u', `--wd=${target.cwd}`, '--'];
+  const withPreload = preload === undefined ? spec.command : ['env', `LD_PRELOAD=${preload}`, ...spec.command];
+  // as the container's own user, when it runs as one (tenancy's isolation): same ids and groups, no
+  // capabilities; and in its network and IPC namespaces (for a container without its own, those are
+  // the host's, and entering them changes nothing)
+  const user = processUser(target.envPid);
+  const command = user && user.uid !== 0
+    ? [setprivPath(), `--reuid=${user.uid}`, `--regid=${user.gid}`, user.groups.length ? `--groups=${user.groups.join(',')}` : '--clear-groups',
+      '--no-new-privs', '--bounding-set=-all', '--inh-caps=-all', '--', ...withPreload]
+    : withPreload;
+  const enter = ['nsenter', '-t', String(target.nsPid), '-m', '-p', '-u', '-n', '-i', `--wd=${target.cwd}`, '--'];
   if (spec.tty) {
     // the terminal is made inside, from the sandbox's own /dev/pts, so the command can name it (tty)
     const t = onTerminal(command, outer);
@@ -62,6 +70,17 @@ export function execIn(target: ExecTarget, spec: ExecSpec): ChildProcess {
   }
   const entered = [...enter, ...command];
   return spawn(entered[0] ?? '', entered.slice(1), { env: outer, stdio, detached: true });
+}
+
+/** The real uid, gid and supplementary groups of a process (from /proc/PID/status); undefined when it is gone. */
+export function processUser(pid: number): { uid: number; gid: number; groups: number[] } | undefined {
+  let status: string;
+  try { status = readFileSync(`/proc/${pid}/status`, 'utf8'); } catch { return undefined; }
+  const field = (name: string): number[] => (new RegExp(`^${name}:\\s*(.*)$`, 'm').exec(status)?.[1] ?? '').trim().split(/\s+/).filter(Boolean).map(Number);
+  const uid = field('Uid')[0];
+  const gid = field('Gid')[0];
+  if (uid === undefined || gid === undefined) return undefined;
+  return { uid, gid, groups: field('Groups') };
 }
 
 /** Kills the command and whatever it started (its process group). On a terminal the command runs

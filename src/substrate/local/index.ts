@@ -14,7 +14,7 @@ import type { Substrate } from '../substrate.js';
 import type { CapacityOverrides } from './capacity.js';
 import { discoverCapacity } from './capacity.js';
 import type { Environments } from './environments.js';
-import { Kubelet } from './kubelet.js';
+import { Kubelet, type KubeletOptions } from './kubelet.js';
 import type { ServiceView } from './network.js';
 import { addClaimController } from './pvc.js';
 import { PythonEnvironments } from './python-envs.js';
@@ -44,6 +44,9 @@ export interface LocalSubstrateOptions {
   crashLoopMaxMs?: number;
   /** how often running containers' CPU and memory are sampled (default 5 s) */
   metricsIntervalMs?: number;
+  /** tenancy's isolation of Pods (isolation.ts); the warm zygote is not used then (its children
+   *  would run outside any sandbox) */
+  isolation?: KubeletOptions['isolation'];
   log?: (msg: string) => void;
 }
 
@@ -60,7 +63,7 @@ export class LocalSubstrate implements Substrate, PodMetricsSource {
     const py = opts.python;
     if (py) {
       const z = py.zygote && { python: py.basePython, ...py.zygote };
-      if (z && PythonZygote.available(z)) this.zygote = new PythonZygote({ ...z, dir: join(opts.dataDir, 'python-zygote') });
+      if (z && !opts.isolation && PythonZygote.available(z)) this.zygote = new PythonZygote({ ...z, dir: join(opts.dataDir, 'python-zygote') });
       const envs = new PythonEnvironments({ root: join(opts.dataDir, 'python-envs'), basePython: py.basePython, log: opts.log });
       this.python = new PythonPods(envs, this.zygote);
     }
@@ -85,7 +88,9 @@ export class LocalSubstrate implements Substrate, PodMetricsSource {
       gpuCount: capacity.gpus.length, python: this.python, shellDir: shellShim(join(this.opts.dataDir, 'shell')),
       crashLoopBaseMs: this.opts.crashLoopBaseMs, crashLoopMaxMs: this.opts.crashLoopMaxMs, log: this.opts.log,
       onContainerStart: () => this.usage.wake(),
+      ...(this.opts.isolation ? { isolation: this.opts.isolation } : {}),
     });
+    await this.agent.setUpNetwork();
     const desired = nodeObject(nodeName, capacity, version);
     const existing = await client.find(Kinds.Node, { name: nodeName });
     if (existing) {
@@ -105,6 +110,7 @@ export class LocalSubstrate implements Substrate, PodMetricsSource {
     // zygote finishes the tasks it forked, then exits; a later server starts another
     this.zygote?.stop();
     this.usage.stop();
+    this.agent?.stop();
   }
 
   podUsage(): PodUsage[] {
@@ -138,6 +144,16 @@ export class LocalSubstrate implements Substrate, PodMetricsSource {
   /** names every Pod resolves to an address the platform serves itself (in each Pod's hosts file) */
   setPlatformServices(services: ServiceView[]): void {
     this.kubelet.platformServices = services;
+  }
+
+  /** the node's address on the Pods' network, when Pods have network namespaces: where they reach the host */
+  get nodeIp(): string | undefined {
+    return this.kubelet.nodeIp;
+  }
+
+  /** the ports of the node address isolated Pods may reach (the server's listeners there) */
+  setNodePorts(ports: number[]): void {
+    this.kubelet.setNodePorts(ports);
   }
 
   /** where containers reach the API server (SKIFF_SERVER in their environment) */

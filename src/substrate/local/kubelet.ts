@@ -1,12 +1,12 @@
 // The local node agent: runs the Pods bound to this machine as processes, reports their status, and
 // stops them when they are deleted. Every step reads the Pod from the store and the run directories
 // from disk, so a restarted server adopts what the last one started.
-import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { constants } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
-import type { Container, Pod } from '../../api/core-types.js';
+import type { Container, ContainerPort, Pod } from '../../api/core-types.js';
 import { ApiError, StatusReason, isNotFound } from '../../api/errors.js';
 import { Kinds } from '../../api/index.js';
 import type { ObjectKey, StoredObject } from '../../api/meta.js';
@@ -24,7 +24,7 @@ import { followLog, readLog } from './logs.js';
 import type { PythonLaunch, PythonPods } from './python-pods.js';
 import { PodAddresses, hostsFile, netPreloadPath, podNetworkEnv, sandboxPreloadPath, writeHosts } from './network.js';
 import type { ServiceView } from './network.js';
-import type { ContainerProcess } from './process.js';
+import type { ContainerProcess, SandboxIsolation } from './process.js';
 import { adopt, bwrapAvailable, execTarget, launch } from './process.js';
 import type { ContainerRuntime, PodRuntime } from './runtime.js';
 import { loadContainer, logFile, readPodRecord, runDir, writePodRecord } from './runtime.js';
@@ -37,6 +37,10 @@ import { containerBinds, prepareVolumes } from './volumes.js';
 import { hostPathOf, readFilesAt } from './pod-files.js';
 import { automounts, inClusterEnv, serviceAccountBind, serviceAccountMountPath, type InClusterContract } from './serviceaccount.js';
 import type { LiveContainer } from './usage.js';
+import { NamespaceUids, containerUser, ownVolume, podTmpDir, type IsolationOptions, type PodUser } from './isolation.js';
+import { PodNetworks, applyRuleset } from './podnet.js';
+import { networkPolicyRuleset, type PolicyPod } from './network-policy.js';
+import type { NetworkPolicy } from '../../api/networking.js';
 
 export interface KubeletOptions {
   client: Client;
@@ -56,6 +60,15 @@ export interface KubeletOptions {
   log?: (msg: string) => void;
   /** a container started or was adopted (the usage monitor samples while any runs) */
   onContainerStart?: () => void;
+  /** tenancy: Pods run as unprivileged users, in network namespaces of their own, seeing the host
+   *  read-only with Skiff's own files hidden (isolation.ts); needs root, bubblewrap and iproute2 */
+  isolation?: IsolationOptions & {
+    /** host directories with one subdirectory per namespace (the pipeline root, Katib's
+     *  checkpoints): a Pod sees its own namespace's, read-write, and may mount it as a hostPath */
+    namespaceDirs: string[];
+    /** directories in the data dir every Pod may read (cached Python environments, the `sh` shim) */
+    reveal: string[];
+  };
 }
 
 const osSignals = constants.signals as Record<string, number>;
@@ -66,13 +79,23 @@ const backoffResetMs = 10 * 60_000;
 export class Kubelet {
   private readonly pods = new Map<string, PodRuntime>();
   private readonly uidByKey = new Map<string, string>();
-  private readonly addresses = new PodAddresses();
+  private readonly addresses: PodAddresses;
+  private readonly net?: PodNetworks;
+  private readonly uids?: NamespaceUids;
   /** container runs (state dirs) whose `stdinOnce` stdin an attach session has had */
   private readonly stdinTaken = new Set<string>();
   private readonly podsDir: string;
   private controller?: Controller;
   private readonly sandboxed: boolean;
   private hostsTimer?: Timer;
+  private policyTimer?: Timer;
+  /** failed loads of the ruleset in a row (the retry backs off) */
+  private policyFailures = 0;
+  private stopped = false;
+  /** the ruleset the kernel has now (nft), to skip writing the same again */
+  private appliedRuleset?: string;
+  /** ports on the node address isolated Pods may reach: the API, in-cluster HTTPS, Katib's DB */
+  private nodePorts: number[] = [];
   /** the API server's address, given to every container as SKIFF_SERVER (what the skiff CLI reads) */
   apiServer?: string;
   /** the HTTPS endpoint, CA and tokens of the in-cluster contract (serviceaccount.ts) */
@@ -84,6 +107,25 @@ export class Kubelet {
     this.podsDir = join(opts.dataDir, 'pods');
     mkdirSync(this.podsDir, { recursive: true });
     this.sandboxed = bwrapAvailable();
+    const iso = opts.isolation;
+    if (iso) {
+      if (!this.sandboxed) throw new Error('isolating Pods (tenancy) needs bubblewrap (bwrap), and it is not installed or cannot make namespaces here');
+      this.net = new PodNetworks(iso.podCidr);
+      this.uids = new NamespaceUids(join(opts.dataDir, 'namespace-uids.json'));
+      this.addresses = new PodAddresses(iso.podCidr.split('.').slice(0, 2).join('.'), [this.net.nodeIp]);
+    } else {
+      this.addresses = new PodAddresses();
+    }
+  }
+
+  /** the node's address on the Pod network, where Pods reach the server (with isolation) */
+  get nodeIp(): string | undefined {
+    return this.net?.nodeIp;
+  }
+
+  /** the host side of Pod networks (before the server listens at the node address) */
+  async setUpNetwork(): Promise<void> {
+    await this.net?.setUpHost();
   }
 
   get bubblewrap(): boolean {
@@ -97,7 +139,10 @@ export class Kubelet {
     const known = new Set(bound.map((p) => p.metadata.uid));
     for (const p of bound) if (p.status?.podIP && !terminalPhase(p)) this.addresses.claim(p.metadata.uid, p.status.podIP);
     for (const uid of readdirSync(this.podsDir)) {
-      if (!known.has(uid)) this.removePodDir(join(this.podsDir, uid));
+      if (!known.has(uid)) {
+        this.removePodDir(join(this.podsDir, uid));
+        await this.net?.remove(uid);
+      }
     }
     this.controller = mgr.add({
       name: 'kubelet',
@@ -105,6 +150,11 @@ export class Kubelet {
       predicate: (e) => e.object.spec?.nodeName === nodeName,
       watches: [
         { kind: Kinds.Service, map: () => { this.scheduleHosts(); return []; } },
+        // with isolation, NetworkPolicies and namespace labels decide who reaches whom
+        ...(this.net ? [
+          { kind: Kinds.NetworkPolicy, map: () => { this.schedulePolicies(); return []; } },
+          { kind: Kinds.Namespace, map: () => { this.schedulePolicies(); return []; } },
+        ] : []),
       ],
       reconcile: (key) => this.reconcile(key),
       workers: 4,
@@ -139,6 +189,10 @@ export class Kubelet {
     if (terminalPhase(pod)) {
       this.killAll(rt, 'SIGKILL');
       this.addresses.release(rt.uid);
+      if (rt.net) {
+        rt.net = undefined;
+        await this.net?.remove(rt.uid);
+      }
       return {};
     }
     if (pod.metadata.deletionTimestamp) return this.terminate(pod, rt, 'Killing');
@@ -183,6 +237,7 @@ export class Kubelet {
     }
     this.addresses.release(uid);
     this.removePodDir(join(this.podsDir, uid));
+    await this.net?.remove(uid);
     this.scheduleHosts();
   }
 
@@ -239,14 +294,27 @@ export class Kubelet {
   private async drive(pod: Pod & StoredObject, rt: PodRuntime): Promise<Result> {
     const { client, recorder } = this.opts;
     const ns = pod.metadata.namespace ?? 'default';
+    if (this.net && !rt.net) {
+      try {
+        rt.net = await this.net.create(rt.uid, rt.ip);
+      } catch (e) {
+        const message = `Failed to create pod sandbox: network: ${(e as Error).message}`;
+        recorder.event(pod, 'Warning', 'FailedCreatePodSandBox', message);
+        for (const c of rt.containers.values()) c.waiting = { reason: 'ContainerCreating', message };
+        await this.writeStatus(pod, rt, { phase: 'Pending' });
+        return { requeueAfter: 2000 };
+      }
+    }
     if (!rt.volumes) {
       try {
+        if (this.opts.isolation) this.checkHostPaths(pod);
         const src = await this.configSources(ns);
         rt.volumes = await prepareVolumes(pod, rt.dir, {
           ...src,
           claim: (name) => client.find(Kinds.PersistentVolumeClaim, { namespace: ns, name }),
           claimDir: (namespace, claim) => join(this.opts.dataDir, 'volumes', namespace, claim),
         });
+        if (this.opts.isolation) this.ownVolumes(pod, rt);
         const mounts = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].flatMap((c) => c.volumeMounts ?? []);
         if (!this.sandboxed && mounts.length) {
           const where = mounts.map((m) => `${m.name} at ${rt.volumes?.get(m.name)?.dir} (not ${m.mountPath})`).join(', ');
@@ -367,16 +435,18 @@ export class Kubelet {
       }
     }
     c.backoffUntil = undefined;
+    if (this.stopped) return Infinity;
     const py = await this.pythonLaunch(pod, rt, spec, c);
     if (py === 'waiting') return Infinity;
     const n = prev ? prev.n + 1 : 0;
     const env = this.opts.environments;
     let argv: string[];
     let vars: Record<string, string>;
+    let user: PodUser | undefined;
     try {
       const base0 = env.baseEnv(spec.image);
       if (this.opts.shellDir) base0.PATH = `${this.opts.shellDir}:${base0.PATH ?? ''}`;
-      const podVars: Record<string, string> = { ...base0, HOSTNAME: pod.spec.hostname ?? rt.name, ...inClusterEnv(this.inCluster, this.apiServer), ...podNetworkEnv(pod, rt.ip, base0.LD_PRELOAD, this.sandboxed) };
+      const podVars: Record<string, string> = { ...base0, HOSTNAME: pod.spec.hostname ?? rt.name, ...inClusterEnv(this.inCluster, this.apiServer), ...podNetworkEnv(pod, rt.ip, base0.LD_PRELOAD, this.sandboxed, rt.net !== undefined) };
       if (this.apiServer) podVars.SKIFF_SERVER = this.apiServer;
       const gpus = assignedGpus(pod);
       if (gpus.length) podVars.CUDA_VISIBLE_DEVICES = gpus.join(',');
@@ -389,6 +459,7 @@ export class Kubelet {
         if (py.pathPrefix) vars.PATH = `${py.pathPrefix}:${vars.PATH ?? ''}`;
       }
       argv = containerArgv(py ? { ...spec, command: py.command, args: py.args } : spec, vars, env.forImage(spec.image).entrypoint);
+      if (this.uids) user = this.userOf(pod, spec);
     } catch (e) {
       if (!(e instanceof ConfigError)) throw e;
       if (c.waiting?.message !== e.message) this.opts.recorder.event(pod, 'Warning', 'Failed', `Error: ${e.message}`);
@@ -409,7 +480,11 @@ export class Kubelet {
         rt.failure = { phase: 'Failed', reason: 'ImageFilesUnavailable', message };
         return Infinity;
       }
-      for (const b of image) if (!b.readOnly) mkdirSync(b.source, { recursive: true });
+      for (const b of image) {
+        if (b.readOnly) continue;
+        mkdirSync(b.source, { recursive: true });
+        if (user) ownVolume(b.source, user, pod.spec.securityContext?.fsGroup);
+      }
     }
     const binds = [...image, ...containerBinds(spec, rt.volumes ?? new Map())];
     // a volume the Pod mounts at the service-account path itself wins, as on a cluster
@@ -417,7 +492,7 @@ export class Kubelet {
       const sa = await this.opts.client.find(Kinds.ServiceAccount, { namespace: rt.namespace, name: pod.spec.serviceAccountName ?? 'default' });
       if (automounts(pod, sa)) binds.push(serviceAccountBind(pod, rt.dir, this.inCluster, sa));
     }
-    const lib = netPreloadPath();
+    const lib = rt.net ? undefined : netPreloadPath();
     const sandboxBinds = lib ? [...binds, { source: lib, target: sandboxPreloadPath, readOnly: true }] : binds;
     const under = (path: string, dir: string): boolean => path === dir || path.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
     const scratch = join(rt.dir, 'work');
@@ -428,12 +503,24 @@ export class Kubelet {
     const inVolume = this.sandboxed ? binds.filter((b) => under(cwd, b.target)).sort((a, b) => b.target.length - a.target.length)[0] : undefined;
     const hostCwd = inVolume ? join(inVolume.source, cwd.slice(inVolume.target.length)) : cwd;
     if (!existsSync(hostCwd)) mkdirSync(hostCwd, { recursive: true });
+    if (user && !existsSync(scratch)) mkdirSync(scratch, { recursive: true });
+    if (user) {
+      // the scratch dir is in the hidden data dir: the container sees it where it is, and owns it
+      ownVolume(scratch, user, pod.spec.securityContext?.fsGroup);
+      if (!binds.some((b) => under(scratch, b.target))) sandboxBinds.push({ source: scratch, target: scratch, readOnly: false });
+    }
     if (!existsSync(rt.hostsFile)) this.writeHostsFor(pod, rt, [], []);
     const stateDir = runDir(rt.dir, spec.name, n);
     let io = { argv, env: vars };
     if (needsStdin(spec as ContainerIO)) {
       try {
         io = withStdin(argv, vars, stateDir, spec as ContainerIO);
+        // the FIFO is in the hidden run directory: the container sees it where it is, as its own
+        const fifo = io.argv[3];
+        if (user && fifo) {
+          chownSync(fifo, user.uid, user.gid);
+          sandboxBinds.push({ source: fifo, target: fifo, readOnly: false });
+        }
       } catch (e) {
         c.waiting = { reason: 'CreateContainerError', message: (e as Error).message };
         return Date.now() + 2000;
@@ -446,7 +533,10 @@ export class Kubelet {
       argv: io.argv,
       env: io.env,
       cwd,
-      sandbox: { binds: sandboxBinds, hostname: (pod.spec.hostname ?? rt.name).slice(0, 63), hostsFile: rt.hostsFile },
+      sandbox: {
+        binds: sandboxBinds, hostname: (pod.spec.hostname ?? rt.name).slice(0, 63), hostsFile: rt.hostsFile,
+        ...(user && this.opts.isolation ? { isolation: this.sandboxIsolation(rt, user) } : {}),
+      },
     });
     if (prev) c.last = prev;
     c.current = { n, startedAt: proc.startedAt };
@@ -455,6 +545,89 @@ export class Kubelet {
     this.opts.onContainerStart?.();
     this.opts.recorder.event(pod, 'Normal', 'Started', `Started container ${spec.name}`);
     return Infinity;
+  }
+
+  /** who a container runs as (isolation.ts); its namespace's group is always one of its groups, so
+   *  every Pod of a namespace can use the namespace's directories (the pipeline root's) */
+  private userOf(pod: Pod, spec: Container): PodUser {
+    const nsUid = this.uids?.uidFor(pod.metadata.namespace ?? 'default') ?? 0;
+    const user = containerUser(pod, spec, nsUid);
+    if (!user.groups.includes(nsUid) && user.gid !== nsUid) user.groups = [...user.groups, nsUid].sort((a, b) => a - b);
+    return user;
+  }
+
+  /** a namespace's directory (e.g. its part of the pipeline root): the namespace's group may write it */
+  private namespaceDir(root: string, ns: string): string {
+    const dir = join(root, ns);
+    const nsUid = this.uids?.uidFor(ns) ?? 0;
+    mkdirSync(dir, { recursive: true });
+    const st = statSync(dir);
+    if (st.uid !== nsUid || st.gid !== nsUid || (st.mode & 0o7777) !== 0o2770) {
+      // what a controller made in there before (the first run's output directories) becomes the
+      // namespace's too; later ones inherit it (src/artifacts/local.ts)
+      const walk = (p: string): void => {
+        const s = lstatSync(p);
+        if (s.isSymbolicLink()) return;
+        chownSync(p, nsUid, nsUid);
+        if (!s.isDirectory()) return;
+        chmodSync(p, 0o2770);
+        for (const e of readdirSync(p)) walk(join(p, e));
+      };
+      walk(dir);
+    }
+    return dir;
+  }
+
+  private sandboxIsolation(rt: PodRuntime, user: PodUser): SandboxIsolation {
+    const iso = this.opts.isolation as NonNullable<KubeletOptions['isolation']>;
+    const own = iso.namespaceDirs.map((d) => this.namespaceDir(d, rt.namespace));
+    return {
+      user, hide: iso.hide, tmpDir: podTmpDir(rt.dir),
+      // the namespace's own directories are seen read-write, at the path their URIs name
+      reveal: iso.reveal.filter((d) => existsSync(d)),
+      revealWritable: own,
+      ...(rt.net ? { netns: rt.net.netns } : {}),
+    };
+  }
+
+  /** With isolation, a hostPath volume may not reach into what is hidden from Pods, except the
+   *  Pod's own namespace's directories (Katib's checkpoints, a model in the pipeline root). */
+  private checkHostPaths(pod: Pod): void {
+    const iso = this.opts.isolation as NonNullable<KubeletOptions['isolation']>;
+    const ns = pod.metadata.namespace ?? 'default';
+    for (const v of pod.spec.volumes ?? []) {
+      const hp = (v as { hostPath?: { path?: string } }).hostPath;
+      if (!hp?.path) continue;
+      const p = resolve('/', hp.path);
+      const inside = (dir: string): boolean => p === dir || p.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
+      if (iso.namespaceDirs.some((d) => inside(join(d, ns)))) continue;
+      // inside something hidden, or above it (a hostPath of / would show the data dir again)
+      if (iso.hide.some((h) => inside(resolve(h)) || resolve(h).startsWith(p.endsWith('/') ? p : `${p}/`))) {
+        throw new ConfigError(`hostPath volume "${v.name}": ${hp.path} is not allowed: with tenancy on, Pods cannot mount Skiff's data directory or secrets`);
+      }
+    }
+  }
+
+  /** writable volumes belong to the Pod's user (fsGroup: group-owned and setgid, as the kubelet does) */
+  private ownVolumes(pod: Pod, rt: PodRuntime): void {
+    const first = pod.spec.containers[0];
+    if (!first || !rt.volumes) return;
+    let user: PodUser;
+    try {
+      user = this.userOf(pod, first);
+    } catch (e) {
+      // a user the Pod may not have (root) is the container's error, reported when it would start
+      if (e instanceof ConfigError) return;
+      throw e;
+    }
+    const fsGroup = pod.spec.securityContext?.fsGroup;
+    for (const v of pod.spec.volumes ?? []) {
+      const vol = rt.volumes.get(v.name);
+      const src = v as { emptyDir?: unknown; persistentVolumeClaim?: unknown; configMap?: unknown; secret?: unknown; projected?: unknown; downwardAPI?: unknown };
+      if (!vol || vol.readOnly) continue;
+      if (src.emptyDir !== undefined || src.persistentVolumeClaim !== undefined) ownVolume(vol.dir, user, fsGroup);
+      else if (fsGroup !== undefined && (src.configMap !== undefined || src.secret !== undefined || src.projected !== undefined || src.downwardAPI !== undefined)) ownVolume(vol.dir, { ...user, uid: 0 }, fsGroup);
+    }
   }
 
   private async writeStatus(pod: Pod & StoredObject, rt: PodRuntime, decision: ReturnType<typeof decidePhase>): Promise<void> {
@@ -491,6 +664,8 @@ export class Kubelet {
 
   /** SIGTERM to every container, SIGKILL to what is left after `graceMs` */
   async stopAll(graceMs = 10_000): Promise<void> {
+    // nothing starts again while the server goes down (a restartPolicy Always container would)
+    this.stop();
     const procs = [...this.pods.values()].flatMap((rt) => [...rt.containers.values()]).flatMap((c) => (c.proc && !c.current?.exit ? [c.proc] : []));
     for (const p of procs) p.signal('SIGTERM');
     const all = Promise.all(procs.map((p) => p.exited().catch(() => undefined)));
@@ -505,8 +680,70 @@ export class Kubelet {
 
   // ---- names: every running pod's hosts file lists the pods and services it can reach
 
+  /** the node ports isolated Pods may reach (known once the server listens) */
+  setNodePorts(ports: number[]): void {
+    this.nodePorts = [...new Set(ports)].sort((a, b) => a - b);
+    this.schedulePolicies();
+  }
+
+  // ---- NetworkPolicies: the kernel's ruleset for this node's isolated Pods (network-policy.ts)
+
+  private schedulePolicies(delayMs = 20): void {
+    if (!this.net || this.policyTimer || this.stopped) return;
+    this.policyTimer = after(delayMs, () => {
+      this.policyTimer = undefined;
+      this.applyPolicies().then(() => { this.policyFailures = 0; }, (e) => {
+        if (this.stopped) return;
+        this.policyFailures++;
+        this.opts.log?.(`kubelet: network policies: ${(e as Error).message}`);
+        this.schedulePolicies(Math.min(10_000, 200 * 2 ** Math.min(this.policyFailures, 6)));
+      });
+    });
+  }
+
+  /** the server is stopping: no more timers (containers keep running for the next server) */
+  stop(): void {
+    this.stopped = true;
+    this.policyTimer?.clear();
+    this.hostsTimer?.clear();
+    this.policyTimer = undefined;
+    this.hostsTimer = undefined;
+  }
+
+  /** nftables table of this server: named after its Pod network, so servers on one machine keep their own */
+  private get policyTable(): string {
+    return `skiff_${this.net?.podCidr.split('.')[1] ?? '0'}`;
+  }
+
+  private async applyPolicies(): Promise<void> {
+    const net = this.net;
+    const cache = this.controller?.cache;
+    if (!net || !cache) return;
+    const pods: PolicyPod[] = [];
+    const byUid = new Map((cache.list(Kinds.Pod) as (Pod & StoredObject)[]).map((p) => [p.metadata.uid, p]));
+    for (const rt of this.pods.values()) {
+      const p = byUid.get(rt.uid);
+      if (!rt.net || !p) continue;
+      pods.push({
+        namespace: rt.namespace, name: rt.name, labels: p.metadata.labels ?? {}, ip: rt.ip, hostIf: rt.net.hostIf,
+        ports: [...(p.spec.initContainers ?? []), ...p.spec.containers].flatMap((c) => (c.ports ?? []).map((x: ContainerPort) => ({ containerPort: x.containerPort, ...(x.name ? { name: x.name } : {}), ...(x.protocol ? { protocol: x.protocol } : {}) }))),
+      });
+    }
+    const ruleset = networkPolicyRuleset({
+      table: this.policyTable, pods,
+      // the name label as kube-apiserver sets it, also on namespaces stored before Skiff did
+      namespaces: cache.list(Kinds.Namespace).map((n) => ({ name: n.metadata.name, labels: { ...n.metadata.labels, 'kubernetes.io/metadata.name': n.metadata.name } })),
+      policies: cache.list(Kinds.NetworkPolicy) as unknown as NetworkPolicy[],
+      nodeIp: net.nodeIp, nodePorts: this.nodePorts, podCidr: net.podCidr, denyAcrossNamespaces: true,
+    });
+    if (ruleset === this.appliedRuleset) return;
+    await applyRuleset(ruleset);
+    this.appliedRuleset = ruleset;
+  }
+
   private scheduleHosts(): void {
-    if (this.hostsTimer) return;
+    this.schedulePolicies();
+    if (this.hostsTimer || this.stopped) return;
     this.hostsTimer = after(20, () => {
       this.hostsTimer = undefined;
       this.refreshHosts().catch((e) => this.opts.log?.(`kubelet: hosts: ${(e as Error).message}`));

@@ -26,10 +26,11 @@ export function netPreloadPath(): string | undefined {
 export const sandboxPreloadPath = '/dev/skiff-net.so';
 
 /** the variables that give a container its Pod's network identity */
-export function podNetworkEnv(pod: Pod, ip: string, inherited: string | undefined, sandboxed: boolean): Record<string, string> {
+export function podNetworkEnv(pod: Pod, ip: string, inherited: string | undefined, sandboxed: boolean, ownNetwork = false): Record<string, string> {
   const ports = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].flatMap((c) => (c.ports ?? []).map((p) => p.containerPort));
   const env: Record<string, string> = { POD_IP: ip, SKIFF_POD_IP: ip, SKIFF_POD_PORTS: [...new Set(ports)].join(',') };
-  const lib = netPreloadPath();
+  // a Pod with a network namespace of its own binds and connects as any container does
+  const lib = ownNetwork ? undefined : netPreloadPath();
   if (lib) {
     const seen = sandboxed ? sandboxPreloadPath : lib;
     env.LD_PRELOAD = inherited ? `${seen}:${inherited}` : seen;
@@ -40,6 +41,11 @@ export function podNetworkEnv(pod: Pod, ip: string, inherited: string | undefine
 export class PodAddresses {
   private readonly byPod = new Map<string, string>();
   private readonly taken = new Set<string>();
+
+  /** addresses `<prefix>.x.y` of a /16; `reserved` ones (the node's) are never handed out */
+  constructor(private readonly prefix = '127.1', reserved: string[] = []) {
+    for (const ip of reserved) this.taken.add(ip);
+  }
   // where the search for a free address starts: somewhere random, so that two servers on one machine
   // (each with its own data dir) rarely hand out the same addresses
   private next = Math.floor(Math.random() * 65024);
@@ -55,14 +61,14 @@ export class PodAddresses {
     if (existing) return existing;
     for (let i = 0; i < 65024; i++) {
       const n = (this.next + i) % 65024;
-      const ip = `127.1.${Math.floor(n / 254)}.${(n % 254) + 1}`;
+      const ip = `${this.prefix}.${Math.floor(n / 254)}.${(n % 254) + 1}`;
       if (!this.taken.has(ip)) {
         this.next = n + 1;
         this.claim(podUid, ip);
         return ip;
       }
     }
-    throw new Error('no free pod address in 127.1.0.0/16');
+    throw new Error(`no free pod address in ${this.prefix}.0.0/16`);
   }
 
   release(podUid: string): void {

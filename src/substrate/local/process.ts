@@ -19,6 +19,22 @@ export interface Sandbox {
   hostname?: string;
   /** bind-mounted read-only at /etc/hosts */
   hostsFile?: string;
+  /** isolation (tenancy): the host is seen read-only, these stay hidden, the workload runs as `user`
+   *  in the network namespace at `netns` with its own IPC namespace, and `tmpDir` is its /tmp */
+  isolation?: SandboxIsolation;
+}
+export interface SandboxIsolation {
+  user: { uid: number; gid: number; groups: number[] };
+  /** a named network namespace (/run/netns/NAME) the container joins */
+  netns?: string;
+  /** directories (covered by an empty tmpfs) and files (covered by /dev/null) the container must not see */
+  hide: string[];
+  /** host directories seen read-only again inside a hidden one (a Python environment in the data dir) */
+  reveal: string[];
+  /** the same, read-write (the namespace's part of the pipeline root) */
+  revealWritable?: string[];
+  /** a host directory (mode 1777) bound at /tmp and /var/tmp, so Pods share no scratch space */
+  tmpDir: string;
 }
 export interface LaunchSpec {
   /** created if missing; one per container *run* (each restart gets a new one) */
@@ -153,8 +169,11 @@ export async function launch(spec: LaunchSpec): Promise<ContainerProcess> {
   // the loader's preload list is for the container: bwrap itself starts before the sandbox's
   // mounts exist, so it must not try to load a library from a path only the sandbox has
   const { LD_PRELOAD: preload, ...outerEnv } = spec.env;
+  const iso = sandboxed ? spec.sandbox?.isolation : undefined;
+  // the network namespace is joined before bwrap starts (nsenter execs it: the same process)
+  const enter = iso?.netns ? ['nsenter', `--net=${iso.netns}`, '--'] : [];
   const shimArgs = sandboxed && spec.sandbox
-    ? ['--spare-child', stateDir, logFile, '--', ...bwrapArgv(spec.sandbox, mounts, cwd, argv, preload)]
+    ? ['--spare-child', stateDir, logFile, '--', ...enter, ...bwrapArgv(spec.sandbox, mounts, cwd, argv, preload)]
     : [stateDir, logFile, '--', ...argv];
   const waiter = pidWaiter(stateDir);
   let shim: ChildProcess;
@@ -530,6 +549,12 @@ interface Mount { source: string; target: string; readOnly: boolean }
 
 function sandboxMounts(sb: Sandbox): Mount[] {
   const mounts: Mount[] = [];
+  const iso = sb.isolation;
+  if (iso) {
+    for (const target of ['/tmp', '/var/tmp']) mounts.push({ source: path.resolve(iso.tmpDir), target, readOnly: false });
+    for (const dir of iso.reveal) mounts.push({ source: path.resolve(dir), target: path.resolve(dir), readOnly: true });
+    for (const dir of iso.revealWritable ?? []) mounts.push({ source: path.resolve(dir), target: path.resolve(dir), readOnly: false });
+  }
   if (sb.hostsFile) mounts.push({ source: path.resolve(sb.hostsFile), target: '/etc/hosts', readOnly: true });
   for (const b of sb.binds) {
     mounts.push({ source: path.resolve(b.source), target: path.resolve('/', b.target), readOnly: b.readOnly === true });
@@ -549,6 +574,13 @@ function hostPath(p: string, mounts: Mount[]): { host: string; viaMount: boolean
 
 function isWithin(p: string, dir: string): boolean {
   return p === dir || p.startsWith(dir.endsWith('/') ? dir : dir + '/');
+}
+
+let setpriv: string | undefined;
+
+/** util-linux's setpriv, by absolute path: the container's PATH need not have it */
+export function setprivPath(): string {
+  return (setpriv ??= lookPath('setpriv', process.env.PATH ?? DEFAULT_PATH, '/', (p) => p) ?? '/usr/bin/setpriv');
 }
 
 let devicesCache: string[] | undefined;
@@ -578,10 +610,15 @@ function gpuDevices(): string[] {
  * stay in the sandbox.
  */
 function bwrapArgv(sb: Sandbox, mounts: Mount[], cwd: string, argv: string[], preload?: string): string[] {
+  const iso = sb.isolation;
+  const hidden = (iso?.hide ?? []).map((h) => path.resolve(h));
+  const hiddenDirs = hidden.filter((h) => isDir(h));
+  // inside a hidden directory only what is mounted exists: bwrap makes mount points in its tmpfs
+  const inHidden = (p: string): boolean => hiddenDirs.some((h) => isWithin(p, h));
   const mirror = new Set<string>();
   mounts.forEach((m, i) => {
     // /dev is a fresh tmpfs of bwrap's own: it makes mount points there itself
-    if (m.target.startsWith('/dev/')) return;
+    if (m.target.startsWith('/dev/') || inHidden(m.target)) return;
     if (hostPath(m.target, mounts.slice(0, i)).viaMount || fs.existsSync(m.target)) return;
     let dir = path.dirname(m.target);
     while (dir !== '/' && !fs.existsSync(dir)) dir = path.dirname(dir);
@@ -597,7 +634,7 @@ function bwrapArgv(sb: Sandbox, mounts: Mount[], cwd: string, argv: string[], pr
       if (e.isSymbolicLink()) {
         try { args.push('--symlink', fs.readlinkSync(p), p); } catch { /* vanished */ }
       } else {
-        args.push('--bind-try', p, p);
+        args.push(iso ? '--ro-bind-try' : '--bind-try', p, p);
       }
     }
     return args;
@@ -605,10 +642,16 @@ function bwrapArgv(sb: Sandbox, mounts: Mount[], cwd: string, argv: string[], pr
 
   const args = [bwrapPath ?? 'bwrap', '--die-with-parent', '--unshare-pid'];
   if (sb.hostname) args.push('--unshare-uts', '--hostname', sb.hostname);
+  // shared memory segments and semaphores of other Pods are out of sight too
+  if (iso) args.push('--unshare-ipc');
   // /proc and /dev are made fresh below; binding the host's first would only cost time.
-  args.push(...(mirror.has('/') ? mirrorDir('/', new Set(['proc', 'dev'])) : ['--bind', '/', '/']));
+  args.push(...(mirror.has('/') ? mirrorDir('/', new Set(['proc', 'dev'])) : [iso ? '--ro-bind' : '--bind', '/', '/']));
   args.push('--dev', '/dev', '--proc', '/proc', '--perms', '1777', '--tmpfs', '/dev/shm');
   for (const d of gpuDevices()) args.push('--dev-bind-try', d, d);
+  for (const h of hidden) {
+    if (hiddenDirs.includes(h)) args.push('--perms', '0755', '--tmpfs', h);
+    else if (fs.existsSync(h)) args.push('--ro-bind', '/dev/null', h);
+  }
   // Parents before children, so a nested mirror lands on the outer one.
   for (const dir of [...mirror].filter((d) => d !== '/').sort((a, b) => a.length - b.length)) {
     let mode = 0o755;
@@ -621,7 +664,8 @@ function bwrapArgv(sb: Sandbox, mounts: Mount[], cwd: string, argv: string[], pr
   mounts.forEach((m, i) => {
     const missing: string[] = [];
     for (let dir = path.dirname(m.target); dir !== '/' && dir !== '/dev' && !made.has(dir); dir = path.dirname(dir)) {
-      if (fs.existsSync(hostPath(dir, mounts.slice(0, i)).host)) break;
+      const seen = hostPath(dir, mounts.slice(0, i));
+      if ((seen.viaMount || !inHidden(dir) || hiddenDirs.includes(dir)) && fs.existsSync(seen.host)) break;
       missing.unshift(dir);
     }
     for (const dir of missing) {
@@ -631,6 +675,14 @@ function bwrapArgv(sb: Sandbox, mounts: Mount[], cwd: string, argv: string[], pr
     args.push(m.readOnly ? '--ro-bind' : '--bind', m.source, m.target);
   });
   if (preload) args.push('--setenv', 'LD_PRELOAD', preload);
-  args.push('--chdir', cwd, '--', ...argv);
+  args.push('--chdir', cwd, '--');
+  if (iso) {
+    // bwrap runs as root; the workload does not: its own ids, no capabilities, no way back up
+    // through a setuid program
+    const { uid, gid, groups } = iso.user;
+    args.push(setprivPath(), `--reuid=${uid}`, `--regid=${gid}`, groups.length ? `--groups=${groups.join(',')}` : '--clear-groups',
+      '--no-new-privs', '--bounding-set=-all', '--inh-caps=-all', '--');
+  }
+  args.push(...argv);
   return args;
 }

@@ -2,6 +2,7 @@
 // restarted server picks up exactly where the last one was.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { PodNetwork } from './podnet.js';
 import type { ContainerProcess, ExitInfo } from './process.js';
 import { adopt } from './process.js';
 
@@ -38,6 +39,8 @@ export interface PodRuntime {
   containers: Map<string, ContainerRuntime>;
   volumes?: Map<string, { dir: string; readOnly: boolean }>;
   hostsFile: string;
+  /** its network namespace, with tenancy's isolation (podnet.ts) */
+  net?: PodNetwork;
   /** set once the Pod is being stopped (deleted, or past its activeDeadlineSeconds) */
   termination?: { deadline: number; signalled: boolean; killed: boolean; reason?: string; message?: string };
   /** why the Pod failed before a container could start (its Python environment could not be made) */

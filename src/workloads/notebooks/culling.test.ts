@@ -25,6 +25,8 @@ interface FakeJupyter {
   kernelsStatus?: number;
   /** /api/status, or 404 */
   status?: unknown;
+  /** the server's token: a request without it is refused, as Jupyter refuses it */
+  token?: string;
   asked: string[];
 }
 
@@ -46,6 +48,10 @@ describe('notebook culling', () => {
   before(async () => {
     server = createServer((req, res) => {
       jupyter.asked.push(req.url ?? '');
+      if (jupyter.token !== undefined && req.headers.authorization !== `token ${jupyter.token}`) {
+        res.writeHead(403, { 'content-type': 'application/json' });
+        return void res.end('{"message": "Forbidden", "reason": null}');
+      }
       if (req.url?.endsWith('/api/kernels')) {
         res.writeHead(jupyter.kernelsStatus ?? 200, { 'content-type': 'application/json' });
         return void res.end(JSON.stringify(jupyter.kernels));
@@ -67,7 +73,7 @@ describe('notebook culling', () => {
   after(() => server.close());
 
   /** a notebook whose Pod runs (started at `startedAt`) with the fake server at its address */
-  async function setup(opts: { startedAt?: number; idleMinutes?: number } = {}): Promise<{
+  async function setup(opts: { startedAt?: number; idleMinutes?: number; tenancy?: boolean } = {}): Promise<{
     client: Client; culler: NotebookCuller; clock: { now: number }; events: string[];
     notebook(): Promise<Notebook & StoredObject>; check(): ReturnType<NotebookCuller['check']>;
   }> {
@@ -75,11 +81,12 @@ describe('notebook culling', () => {
     jupyter.terminals = [];
     delete jupyter.kernelsStatus;
     delete jupyter.status;
+    delete jupyter.token;
     jupyter.asked = [];
     const client = new Client(new SqliteStore({ file: ':memory:' }), defaultRegistry());
     await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } });
     await client.create<Notebook>(makeNotebook('nb', 'team-a').port(port).obj());
-    const controller = new NotebookReconciler(client);
+    const controller = new NotebookReconciler(client, undefined, { tenancy: opts.tenancy === true });
     for (let i = 0; i < 2; i++) await controller.reconcile({ namespace: 'team-a', name: 'nb' });
     const pod = await client.get<Pod>(Kinds.Pod, { namespace: 'team-a', name: 'nb-0' });
     const status = runningPod(pod, new Date(opts.startedAt ?? t0 - 10 * minute).toISOString()).status;
@@ -173,6 +180,18 @@ describe('notebook culling', () => {
     await client.updateStatus({ ...pod, status: { ...pod.status, podIP: '127.0.0.3' } });
     clock.now = t0 + 60 * minute;
     assert.equal(await checkAgain(), 'unknown');
+  });
+
+  it('asks a server with a token with it, and says so when its Secret is gone', async () => {
+    const { client, clock, check, events } = await setup({ tenancy: true, idleMinutes: 1 });
+    const secret = await client.get(Kinds.Secret, { namespace: 'team-a', name: 'nb-notebook-token' });
+    jupyter.token = Buffer.from((secret.data as { token: string }).token, 'base64').toString();
+    jupyter.kernels = [{ id: 'k', last_activity: new Date(t0).toISOString(), execution_state: 'busy' }];
+    assert.equal(await check(), 'active');
+    await client.delete(Kinds.Secret, { namespace: 'team-a', name: 'nb-notebook-token' });
+    clock.now = t0 + 60 * minute;
+    assert.equal(await check(), 'unknown', 'never culled for a token it could not send');
+    assert.deepEqual(events, ['Warning CullingCheckFailed: Cannot tell whether the notebook is idle, so it is not culled: notebook team-a/nb: the server\'s token is in Secret "nb-notebook-token", which is missing; the server cannot be reached without it']);
   });
 
   it('forgets a notebook whose Pod is gone', async () => {

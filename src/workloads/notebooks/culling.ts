@@ -9,6 +9,7 @@
 //    says why, since its idleness is unknown; only a notebook without a Pod has nothing to keep;
 //  - the server's own start counts as activity, so a slow start does not eat the idle time.
 // (Its /api/status `last_activity` is not used: the checks' own requests would count as activity.)
+// A server with a token (tenancy on: token.ts) is asked with it, as the proxy asks it.
 // The checks run in their own periodic task, each with a timeout, never inside a reconcile.
 import { Kinds } from '../../api/index.js';
 import type { Pod } from '../../api/core-types.js';
@@ -19,6 +20,7 @@ import type { Recorder } from '../../control/events.js';
 import type { Client } from '../../store/client.js';
 import type { NotebookSettings } from '../workload.js';
 import { isStopped, podNameOf, serverPort } from './render.js';
+import { serverToken } from './token.js';
 
 type StoredNotebook = StoredObject & Notebook;
 
@@ -68,10 +70,10 @@ export interface ServerAddress {
 }
 
 /** asks a server for a JSON document; rejects on no answer, a status other than 200 or bad JSON */
-export type JsonGetter = (url: string, timeoutMs: number) => Promise<unknown>;
+export type JsonGetter = (url: string, timeoutMs: number, headers?: Record<string, string>) => Promise<unknown>;
 
-const getJson: JsonGetter = async (url, timeoutMs) => {
-  const r = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), headers: { accept: 'application/json' } });
+const getJson: JsonGetter = async (url, timeoutMs, headers = {}) => {
+  const r = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), headers: { accept: 'application/json', ...headers } });
   if (r.status !== 200) {
     await r.body?.cancel();
     throw new Error(`${url.replace(/^http:\/\/[^/]+/, '')} answered ${r.status}`);
@@ -164,7 +166,7 @@ export class NotebookCuller {
     let why = 'its Pod is not running';
     if (address) {
       try {
-        activity = await this.look(address, now);
+        activity = await this.look(address, now, await serverToken(this.opts.client, pod));
       } catch (e) {
         why = (e as Error).message;
       }
@@ -192,9 +194,10 @@ export class NotebookCuller {
   }
 
   /** the server's kernels and terminals; a server without terminals (disabled) answers with kernels only */
-  private async look(a: ServerAddress, now: number): Promise<Activity> {
+  private async look(a: ServerAddress, now: number, token: string | undefined): Promise<Activity> {
     const url = (what: string): string => `http://${a.host.includes(':') ? `[${a.host}]` : a.host}:${a.port}${a.base}/api/${what}`;
-    const [kernels, terminals, status] = await Promise.allSettled(['kernels', 'terminals', 'status'].map((what) => this.get(url(what), this.timeoutMs)));
+    const headers = token !== undefined ? { authorization: `token ${token}` } : undefined;
+    const [kernels, terminals, status] = await Promise.allSettled(['kernels', 'terminals', 'status'].map((what) => this.get(url(what), this.timeoutMs, headers)));
     if (kernels?.status !== 'fulfilled') throw kernels?.reason;
     if (!Array.isArray(kernels.value)) throw new Error('/api/kernels did not answer a list of kernels');
     const terms = terminals?.status === 'fulfilled' && Array.isArray(terminals.value) ? terminals.value as TerminalModel[] : [];

@@ -8,13 +8,14 @@ import type { Workload } from '../workload.js';
 import { addNotebookController } from './controller.js';
 import { NotebookCuller } from './culling.js';
 import { isStopped, renderPod, renderService } from './render.js';
+import { renderTokenSecret, usesTokenSecret } from './token.js';
 
 export const notebooksWorkload: Workload = {
   name: 'notebooks',
   kinds: notebookKinds,
   async setup({ client, manager, recorder, settings, log }) {
     const events = recorder('notebook-controller');
-    addNotebookController(manager, { client, recorder: events });
+    addNotebookController(manager, { client, recorder: events, tenancy: settings.tenancy === true });
     if (!settings.notebooks?.enableCulling) return;
     const { cullIdleTimeMinutes: idle, idlenessCheckPeriodMinutes: period } = settings.notebooks;
     const culler = new NotebookCuller({ client, settings: settings.notebooks, recorder: events, log });
@@ -22,9 +23,14 @@ export const notebooksWorkload: Workload = {
     log(`notebooks: culling on, idle notebooks stopped after ${idle} minutes, checked every ${period} minutes`);
     return { stop: () => culler.stop() };
   },
-  dryRender(obj: StoredObject) {
+  dryRender(obj: StoredObject, settings) {
     if (obj.kind !== 'Notebook' || !obj.apiVersion.startsWith('kubeflow.org/')) return undefined;
     const nb = obj as StoredObject & Notebook;
-    return isStopped(nb) ? [renderService(nb)] : [renderService(nb), renderPod(nb)];
+    const tenancy = settings?.tenancy === true;
+    const pod = renderPod(nb, { tenancy });
+    // the token's Secret without its token: the value is made when the Notebook is, and only then
+    const secret = pod.spec.containers[0] && tenancy && usesTokenSecret(pod.spec.containers[0], nb.metadata.name) ? renderTokenSecret(nb) : undefined;
+    if (secret) delete secret.data;
+    return [renderService(nb), ...(secret ? [secret] : []), ...(isStopped(nb) ? [] : [pod])];
   },
 };

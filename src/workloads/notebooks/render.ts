@@ -6,6 +6,7 @@ import type { KObject, StoredObject } from '../../api/meta.js';
 import { clone, ownerRefTo } from '../../api/meta.js';
 import type { Notebook, NotebookCondition, NotebookStatus } from '../../api/notebooks.js';
 import { NotebookNames, notebookPrefix } from '../../api/notebooks.js';
+import { ownTokenEntry, tokenEnv, tokenEnvVar } from './token.js';
 
 /** the Pod's name: the StatefulSet's only ordinal */
 export function podNameOf(notebook: string): string {
@@ -26,7 +27,13 @@ function podAnnotations(nb: Notebook): Record<string, string> {
   return { ...out, ...(nb.spec.template.metadata?.annotations ?? {}) };
 }
 
-function serverContainer(nb: Notebook, c: Container): Container {
+/** what rendering depends on besides the Notebook */
+export interface RenderOptions {
+  /** the server takes requests only with its token, from the Notebook's Secret (token.ts) */
+  tenancy?: boolean;
+}
+
+function serverContainer(nb: Notebook, c: Container, opts: RenderOptions): Container {
   const out = clone(c);
   out.workingDir ??= '/home/jovyan';
   if (!out.ports?.length) out.ports = [{ name: 'notebook-port', containerPort: NotebookNames.defaultPort, protocol: 'TCP' }];
@@ -34,13 +41,22 @@ function serverContainer(nb: Notebook, c: Container): Container {
   if (!out.env?.some((e) => e.name === 'NB_PREFIX')) {
     out.env = [...(out.env ?? []), { name: 'NB_PREFIX', value: notebookPrefix(nb.metadata.namespace ?? 'default', nb.metadata.name ?? '') }];
   }
+  // A JUPYTER_TOKEN the user set is kept, as their NB_PREFIX is: they set it for clients of their
+  // own that reach the server with it, and it stays where they chose to keep it (a Secret of
+  // theirs, or the spec in view of the namespace's viewers). The proxy and culling send whatever
+  // the Pod got (serverToken), so either way the server answers them. An empty value is replaced:
+  // it asks for a server without a token, which tenancy does not allow. A token from envFrom is
+  // overridden too, since an env entry wins over envFrom, as in Kubernetes.
+  if (opts.tenancy && !ownTokenEntry(out)) {
+    out.env = [...(out.env ?? []).filter((e) => e.name !== tokenEnv), tokenEnvVar(nb.metadata.name ?? '')];
+  }
   return out;
 }
 
-export function renderPod(nb: Notebook & StoredObject): Pod {
+export function renderPod(nb: Notebook & StoredObject, opts: RenderOptions = {}): Pod {
   const name = nb.metadata.name;
   const spec: PodSpec = clone((nb as Notebook).spec.template.spec);
-  spec.containers = spec.containers.map((c, i) => (i === 0 ? serverContainer(nb, c) : c));
+  spec.containers = spec.containers.map((c, i) => (i === 0 ? serverContainer(nb, c, opts) : c));
   spec.restartPolicy ??= 'Always';
   // a StatefulSet's Pod is known by its own name on the network
   spec.hostname ??= podNameOf(name);

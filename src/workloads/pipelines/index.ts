@@ -10,7 +10,7 @@ export const pipelinesWorkload: Workload = {
   name: 'pipelines',
   kinds: [...pipelineKinds, ...kfpKinds],
   async setup({ client, manager, recorder, settings, artifacts }) {
-    addRunController(manager, { client, recorder: recorder('pipeline-runner'), pipelineRoot: settings.pipelineRoot, artifacts });
+    addRunController(manager, { client, recorder: recorder('pipeline-runner'), pipelineRoot: settings.pipelineRoot, rootPerNamespace: settings.podIsolation === true, artifacts });
     addRecurringRunController(manager, { client, recorder: recorder('recurring-run-controller') });
   },
 };

@@ -16,6 +16,7 @@ import type { Pod } from '../../api/core-types.js';
 import { ApiError, StatusReason } from '../../api/errors.js';
 import { Kinds } from '../../api/index.js';
 import type { KObject, ObjectKey, StoredObject } from '../../api/meta.js';
+import { join } from 'node:path';
 import { clone, deepEqual, now, ownerRefTo } from '../../api/meta.js';
 import type { Run, RunArtifact, RunOutputs, RunState, RunStatus, RunTask, TaskCache, TaskStatus } from '../../api/pipelines.js';
 import { RunLabels, RunStates } from '../../api/pipelines.js';
@@ -41,6 +42,9 @@ export interface RunControllerOptions {
   recorder: Recorder;
   /** local directory under which artifacts and output files are written */
   pipelineRoot: string;
+  /** with tenancy, each namespace's runs write under `<pipelineRoot>/<namespace>`: the only part of
+   *  the root its isolated Pods can see */
+  rootPerNamespace?: boolean;
   /** where task outputs are read back from and artifacts moved to: the only way to a task's files */
   artifacts: ArtifactStore;
   /** the Manager's informers: Runs, their Pods and their task records are read from memory */
@@ -236,6 +240,11 @@ export class RunReconciler {
     this.cache = opts.cache ?? new InformerCache(opts.client);
   }
 
+  /** the pipeline root of a run that names none */
+  private defaultRoot(run: StoredObject): string {
+    return this.opts.rootPerNamespace ? join(this.opts.pipelineRoot, run.metadata.namespace ?? 'default') : this.opts.pipelineRoot;
+  }
+
   async reconcile(key: ObjectKey): Promise<Result> {
     const run = this.cache.get(Kinds.Run, key) as RunObject | undefined;
     if (!run || run.metadata.deletionTimestamp) return {};
@@ -263,7 +272,7 @@ export class RunReconciler {
     };
     // 0. start: refuse what cannot run, before any Pod exists
     if (!status.state) {
-      const root = run.spec.pipelineRoot ?? this.opts.pipelineRoot;
+      const root = run.spec.pipelineRoot ?? this.defaultRoot(run);
       const reason = root.startsWith('/') || root.startsWith('file:///') ? undefined : `pipeline root ${JSON.stringify(root)} is not supported: only a local directory is`;
       const bad = firstUnsupported(pass.spec, pass.spec.root, []);
       const message = reason ?? (bad ? `task ${bad.path} uses ${bad.feature}, which is not supported` : undefined);
@@ -277,7 +286,7 @@ export class RunReconciler {
       this.opts.recorder.event(run, 'Normal', 'Started', `run of pipeline ${pass.spec.pipelineInfo.name} started`);
       return {};
     }
-    pass.root = normalizePipelineRoot(run.spec.pipelineRoot ?? this.opts.pipelineRoot);
+    pass.root = normalizePipelineRoot(run.spec.pipelineRoot ?? this.defaultRoot(run));
     // 1. harvest: record what finished Pods produced. The same pass goes on to start what that made
     // ready: a crash before the status write loses nothing, as the next pass harvests the same Pods
     // again and adopts the Pods this one created (their names are deterministic).
