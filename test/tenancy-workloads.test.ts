@@ -53,6 +53,7 @@ from kubernetes import client, config
 config.load_incluster_config()
 names = [c.metadata.name for c in client.CoreV1Api().list_namespaced_config_map("team-a").items]
 print("configmaps:", ",".join(sorted(names)))
+print("token:", open("/var/run/secrets/kubernetes.io/serviceaccount/token").read().strip())
 `;
 
 describe('Skiff\'s workloads with tenancy on', { skip, timeout: 240_000 }, () => {
@@ -126,6 +127,16 @@ describe('Skiff\'s workloads with tenancy on', { skip, timeout: 240_000 }, () =>
     const log = (await s.req('GET', `/api/v1/namespaces/team-a/pods/${pods[0].metadata.name}/log`, undefined, as('alice-token'))).text;
     assert.equal(done.status.succeeded, 1, log);
     assert.match(log, /configmaps: .*notes/);
+    // the token is bound to its Pod, as kube-apiserver binds it: it works while the Pod exists, not after
+    const token = /token: (\S+)/.exec(log)?.[1] ?? '';
+    assert.equal((await s.req('GET', '/api/v1/namespaces/team-a/configmaps', undefined, as(token))).status, 200);
+    assert.equal((await s.req('DELETE', `/apis/batch/v1/namespaces/team-a/jobs/reader?propagationPolicy=Foreground`, undefined, as('alice-token'))).status, 200);
+    await s.until('the Job\'s Pod to be gone', async () => ((await phaseOf('/api/v1/namespaces/team-a/pods?labelSelector=job-name%3Dreader')).items.length === 0 ? true : undefined), 30_000);
+    const after = await s.until('the token to be refused', async () => {
+      const r = await s.req('GET', '/api/v1/namespaces/team-a/configmaps', undefined, as(token));
+      return r.status === 401 ? r : undefined;
+    }, 10_000);
+    assert.equal(after.body.reason, 'Unauthorized');
   });
 
   it('runs a Katib Experiment whose trials push their metrics from their Pods', async () => {

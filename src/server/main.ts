@@ -204,7 +204,25 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     substrate.setInCluster(inCluster.contract);
     app.kube.tokens = inCluster.tokens;
     podListeners.add(`${inCluster.host}:${inCluster.port}`);
-    if (authn) authn.serviceAccounts = inCluster.tokens;
+    if (authn) {
+      authn.serviceAccounts = inCluster.tokens;
+      // a Pod's token dies with its Pod, and any token with its service account (by uid, as kube does)
+      authn.boundObjectsGone = (id) => {
+        const sa = id.serviceAccount;
+        if (!sa) return undefined;
+        if (id.pod) {
+          const pod = manager.cache.get(Kinds.Pod, { namespace: sa.namespace, name: id.pod.name });
+          if (!pod) return `pod "${id.pod.name}" not found`;
+          if (pod.metadata.uid !== id.pod.uid) return `the UID in the bound object reference (${id.pod.uid}) does not match the Pod's (${pod.metadata.uid})`;
+        }
+        if (sa.uid) {
+          const obj = manager.cache.get(Kinds.ServiceAccount, { namespace: sa.namespace, name: sa.name });
+          if (!obj) return `service account "${sa.name}" not found`;
+          if (obj.metadata.uid !== sa.uid) return `the service account's UID (${obj.metadata.uid}) does not match the token's (${sa.uid})`;
+        }
+        return undefined;
+      };
+    }
     streamsImpersonator = inCluster.adminToken;
     rootCA = inCluster.contract.caPem;
   }

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { BlockList, isIP } from 'node:net';
 import type { IncomingMessage } from 'node:http';
 import { createLocalJWKSet, createRemoteJWKSet, decodeJwt, jwtVerify, type JSONWebKeySet, type JWTPayload, type JWTVerifyGetKey } from 'jose';
-import { tokenIssuer, type ServiceAccountTokens } from '../kube/tokens.js';
+import { tokenIssuer, type Identity, type ServiceAccountTokens } from '../kube/tokens.js';
 import { podNetwork } from '../../substrate/local/network.js';
 import type { UserInfo } from './types.js';
 
@@ -327,6 +327,9 @@ export class Authenticator {
   private readonly proxies: AddressSet;
   /** Skiff's own tokens (Pods' service accounts, the kubeconfig's user): known once the in-cluster endpoint is up */
   serviceAccounts: ServiceAccountTokens | undefined;
+  /** as kube-apiserver checks a bound token: why it no longer holds (its Pod or service account is gone
+   *  or was made anew), or undefined while it does */
+  boundObjectsGone: ((id: Identity) => string | undefined) | undefined;
   readonly warnings: string[] = [];
 
   constructor(readonly opts: AuthnOptions) {
@@ -432,6 +435,8 @@ export class Authenticator {
       const aud = claims.aud === undefined ? undefined : Array.isArray(claims.aud) ? claims.aud : [claims.aud];
       if (aud && !aud.includes(tokenIssuer)) throw new Error('token audiences do not include the API server');
       const id = this.serviceAccounts.verify(token);
+      const gone = this.boundObjectsGone?.(id);
+      if (gone) throw new Error(`token has been invalidated: ${gone}`);
       const extra: Record<string, string[]> = {};
       if (id.pod) {
         extra['authentication.kubernetes.io/pod-name'] = [id.pod.name];
