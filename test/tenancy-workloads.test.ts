@@ -3,7 +3,7 @@
 // Experiment whose trials push metrics over the DBManager gRPC API; another tenant is refused her
 // runs (KFP's multi-user authorization), and the inference gateway answers only signed-in users.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -137,6 +137,21 @@ describe('Skiff\'s workloads with tenancy on', { skip, timeout: 240_000 }, () =>
       return r.status === 401 ? r : undefined;
     }, 10_000);
     assert.equal(after.body.reason, 'Unauthorized');
+  });
+
+  it('runs an MPIJob whose launcher execs into its workers as its own service account', { skip: existsSync('/usr/bin/mpirun') ? false : 'Open MPI is not installed' }, async () => {
+    const job = YAML.parse(readFileSync(join(repoRoot, 'examples', 'training', 'mpijob-v2beta1.yaml'), 'utf8'));
+    const r = await s.req('POST', '/apis/kubeflow.org/v2beta1/namespaces/team-a/mpijobs', job, as('alice-token'));
+    assert.equal(r.status, 201, r.text);
+    const done = await s.until('the MPIJob to finish', async () => {
+      const j = await phaseOf('/apis/kubeflow.org/v2beta1/namespaces/team-a/mpijobs/mpi-allreduce');
+      return j?.status?.conditions?.find((c: any) => (c.type === 'Succeeded' || c.type === 'Failed') && c.status === 'True');
+    }, 120_000);
+    const log = (await s.req('GET', '/api/v1/namespaces/team-a/pods/mpi-allreduce-launcher/log', undefined, as('alice-token'))).text;
+    assert.equal(done.type, 'Succeeded', `${done.message}\n${log}\n${s.output.slice(-3000)}`);
+    // the launcher acted as mpi-operator's launcher account, which may exec into its workers
+    const pod = (await phaseOf('/api/v1/namespaces/team-a/pods/mpi-allreduce-launcher'));
+    assert.equal(pod.spec.serviceAccountName, 'mpi-allreduce-launcher');
   });
 
   it('runs a Katib Experiment whose trials push their metrics from their Pods', async () => {

@@ -76,7 +76,7 @@ export function execIn(target: ExecTarget, spec: ExecSpec): ChildProcess {
 export function processUser(pid: number): { uid: number; gid: number; groups: number[] } | undefined {
   let status: string;
   try { status = readFileSync(`/proc/${pid}/status`, 'utf8'); } catch { return undefined; }
-  const field = (name: string): number[] => (new RegExp(`^${name}:\\s*(.*)$`, 'm').exec(status)?.[1] ?? '').trim().split(/\s+/).filter(Boolean).map(Number);
+  const field = (name: string): number[] => (new RegExp(`^${name}:[ \\t]*(.*)$`, 'm').exec(status)?.[1] ?? '').trim().split(/\s+/).filter(Boolean).map(Number).filter((n) => Number.isInteger(n));
   const uid = field('Uid')[0];
   const gid = field('Gid')[0];
   if (uid === undefined || gid === undefined) return undefined;

@@ -498,17 +498,13 @@ export class Kubelet {
     const scratch = join(rt.dir, 'work');
     // the default working directory is the Pod's scratch dir, unless a volume mounted over one of
     // its parents hides it inside the sandbox; then it is `/`, as for an image without a WORKDIR
-    const cwd = spec.workingDir ?? env.forImage(spec.image).workingDir ?? (this.sandboxed && binds.some((b) => under(scratch, b.target)) ? '/' : scratch);
+    // With isolation it is the Pod's private /tmp: writable, its own, and the same path in every Pod
+    // (mpirun asks its remote daemons to start in the launcher's working directory)
+    const cwd = spec.workingDir ?? env.forImage(spec.image).workingDir ?? (user ? '/tmp' : this.sandboxed && binds.some((b) => under(scratch, b.target)) ? '/' : scratch);
     // a workingDir that does not exist is created, as the kubelet does; inside a volume, in the volume
     const inVolume = this.sandboxed ? binds.filter((b) => under(cwd, b.target)).sort((a, b) => b.target.length - a.target.length)[0] : undefined;
     const hostCwd = inVolume ? join(inVolume.source, cwd.slice(inVolume.target.length)) : cwd;
     if (!existsSync(hostCwd)) mkdirSync(hostCwd, { recursive: true });
-    if (user && !existsSync(scratch)) mkdirSync(scratch, { recursive: true });
-    if (user) {
-      // the scratch dir is in the hidden data dir: the container sees it where it is, and owns it
-      ownVolume(scratch, user, pod.spec.securityContext?.fsGroup);
-      if (!binds.some((b) => under(scratch, b.target))) sandboxBinds.push({ source: scratch, target: scratch, readOnly: false });
-    }
     if (!existsSync(rt.hostsFile)) this.writeHostsFor(pod, rt, [], []);
     const stateDir = runDir(rt.dir, spec.name, n);
     let io = { argv, env: vars };

@@ -82,6 +82,6 @@ describe('apply --dry-run=server renders a training job', () => {
     assert.equal(ok.stdout, 'mpijob.kubeflow.org/pi created (server dry run)\n');
     const yaml = await skiff(['apply', '--dry-run=server', '-o', 'yaml', '-f', join(conformanceDir(), 'training/mpi-operator/v2beta1/pi/pi.yaml')]);
     const list = parseAllDocuments(yaml.stdout).map((d) => d.toJS() as KObject)[1]!;
-    assert.deepEqual((list.items as KObject[]).map((o) => `${o.kind}/${o.metadata.name}`), ['Pod/pi-launcher', 'Pod/pi-worker-0', 'Pod/pi-worker-1', 'Service/pi', 'ConfigMap/pi-config']);
+    assert.deepEqual((list.items as KObject[]).map((o) => `${o.kind}/${o.metadata.name}`), ['Pod/pi-launcher', 'Pod/pi-worker-0', 'Pod/pi-worker-1', 'Service/pi', 'ConfigMap/pi-config', 'ServiceAccount/pi-launcher', 'Role/pi-launcher', 'RoleBinding/pi-launcher']);
   });
 });

@@ -50,6 +50,31 @@ function configMap(job: TrainingJob, data: Record<string, string>): KObject {
   };
 }
 
+/**
+ * The launcher's own identity, as mpi-operator makes it: a ServiceAccount `<job>-launcher`, a Role
+ * allowing what `kubexec.sh` does (read Pods, exec into them) and its RoleBinding. With tenancy on,
+ * `skiff exec` in the launcher authenticates with that account's token and is authorised by RBAC.
+ */
+function launcherIdentity(job: TrainingJob): KObject[] {
+  const name = `${jobName(job)}-launcher`;
+  const meta = { name, namespace: jobNamespace(job), labels: { app: jobName(job) }, ownerReferences: [ownerRef(job)] };
+  return [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: meta,
+      rules: [
+        { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: [''], resources: ['pods/exec'], verbs: ['create'] },
+      ],
+    } as KObject,
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: meta,
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+      subjects: [{ kind: 'ServiceAccount', name, namespace: jobNamespace(job) }],
+    } as KObject,
+  ];
+}
+
 function configVolume(job: TrainingJob, items: { key: string; mode: number }[]): Volume {
   return { name: MPI_CONFIG_VOLUME, configMap: { name: `${jobName(job)}-config`, items: items.map((i) => ({ key: i.key, path: i.key, mode: i.mode })) } };
 }
@@ -127,6 +152,8 @@ function renderV1(job: TrainingJob): Rendered {
     const rp = replicaRestartPolicy(info, 'Launcher', launcher);
     const labels = { ...replicaLabels(info, job, 'Launcher', 0), [TrainingLabels.jobRole]: 'master' };
     const pod = replicaPod(job, launcher, `${name}-launcher`, labels, rp);
+    out.objects.push(...launcherIdentity(job));
+    pod.spec.serviceAccountName ??= `${name}-launcher`;
     const c = pod.spec.containers[0];
     if (c) {
       const vars: EnvVar[] = [env('OMPI_MCA_plm_rsh_agent', MPI_AGENT_PATH), env('OMPI_MCA_orte_default_hostfile', MPI_HOSTFILE_PATH)];
@@ -251,6 +278,8 @@ function renderV2(job: TrainingJob): Rendered {
   if (launcher) {
     const rp = replicaRestartPolicy(info, 'Launcher', launcher);
     const pod = replicaPod(job, launcher, `${name}-launcher`, v2Labels(job, 'launcher', s.launcherAsWorker ? 0 : undefined), rp);
+    out.objects.push(...launcherIdentity(job));
+    pod.spec.serviceAccountName ??= `${name}-launcher`;
     pod.spec.hostname = `${name}-launcher`;
     pod.spec.subdomain = name;
     const c = pod.spec.containers[0];
