@@ -296,7 +296,15 @@ export class Kubelet {
     const ns = pod.metadata.namespace ?? 'default';
     if (this.net && !rt.net) {
       try {
-        rt.net = await this.net.create(rt.uid, rt.ip);
+        const net = await this.net.create(rt.uid, rt.ip);
+        rt.net = net;
+        // the kernel knows the Pod's policies before any of its processes runs
+        try {
+          await this.policiesNow();
+        } catch (e) {
+          rt.net = undefined;
+          throw new Error(`loading the NetworkPolicies (nftables): ${(e as Error).message}`);
+        }
       } catch (e) {
         const message = `Failed to create pod sandbox: network: ${(e as Error).message}`;
         recorder.event(pod, 'Warning', 'FailedCreatePodSandBox', message);
@@ -688,7 +696,7 @@ export class Kubelet {
     if (!this.net || this.policyTimer || this.stopped) return;
     this.policyTimer = after(delayMs, () => {
       this.policyTimer = undefined;
-      this.applyPolicies().then(() => { this.policyFailures = 0; }, (e) => {
+      this.policiesNow().then(() => { this.policyFailures = 0; }, (e) => {
         if (this.stopped) return;
         this.policyFailures++;
         this.opts.log?.(`kubelet: network policies: ${(e as Error).message}`);
@@ -709,6 +717,15 @@ export class Kubelet {
   /** nftables table of this server: named after its Pod network, so servers on one machine keep their own */
   private get policyTable(): string {
     return `skiff_${this.net?.podCidr.split('.')[1] ?? '0'}`;
+  }
+
+  private policyChain: Promise<void> = Promise.resolve();
+
+  /** loads the ruleset now, after any load under way (one nft at a time) */
+  private policiesNow(): Promise<void> {
+    const next = this.policyChain.then(() => this.applyPolicies());
+    this.policyChain = next.catch(() => undefined);
+    return next;
   }
 
   private async applyPolicies(): Promise<void> {

@@ -421,6 +421,8 @@ export function networkPolicyRuleset(input: RulesetInput): string {
       ...guard,
       'iif "lo" accept',
       `ip saddr != ${podCidr} accept`,
+      // a Pod address from anywhere but a known Pod's link: forged, or a Pod this ruleset does not know yet
+      'iifname != @pod_ifs drop',
       'ct state established,related accept',
       'ct state invalid drop',
       ...(nodePorts.length > 0 ? [`ip daddr ${node} tcp dport ${set(nodePorts.map(portText))} accept`] : []),
@@ -440,6 +442,7 @@ export function networkPolicyRuleset(input: RulesetInput): string {
       ...guard,
       // from outside the Pods (another host, a container engine's bridge) nothing is restricted
       `ip saddr != ${podCidr} accept`,
+      'iifname != @pod_ifs drop',
       'ct state established,related accept',
       'ct state invalid drop',
       ...(egressChains.size > 0 ? [`ip saddr vmap { ${[...egressChains].sort(([a], [b]) => a.addr - b.addr).map(([pod, chain]) => `${formatIpv4(pod.addr)} : goto ${chain}`).join(', ')} }`] : []),
@@ -492,6 +495,8 @@ export function networkPolicyRuleset(input: RulesetInput): string {
     name: 'to-pod',
     rules: [
       ...(ingressTargets.length > 0 ? [`ip daddr vmap { ${ingressTargets.sort(([a], [b]) => a.addr - b.addr).map(([pod, chain]) => `${formatIpv4(pod.addr)} : goto ${chain}`).join(', ')} }`] : []),
+      // an address of the Pod network this ruleset knows no Pod at: nothing may reach it yet
+      ...(input.denyAcrossNamespaces ? [`ip daddr ${podCidr} goto deny ${comment('no known Pod at this address')}`] : []),
       'accept',
     ],
   });

@@ -76,7 +76,7 @@ export class PodNetworks {
         `link set ${hostIf} up`,
         `route replace ${ip}/32 dev ${hostIf}`,
       ].join('\n') + '\n');
-      await run('sysctl', ['-q', '-w', `net.ipv4.conf.${hostIf}.proxy_arp=1`, `net.ipv4.conf.${hostIf}.rp_filter=1`]);
+      for (const [key, value] of [['proxy_arp', '1'], ['rp_filter', '1']]) writeFileSync(`/proc/sys/net/ipv4/conf/${hostIf}/${key}`, `${value}\n`);
       await run('ip', ['-n', netns, '-batch', '-'], [
         'link set lo up',
         `addr add ${ip}/32 dev eth0`,
