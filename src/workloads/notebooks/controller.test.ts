@@ -10,7 +10,7 @@ import { SqliteStore } from '../../store/sqlite/store.js';
 import type { Recorder } from '../../control/events.js';
 import { NotebookReconciler } from './controller.js';
 import { notebooksWorkload } from './index.js';
-import { notebookStatus, renderPod } from './render.js';
+import { notebookStatus, renderPod, templateRevision } from './render.js';
 import { makeNotebook, runningPod, waitingPod } from './testing.js';
 
 async function setup(opts: { tenancy?: boolean } = {}): Promise<{ client: Client; events: string[]; settle(ns: string, name: string): Promise<void> }> {
@@ -32,7 +32,7 @@ describe('Notebook rendering', () => {
     const nb = makeNotebook('nb', 'team-a').label('app', 'nb').annotation('notebooks.kubeflow.org/creator', 'alice').annotation('team', 'x').stored();
     const pod = renderPod(nb);
     assert.equal(pod.metadata.name, 'nb-0');
-    assert.deepEqual(pod.metadata.labels, { app: 'nb', statefulset: 'nb', 'notebook-name': 'nb' });
+    assert.deepEqual(pod.metadata.labels, { app: 'nb', statefulset: 'nb', 'notebook-name': 'nb', 'controller-revision-hash': templateRevision(nb) });
     assert.deepEqual(pod.metadata.annotations, { team: 'x' }, 'annotations naming notebook or kubectl stay on the Notebook');
     const c = pod.spec.containers[0];
     assert.deepEqual(c?.env, [{ name: 'NB_PREFIX', value: '/notebook/team-a/nb' }]);
@@ -124,6 +124,32 @@ describe('Notebook controller', () => {
     await settle('team-a', 'nb');
     const again = await client.get(Kinds.Pod, { namespace: 'team-a', name: 'nb-0' });
     assert.notEqual(again.metadata.uid, pod.metadata.uid);
+  });
+
+  it('rolls the Pod when the template changes, and not when only the Notebook\'s annotations do', async () => {
+    const { client, settle } = await setup();
+    await client.create<Notebook>(makeNotebook('nb', 'team-a').obj());
+    await settle('team-a', 'nb');
+    const first = await client.get<Pod>(Kinds.Pod, { namespace: 'team-a', name: 'nb-0' });
+    assert.match(first.metadata.labels?.['controller-revision-hash'] ?? '', /^nb-[0-9a-f]{10}$/);
+    // culling's annotation changes nothing
+    let nb = await client.get<Notebook>(NotebookKind, { namespace: 'team-a', name: 'nb' });
+    await client.update({ ...nb, metadata: { ...nb.metadata, annotations: { 'notebooks.kubeflow.org/last-activity': '2026-01-01T00:00:00Z' } } });
+    await settle('team-a', 'nb');
+    assert.equal((await client.get<Pod>(Kinds.Pod, { namespace: 'team-a', name: 'nb-0' })).metadata.uid, first.metadata.uid);
+    // a new image does
+    nb = await client.get<Notebook>(NotebookKind, { namespace: 'team-a', name: 'nb' });
+    const template = structuredClone(nb.spec.template);
+    (template.spec.containers[0] as { image?: string }).image = 'kubeflownotebookswg/jupyter-pytorch:v1.9.0';
+    await client.update({ ...nb, spec: { ...nb.spec, template } });
+    await settle('team-a', 'nb');
+    const old = await client.find<StoredObject>(Kinds.Pod, { namespace: 'team-a', name: 'nb-0' });
+    assert.ok(!old || old.metadata.uid !== first.metadata.uid || old.metadata.deletionTimestamp, 'the old Pod is deleted');
+    if (old?.metadata.uid === first.metadata.uid) await client.delete(Kinds.Pod, { namespace: 'team-a', name: 'nb-0' }, { gracePeriodSeconds: 0 });
+    await settle('team-a', 'nb');
+    const next = await client.get<Pod>(Kinds.Pod, { namespace: 'team-a', name: 'nb-0' });
+    assert.notEqual(next.metadata.uid, first.metadata.uid);
+    assert.equal(next.spec.containers[0]?.image, 'kubeflownotebookswg/jupyter-pytorch:v1.9.0');
   });
 
   it('serves v1beta1 and v1alpha1 Notebooks as v1 and names the field it refuses', async () => {

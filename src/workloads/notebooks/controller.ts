@@ -15,7 +15,7 @@ import type { Controller, Manager, Result } from '../../control/controller.js';
 import type { Recorder } from '../../control/events.js';
 import type { Client } from '../../store/client.js';
 import type { RenderOptions } from './render.js';
-import { isStopped, notebookStatus, podNameOf, renderPod, renderService } from './render.js';
+import { isStopped, notebookStatus, podNameOf, renderPod, renderService, revisionLabel } from './render.js';
 import { ownTokenEntry, renderTokenSecret, tokenSecretName, usesTokenSecret } from './token.js';
 
 type StoredNotebook = StoredObject & Notebook;
@@ -73,6 +73,11 @@ export class NotebookReconciler {
     } else if (!pod) {
       pod = await this.client.create<Pod>(want);
       this.recorder?.event(nb, 'Normal', 'SuccessfulCreate', `create Pod ${podKey.name} in StatefulSet ${nb.metadata.name} successful`);
+    } else if (!pod.metadata.deletionTimestamp && pod.metadata.labels?.[revisionLabel] !== undefined && pod.metadata.labels[revisionLabel] !== want.metadata.labels?.[revisionLabel]) {
+      // a changed template rolls the Pod, as the StatefulSet upstream makes does (its home volume stays)
+      await this.client.delete(Kinds.Pod, podKey, { uid: pod.metadata.uid });
+      this.recorder?.event(nb, 'Normal', 'Restarting', `Deleted pod ${podKey.name}: the notebook's template changed; it starts again from the new one`);
+      pod = await this.client.find<Pod & StoredObject>(Kinds.Pod, podKey);
     } else if (this.opts.tenancy && !pod.metadata.deletionTimestamp) {
       // A server without a token (its Pod made before tenancy was on) would take requests from
       // anyone who reaches its address, and one whose Secret was just made again holds a token the

@@ -7,6 +7,17 @@ import { clone, ownerRefTo } from '../../api/meta.js';
 import type { Notebook, NotebookCondition, NotebookStatus } from '../../api/notebooks.js';
 import { NotebookNames, notebookPrefix } from '../../api/notebooks.js';
 import { ownTokenEntry, tokenEnv, tokenEnvVar } from './token.js';
+import { createHash } from 'node:crypto';
+
+/** the StatefulSet label naming the template revision a Pod was made from */
+export const revisionLabel = 'controller-revision-hash';
+
+/** the revision of a Notebook's template, as a StatefulSet names it: `<name>-<hash>`. Only the
+ *  user's template counts (not the Notebook's annotations, which culling rewrites every minute). */
+export function templateRevision(nb: Notebook & StoredObject): string {
+  const hash = createHash('sha256').update(JSON.stringify(nb.spec.template)).digest('hex').slice(0, 10);
+  return `${nb.metadata.name}-${hash}`;
+}
 
 /** the Pod's name: the StatefulSet's only ordinal */
 export function podNameOf(notebook: string): string {
@@ -74,6 +85,7 @@ export function renderPod(nb: Notebook & StoredObject, opts: RenderOptions = {})
         ...(nb.spec.template.metadata?.labels ?? {}),
         [NotebookNames.statefulSetLabel]: name,
         [NotebookNames.nameLabel]: name,
+        [revisionLabel]: templateRevision(nb),
       },
       annotations: podAnnotations(nb),
       ownerReferences: [ownerRefTo(nb)],
