@@ -69,9 +69,9 @@ export class PodNetworks {
     const path = `/run/netns/${netns}`;
     if (existsSync(path)) return { netns: path, hostIf, ip };
     try {
-      await run('ip', ['netns', 'add', netns]);
-      // host side in one batch, the Pod's side in another (inside its namespace)
+      // the namespace and the host side in one batch, the Pod's side in another (inside its namespace)
       await run('ip', ['-batch', '-'], [
+        `netns add ${netns}`,
         `link add ${hostIf} type veth peer name eth0 netns ${netns}`,
         `link set ${hostIf} up`,
         `route replace ${ip}/32 dev ${hostIf}`,
