@@ -111,11 +111,11 @@ function NotebookList({ kind, namespace }: ListPageProps) {
         }
         empty={`No notebooks${namespace ? ` in ${namespace}` : ''}. Start one with “New notebook”.`}
         columns={[
-          { id: 'status', header: 'Status', width: 170, value: (n) => notebookState(n).state, cell: (n) => <State nb={n} /> },
+          { id: 'status', header: 'Status', width: 150, value: (n) => notebookState(n).state, cell: (n) => <State nb={n} /> },
           { id: 'image', header: 'Image', width: 170, value: (n) => shortImage(n), cell: (n) => <span title={imageOf(n)}>{shortImage(n)}</span> },
           { id: 'cpu', header: 'CPU', width: 60, value: (n) => resourcesOf(n).cpu, cell: (n) => resourcesOf(n).cpu },
           { id: 'memory', header: 'Memory', width: 80, value: (n) => resourcesOf(n).memory, cell: (n) => resourcesOf(n).memory },
-          { id: 'gpus', header: 'GPUs', width: 100, value: (n) => resourcesOf(n).gpus, cell: (n) => resourcesOf(n).gpus || <span className="muted">—</span> },
+          { id: 'gpus', header: 'GPUs', width: 70, value: (n) => resourcesOf(n).gpus, cell: (n) => resourcesOf(n).gpus || <span className="muted">—</span> },
           {
             id: 'activity',
             header: 'Last activity',
@@ -126,7 +126,7 @@ function NotebookList({ kind, namespace }: ListPageProps) {
           {
             id: 'actions',
             header: '',
-            width: 220,
+            width: 260,
             value: () => '',
             cell: (n) => (
               <span className="nb-rowactions">
