@@ -94,6 +94,12 @@ export function uuidAllowed(annotations: Record<string, string>, uuid: string): 
   return listMatches(annotations[HamiAnnotation.noUseUuid], (u) => u === uuid) !== true;
 }
 
+/** nvidia.com/vgpu-mode: the cards here are shared by HAMi-core; a Pod asking for MIG finds none */
+function modeAllowed(annotations: Record<string, string>): boolean {
+  const mode = annotations['nvidia.com/vgpu-mode'];
+  return mode === undefined || mode.includes('hami-core');
+}
+
 export type GpuPolicy = 'spread' | 'binpack' | 'mutex';
 
 /** the Pod's card policy: its hami.io/gpu-scheduler-policy, else the node's default; the first
@@ -150,7 +156,7 @@ function fitContainer(req: GpuRequest, use: CardUse[], annotations: Record<strin
   for (const u of ordered(use, req, policy)) {
     const { card } = u;
     if (!card.health) { why(CardReason.notHealthy); continue; }
-    if (!typeAllowed(annotations, card.type)) { why(CardReason.typeMismatch); continue; }
+    if (!typeAllowed(annotations, card.type) || !modeAllowed(annotations)) { why(CardReason.typeMismatch); continue; }
     if (!uuidAllowed(annotations, card.uuid)) { why(CardReason.uuidMismatch); continue; }
     if (card.split <= u.used) { why(CardReason.slotsExhausted); continue; }
     if (policy === 'mutex' && u.used > 0) { why(CardReason.exclusiveConflict); continue; }

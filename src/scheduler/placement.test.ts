@@ -1,5 +1,9 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { describe, it } from 'node:test';
+import YAML from 'yaml';
+import { conformanceDir, corpusFiles } from '../conformance-path.js';
 import type { Container, Pod } from '../api/core-types.js';
 import { decodePodDevices } from '../api/gpu-sharing.js';
 import { nodeObject } from './node.js';
@@ -162,5 +166,46 @@ describe('GPU placement: what a Pod waits for', () => {
 
   it('CPU and memory are still checked first, in the words they always had', () => {
     assert.equal(reason(new ResourceFit().place(pod({ cpu: 16, 'nvidia.com/gpumem': 10 }), two(), [])), '0/1 nodes are available: Insufficient cpu (requested 16, free 8 of 8).');
+  });
+});
+
+describe("GPU placement: HAMi's examples", () => {
+  /** each file's Pods (a Deployment's template as a Pod) */
+  const podsOf = (file: string): Pod[] => YAML.parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJSON()).filter(Boolean).flatMap((o: any) => {
+    if (o.kind === 'Pod') return [o as Pod];
+    if (o.kind === 'Deployment') return [{ apiVersion: 'v1', kind: 'Pod', metadata: { name: o.metadata.name, annotations: {}, ...o.spec.template.metadata }, spec: o.spec.template.spec } as Pod];
+    return [];
+  });
+  const files = corpusFiles(join(conformanceDir(), 'hami', 'examples', 'nvidia'));
+
+  it('are placed on two A100s as their comments say', { skip: files.length === 0 && 'the conformance corpus is not here' }, () => {
+    const outcome: Record<string, string[]> = {};
+    for (const f of files) {
+      const n = node([card(0), card(1)]);
+      const placed: Pod[] = [];
+      outcome[basename(f, '.yaml')] = placeAll(new ResourceFit(), n, podsOf(f), placed).map((r) => (r.fits ? `cards ${r.gpus.join(',')}` : r.reason.replace(/^0\/1 nodes are available: /, '')));
+    }
+    assert.deepEqual(outcome, {
+      default_use: ['cards 0'],
+      default_use_legacy: ['cards 0,1'],
+      // dynamic MIG needs cards in MIG mode; these are shared by HAMi-core
+      dynamic_mig_example: ["1 node(s) had no GPU matching the Pod's card type or UUID annotations (2/2 CardTypeMismatch)."],
+      example: ['cards 0'],
+      mig_example: ['Insufficient nvidia.com/mig-3g.20gb (requested 1, free 0 of 0).'],
+      specify_card_type_not_use: ['cards 0,1'],
+      specify_card_type_to_use: ['cards 0,1'],
+      specify_scheduling_policy: ['cards 0'],
+      specify_uuid_not_use: ['cards 0,1'],
+      // the example's UUIDs are not this node's cards
+      specify_uuid_to_use: ["1 node(s) had no GPU matching the Pod's card type or UUID annotations (2/2 CardUuidMismatch)."],
+      use_as_normal: ['cards 0', 'cards 1'],
+      use_exclusive_card: ['cards 0,1'],
+      use_memory_fraction: ['cards 0,1'],
+      // spread keeps them apart; binpack would put both on one card (40% + 60%)
+      use_sharing_card: ['cards 0', 'cards 1'],
+      vllm_cross_vgpu: ['cards 0,1'],
+    });
+    const sharing = podsOf(files.find((f) => f.endsWith('use_sharing_card.yaml')) ?? '').map((p) => ({ ...p, metadata: { ...p.metadata, annotations: { 'hami.io/gpu-scheduler-policy': 'binpack' } } }));
+    assert.deepEqual(placeAll(new ResourceFit(), node([card(0), card(1)]), sharing).map(cards), [[0], [0]]);
   });
 });
