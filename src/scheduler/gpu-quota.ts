@@ -4,7 +4,7 @@
 // over (src/store/admission.ts); this catches what admission could only estimate (a percentage of a
 // card's memory before the card is known), and leaves such a Pod Pending instead.
 import type { Pod } from '../api/core-types.js';
-import { GpuQuotaName, gpuQuotaUsage, podDevices } from '../api/gpu-sharing.js';
+import { GpuQuotaName, gpuQuotaUsage, podDevices, podGpuRequests } from '../api/gpu-sharing.js';
 import type { KObject } from '../api/meta.js';
 import { hardOf } from '../api/resourcequota.js';
 import type { ResourceQuotaObject } from '../api/resourcequota.js';
@@ -14,6 +14,7 @@ const done = (p: Pod): boolean => p.status?.phase === 'Succeeded' || p.status?.p
 
 /** the quota the Pod's shares must fit in, or undefined when none of its namespace's quotas names HAMi's */
 export function gpuQuotaOf(pod: Pod, quotas: KObject[], pods: Pod[]): GpuQuota | undefined {
+  if (quotas.length === 0 || !podGpuRequests(pod).some(Boolean)) return undefined;
   let memory: number | undefined;
   let cores: number | undefined;
   for (const q of quotas) {

@@ -2,7 +2,7 @@
 // Queues, quotas and gangs (admission) sit in front of this and come separately.
 import type { Pod } from '../api/core-types.js';
 import type { GpuCard, PodDevices } from '../api/gpu-sharing.js';
-import { HamiAnnotation, decodeNodeDevices, defaultDeviceSplitCount, encodePodDevices, shareResources } from '../api/gpu-sharing.js';
+import { HamiAnnotation, decodeNodeDevices, defaultDeviceSplitCount, encodePodDevices, podGpuRequests, shareResources } from '../api/gpu-sharing.js';
 import { parseQuantity } from '../api/quantity.js';
 import type { GpuInfo } from './node.js';
 import type { GpuPolicy, GpuQuota } from './gpu-share.js';
@@ -118,6 +118,8 @@ export class ResourceFit implements Placement {
       if (amount > free + 1e-9) short.push(`Insufficient ${res} (requested ${fmt(res, amount)}, free ${fmt(res, Math.max(0, free))} of ${fmt(res, node.allocatable[res] ?? 0)})`);
     }
     if (short.length) return { fits: false, reason: `0/1 nodes are available: ${short.join(', ')}.` };
+    // what the cards hold is worked out only for a Pod that asks for one
+    if (!podGpuRequests(pod).some(Boolean)) return { fits: true, gpus: [] };
     const cards = cardsOf(node);
     const fit = fitDevices(pod, cardUse(cards, placed, assignedGpus), { policy: this.defaultPolicy, ...(ctx.gpuQuota ? { quota: ctx.gpuQuota } : {}) });
     if (!fit) return { fits: true, gpus: [] };
