@@ -84,6 +84,17 @@ describe("HAMi's GPU sharing at admission", () => {
     assert.deepEqual(cpu.spec.containers[0].resources.limits, { cpu: '1' });
   });
 
+  it('drops an assignment a new Pod brings along, and keeps a placed Pod\'s from changing', async () => {
+    const client = await setup({ pods: '10' });
+    const fake = { 'hami.io/vgpu-devices-allocated': 'GPU-0,NVIDIA,0,0:;', 'skiff.dev/gpus': '0', 'nvidia.com/use-gputype': 'A100' };
+    const p = await client.create(sharePod('sneaky', { 'nvidia.com/gpumem': '1000' }, fake));
+    assert.deepEqual(p.metadata.annotations, { 'nvidia.com/use-gputype': 'A100' });
+    const bound = await client.bind({ ...p, metadata: { ...p.metadata, annotations: { ...p.metadata.annotations, 'hami.io/vgpu-devices-allocated': 'GPU-0,NVIDIA,1000,0:;' } }, spec: { ...p.spec, nodeName: 'local' } });
+    await assert.rejects(client.update({ ...bound, metadata: { ...bound.metadata, annotations: { ...bound.metadata.annotations, 'hami.io/vgpu-devices-allocated': 'GPU-1,NVIDIA,1000,0:;' } } }),
+      (e) => /metadata.annotations\[hami.io\/vgpu-devices-allocated\]: Forbidden: the GPU assignment of a scheduled Pod may not change/.test(refusal(e)));
+    await client.update({ ...bound, metadata: { ...bound.metadata, annotations: { ...bound.metadata.annotations, note: 'other annotations may change' } } });
+  });
+
   it('refuses a memory percentage outside 0..100', async () => {
     const client = await setup({ pods: '10' });
     await assert.rejects(client.create(sharePod('bad', { 'nvidia.com/gpumem-percentage': '150' })),

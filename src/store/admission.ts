@@ -4,6 +4,7 @@
 import type { Container } from '../api/core-types.js';
 import { ApiError, StatusReason } from '../api/errors.js';
 import { GpuQuotaName, GpuResource, HamiAnnotation, decodeNodeDevices } from '../api/gpu-sharing.js';
+import { assignmentAnnotations } from '../api/core.js';
 import type { KObject, StoredObject } from '../api/meta.js';
 import { parseQuantity } from '../api/quantity.js';
 import type { KindDef } from '../api/registry.js';
@@ -135,6 +136,10 @@ export const gpuSharingAdmission: AdmissionPlugin = {
   name: 'GpuSharing',
   async admit(req) {
     if (req.def.group || req.def.kind !== 'Pod') return;
+    // an assignment is the scheduler's to write: one a new Pod brings along would reach cards it was
+    // not given, or hide its shares from quota
+    const annotations = req.obj.metadata.annotations;
+    if (annotations) for (const k of assignmentAnnotations) delete annotations[k];
     const spec = req.obj.spec as { containers?: Container[]; initContainers?: Container[] } | undefined;
     for (const c of [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])]) {
       if (!c || typeof c !== 'object') continue;

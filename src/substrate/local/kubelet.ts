@@ -563,10 +563,12 @@ export class Kubelet {
   /** the container's cards: its own shares when the Pod's assignment records them, else (a Pod placed
    *  with whole cards only) the Pod's cards for every container */
   private containerGpus(pod: Pod, spec: Container): ContainerGpus {
-    const priority = containerGpuRequest(spec)?.priority;
-    const extra = priority !== undefined ? { priority } : {};
+    const ask = containerGpuRequest(spec);
+    const extra = ask?.priority !== undefined ? { priority: ask.priority } : {};
     const pd = podDevices(pod);
     if (!pd) return { indices: assignedGpus(pod), shares: [], cards: [], ...extra };
+    // a container that asked for no card gets none, whatever the annotations say
+    if (!ask) return { indices: [], shares: [], cards: [] };
     const byUuid = new Map((this.opts.gpuCards ?? []).map((c) => [c.uuid, c]));
     const mine = (pd[podContainers(pod).findIndex((c) => c.container.name === spec.name)] ?? []).filter((s) => byUuid.has(s.uuid));
     const cards = mine.map((s) => byUuid.get(s.uuid) as GpuCard);
