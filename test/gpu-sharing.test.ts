@@ -3,7 +3,7 @@
 // reads, a share no card can hold waits Pending naming the resource, a quota on gpumem refuses a Pod,
 // and the node shows what its cards hold.
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -174,5 +174,38 @@ describe('GPU sharing: HAMi-core preloaded where it is configured', () => {
     assert.doesNotMatch(wholeLog, /libvgpu/);
     const events = (await s.get('/api/v1/namespaces/default/events?fieldSelector=involvedObject.name=shared')).items;
     assert.equal(events.find((e: any) => e.reason === 'GPULimitsAdvisory'), undefined, 'with the library the limits are enforced');
+  });
+});
+
+describe('GPU sharing in an isolated Pod (tenancy on)', () => {
+  let s: TestServer;
+  let lib: string;
+  const skip = process.getuid?.() !== 0 ? 'isolating Pods needs a server running as root'
+    : !bwrapAvailable() ? 'bubblewrap cannot run here'
+    : !existsSync('/usr/sbin/nft') && !existsSync('/usr/bin/nft') ? 'nftables is not installed (scripts/setup.sh installs it)'
+    : !existsSync(standIn) ? 'no libm to stand in for the library' : false;
+  before(async () => {
+    if (skip) return;
+    const dataDir = mkdtempSync(join(tmpdir(), 'skiff-gpu-iso-'));
+    writeFileSync(join(dataDir, 'tokens.csv'), 'admin-token,admin,1,"system:masters"\n');
+    lib = join(dataDir, 'libvgpu.so');
+    copyFileSync(standIn, lib);
+    s = await TestServer.start({ dataDir, config: { tokenAuthFile: 'tokens.csv', node: { gpus: 1 }, gpuSharing: { libvgpu: lib } } });
+  });
+  after(async () => {
+    await s?.cleanup();
+  });
+
+  it('the Pod, as its own user, loads the library and writes its shared region', { skip }, async () => {
+    const kubectl = (args: string[], input?: string) => s.kubectl(args, input, { KUBECONFIG: join(s.dataDir, 'kubeconfig') });
+    const probe = 'id -u; cat /etc/ld.so.preload; grep -c /usr/local/vgpu/libvgpu.so /proc/self/maps; touch "$CUDA_DEVICE_MEMORY_SHARED_CACHE" && echo region ok; touch /tmp/vgpulock/probe && echo lock ok';
+    const manifest = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'iso-share', namespace: 'default' }, spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'python', command: ['sh', '-c', probe], resources: { limits: { 'nvidia.com/gpumem': '2048', 'nvidia.com/gpucores': '25' } } }] } };
+    const applied = await kubectl(['apply', '-f', '-'], JSON.stringify(manifest));
+    assert.equal(applied.code, 0, applied.stderr);
+    await s.until('iso-share done', async () => ['Succeeded', 'Failed'].includes(JSON.parse((await kubectl(['get', 'pod', 'iso-share', '-o', 'json'])).stdout || '{}').status?.phase), 90_000);
+    const out = (await kubectl(['logs', 'iso-share'])).stdout.trim().split('\n');
+    assert.notEqual(out[0], '0', 'runs as its own user');
+    assert.deepEqual(out.slice(1), ['/usr/local/vgpu/libvgpu.so', out[2], 'region ok', 'lock ok']);
+    assert.ok(Number(out[2]) > 0, `the library is mapped: ${out.join(' | ')}`);
   });
 });
