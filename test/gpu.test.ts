@@ -27,7 +27,8 @@ describe('GPU placement', () => {
 
   it('advertises the GPUs as node capacity', async () => {
     const node = await s.get('/api/v1/nodes/local');
-    assert.equal(node.status.capacity['nvidia.com/gpu'], '2');
+    // HAMi's count: each card is split into 10 shares
+    assert.equal(node.status.capacity['nvidia.com/gpu'], '20');
   });
 
   it('hands out distinct GPUs, hides them from Pods that asked for none, and queues the rest', async () => {

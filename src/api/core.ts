@@ -4,6 +4,7 @@ import type { FieldError } from './errors.js';
 import type { KindDef } from './registry.js';
 import type { KObject, StoredObject } from './meta.js';
 import { deepEqual } from './meta.js';
+import { HamiAnnotation } from './gpu-sharing.js';
 import { parseQuantity } from './quantity.js';
 import { Validator, envVarName } from './validation.js';
 import { ResourceQuotaKind } from './resourcequota.js';
@@ -208,6 +209,9 @@ const namespace: KindDef = {
   deletionBlocked: (obj) => (obj.spec?.finalizers ?? []).length > 0,
 };
 
+/** what the scheduler writes when it binds a Pod to cards (HAMi's and Skiff's) */
+export const assignmentAnnotations = [HamiAnnotation.allocated, HamiAnnotation.toAllocate, HamiAnnotation.node, HamiAnnotation.time, 'skiff.dev/gpus'] as const;
+
 function podUpdateErrors(obj: KObject, old: StoredObject): FieldError[] {
   const v = new Validator();
   const strip = (spec: any): any => {
@@ -220,6 +224,13 @@ function podUpdateErrors(obj: KObject, old: StoredObject): FieldError[] {
   };
   if (!deepEqual(strip(obj.spec), strip(old.spec))) {
     v.add('spec', 'FieldValueForbidden', 'Forbidden: pod updates may not change fields other than `spec.containers[*].image`, `spec.initContainers[*].image`, `spec.activeDeadlineSeconds` or `spec.tolerations` (only additions to existing tolerations)');
+  }
+  // the GPUs a placed Pod was given are the scheduler's to say: changed later, they would reach
+  // other Pods' cards or hide shares from quota
+  if (old.spec?.nodeName) {
+    for (const k of assignmentAnnotations) {
+      if (obj.metadata.annotations?.[k] !== old.metadata.annotations?.[k]) v.add(`metadata.annotations[${k}]`, 'FieldValueForbidden', 'Forbidden: the GPU assignment of a scheduled Pod may not change');
+    }
   }
   return v.errors;
 }

@@ -26,6 +26,14 @@ describe('quota usage', () => {
     assert.equal(u.get('count/pods'), 1000);
   });
 
+  it("counts HAMi's limits.nvidia.com/gpumem and gpucores per card, a percentage on the card size given", () => {
+    const u = podUsage(pod([{ limits: { 'nvidia.com/gpu': '2', 'nvidia.com/gpumem': '3000', 'nvidia.com/gpucores': '25' } }, { limits: { 'nvidia.com/gpumem-percentage': '10' } }]), Date.now(), { gpuCardMemoryMiB: 40960 });
+    assert.equal(u.get('limits.nvidia.com/gpumem'), (6000 + 4096) * 1000);
+    assert.equal(u.get('limits.nvidia.com/gpucores'), 50 * 1000);
+    assert.equal(podUsage(pod([{ limits: { cpu: '1' } }])).has('limits.nvidia.com/gpumem'), false);
+    assert.equal(podUsage(pod([{ limits: { 'nvidia.com/gpu': '1', 'nvidia.com/gpumem': '1' } }], {}, 'Succeeded')).has('limits.nvidia.com/gpumem'), false);
+  });
+
   it('counts a GPU limit as requests.nvidia.com/gpu, and no limits.* for extended resources', () => {
     const u = podUsage(pod([{ limits: { 'nvidia.com/gpu': '1' } }]));
     assert.equal(u.get('requests.nvidia.com/gpu'), 1000);

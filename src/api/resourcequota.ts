@@ -1,6 +1,8 @@
 // core/v1 ResourceQuota and the arithmetic kube-apiserver's quota admission and kube-controller-manager's
 // quota controller share (pkg/quota/v1): what one object uses, what a namespace uses, and whether a
 // new object fits. Quantities are kept as integer thousandths so that "100m" + "200m" is exactly "300m".
+import type { Pod } from './core-types.js';
+import { GpuQuotaName, gpuQuotaUsage } from './gpu-sharing.js';
 import type { KObject } from './meta.js';
 import { parseQuantity } from './quantity.js';
 import type { KindDef } from './registry.js';
@@ -96,11 +98,19 @@ export function podIsTerminal(pod: KObject, now = Date.now()): boolean {
   return Date.parse(del) + (pod.metadata.deletionGracePeriodSeconds ?? 0) * 1000 < now;
 }
 
+/** what counting needs to know beyond the object itself */
+export interface UsageContext {
+  /** the memory of the node's cards (MiB), for a share asked as a percentage before it has a card */
+  gpuCardMemoryMiB?: number;
+}
+
 /**
  * What a Pod counts against quota (kube's PodUsageFunc): `count/pods` always; while it is not terminal,
  * `pods` and its compute usage, the containers' sum or the largest init container, whichever is more.
+ * HAMi's `limits.nvidia.com/gpumem` and `limits.nvidia.com/gpucores` count, as HAMi's scheduler
+ * counts them, the memory and compute of every card share (a container's gpumem times its cards).
  */
-export function podUsage(pod: KObject, now = Date.now()): ResourceList {
+export function podUsage(pod: KObject, now = Date.now(), ctx: UsageContext = {}): ResourceList {
   const result: ResourceList = new Map([['count/pods', 1000]]);
   if (podIsTerminal(pod, now)) return result;
   const spec = (pod.spec ?? {}) as { containers?: ContainerResources[]; initContainers?: (ContainerResources & { restartPolicy?: string })[]; overhead?: Record<string, unknown> };
@@ -121,6 +131,11 @@ export function podUsage(pod: KObject, now = Date.now()): ResourceList {
     sum = max(sum, computeUsage(r.requests, r.limits));
   }
   if (spec.overhead) sum = add(sum, computeUsage(spec.overhead, spec.overhead));
+  const shares = Array.isArray(spec.containers) ? gpuQuotaUsage(pod as unknown as Pod, ctx.gpuCardMemoryMiB) : undefined;
+  if (shares) {
+    sum.set(GpuQuotaName.memory, shares.memoryMiB * 1000);
+    sum.set(GpuQuotaName.cores, shares.cores * 1000);
+  }
   result.set(ResourceQuotaName.Pods, 1000);
   return add(result, sum);
 }
@@ -146,8 +161,8 @@ export function countName(def: KindDef): string {
 }
 
 /** What one object of a kind counts against quota. */
-export function usageOf(def: KindDef, obj: KObject, now = Date.now()): ResourceList {
-  if (!def.group && def.kind === 'Pod') return podUsage(obj, now);
+export function usageOf(def: KindDef, obj: KObject, now = Date.now(), ctx: UsageContext = {}): ResourceList {
+  if (!def.group && def.kind === 'Pod') return podUsage(obj, now, ctx);
   if (!def.group && def.kind === 'PersistentVolumeClaim') return pvcUsage(obj);
   const count = countName(def);
   const out: ResourceList = new Map([[count, 1000]]);

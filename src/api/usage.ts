@@ -1,5 +1,6 @@
 // A Pod's CPU and memory over time, as Skiff serves it at /skiff/v1/namespaces/<ns>/pods/<pod>/usage
-// (src/server/usage-history.ts): not a Kubernetes kind, Skiff's own read for its dashboard.
+// (src/server/usage-history.ts), and a node's GPU cards with their shares at /skiff/v1/nodes/<node>/gpus
+// (src/server/gpu-usage.ts): not Kubernetes kinds, Skiff's own reads for its dashboard.
 
 export interface ContainerSample {
   name: string;
@@ -35,4 +36,38 @@ export interface PodUsageHistoryList {
 export interface UsageWatchLine {
   pod: string;
   sample: UsageSample;
+}
+
+/** One container's share of a card. */
+export interface GpuShareAllocation {
+  namespace: string;
+  pod: string;
+  container: string;
+  memoryMiB: number;
+  /** percent of the card's compute; 0 is unlimited */
+  cores: number;
+  /** the card is the container's alone (all its memory and compute) */
+  exclusive: boolean;
+}
+
+/** One card of a node: what it has, what its shares hold, and who holds them. */
+export interface GpuCardUsage {
+  index: number;
+  uuid: string;
+  type: string;
+  memoryMiB: number;
+  cores: number;
+  /** how many shares it may be split into */
+  shares: number;
+  used: { shares: number; memoryMiB: number; cores: number };
+  allocations: GpuShareAllocation[];
+  /** measured on a real card, when the node samples it (nvidia-smi) */
+  utilization?: { gpuPercent: number; memoryUsedMiB: number };
+}
+
+/** the answer of `GET /skiff/v1/nodes/<node>/gpus`: a node's cards and their shares */
+export interface NodeGpuUsage {
+  kind: 'NodeGpuUsage';
+  node: string;
+  cards: GpuCardUsage[];
 }

@@ -4,6 +4,7 @@ import { LAST_APPLIED_ANNOTATION } from './merge.js';
 import { eventLastSeen, eventTime, jobDuration } from './printers.js';
 import type { ResourceInfo } from './discovery.js';
 import type { Condition, Container, ContainerState, ContainerStatus, Job, KEvent, KObject, Pod } from './types.js';
+import { HamiAnnotation, decodeNodeDevices } from '../api/gpu-sharing.js';
 import type { Experiment, Trial } from '../api/tuning.js';
 import { bucketOf, metricValue } from '../workloads/tuning/status.js';
 
@@ -260,6 +261,31 @@ function describeGeneric(obj: KObject): string[] {
   return lines;
 }
 
+/**
+ * A Node: as any object, then its GPU cards with what their shares hold (from HAMi's register
+ * annotation and the scheduler's `skiff.dev/gpu-shares` summary).
+ */
+function describeNode(node: KObject): string[] {
+  const lines = describeGeneric(node);
+  const ann = node.metadata?.annotations ?? {};
+  const registered = ann[HamiAnnotation.register];
+  let cards: ReturnType<typeof decodeNodeDevices> = [];
+  try {
+    cards = registered ? decodeNodeDevices(registered) : [];
+  } catch {
+    cards = [];
+  }
+  if (!cards.length) return lines;
+  const used = new Map<number, string[]>();
+  for (const m of (ann['skiff.dev/gpu-shares'] ?? '').matchAll(/(\d+): (\d+\/\d+) shares, (\d+\/\d+) MiB, (\d+\/\d+) cores/g)) used.set(Number(m[1]), [m[2] ?? '', m[3] ?? '', m[4] ?? '']);
+  const rows = cards.map((c) => {
+    const [shares, mem, cores] = used.get(c.index) ?? [`0/${c.split}`, `0/${c.memoryMiB}`, `0/${c.cores}`];
+    return [String(c.index), c.uuid, c.type, mem ?? '', cores ?? '', shares ?? ''];
+  });
+  lines.push('GPU Cards:', ...describeTable(['Index', 'UUID', 'Type', 'Memory (MiB)', 'Cores (%)', 'Shares'], rows));
+  return lines;
+}
+
 /** The Events section: a table, or `Events: <none>` (`undefined` events: could not be listed). */
 export function eventsSection(events: KEvent[] | undefined, now: number): string[] {
   if (!events || events.length === 0) return ['Events:  <none>'];
@@ -338,6 +364,7 @@ export function describeObject(r: ResourceInfo, obj: KObject, events: KEvent[] |
   let lines: string[];
   if (r.group === '' && r.kind === 'Pod') lines = describePod(obj as Pod);
   else if (r.group === 'batch' && r.kind === 'Job') lines = describeJob(obj as Job, now);
+  else if (r.group === '' && r.kind === 'Node') lines = describeNode(obj);
   else if (r.group === 'kubeflow.org' && r.kind === 'Experiment') lines = describeExperiment(obj as unknown as Experiment, (related.trials ?? []) as unknown as Trial[]);
   else lines = describeGeneric(obj);
   if (events !== null) lines.push(...eventsSection(events, now));

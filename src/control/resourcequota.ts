@@ -2,12 +2,13 @@
 // and status.used is what the namespace's objects use of each of those names, recounted whenever a
 // Pod or PersistentVolumeClaim in the namespace changes. Admission does not read status.used (it
 // counts the objects themselves, src/store/admission.ts); status is what `kubectl describe quota` shows.
+import { GpuQuotaName, HamiAnnotation, decodeNodeDevices } from '../api/gpu-sharing.js';
 import { Kinds } from '../api/index.js';
 import type { KObject, ObjectKey } from '../api/meta.js';
 import { deepEqual } from '../api/meta.js';
 import type { KindDef, KindRegistry } from '../api/registry.js';
 import { add, formatList, hardOf, mask, storageKeyOfResource, usageOf } from '../api/resourcequota.js';
-import type { ResourceList, ResourceQuotaObject } from '../api/resourcequota.js';
+import type { ResourceList, ResourceQuotaObject, UsageContext } from '../api/resourcequota.js';
 import type { Client } from '../store/client.js';
 import type { Controller, Manager, Result } from './controller.js';
 
@@ -24,6 +25,21 @@ export function addResourceQuotaController(mgr: Manager, client: Client, registr
     return client.listAll(def, { namespace });
   }
 
+  /** as admission counts a share asked as a percentage before it has a card: on the smallest card */
+  function smallestCard(): number {
+    let least = Infinity;
+    for (const n of cache.list(Kinds.Node)) {
+      const reg = n.metadata.annotations?.[HamiAnnotation.register];
+      if (!reg) continue;
+      try {
+        for (const c of decodeNodeDevices(reg)) if (c.memoryMiB > 0) least = Math.min(least, c.memoryMiB);
+      } catch {
+        // a register annotation that does not parse offers no card
+      }
+    }
+    return Number.isFinite(least) ? least : 0;
+  }
+
   async function reconcile(key: ObjectKey): Promise<Result> {
     const quota = await client.find<ResourceQuotaObject>(Kinds.ResourceQuota, key);
     if (!quota || quota.metadata.deletionTimestamp) return {};
@@ -37,11 +53,12 @@ export function addResourceQuotaController(mgr: Manager, client: Client, registr
     let used: ResourceList = new Map([...hard.keys()].map((k) => [k, 0]));
     let others = false;
     const now = Date.now();
+    const ctx: UsageContext = hard.has(GpuQuotaName.memory) ? { gpuCardMemoryMiB: smallestCard() } : {};
     for (const [storageKey, names] of byKind) {
       const def = registry.forStorageKey(storageKey);
       if (!def) continue;
       if (def !== Kinds.Pod && def !== Kinds.PersistentVolumeClaim) others = true;
-      for (const obj of await objectsOf(def, key.namespace ?? '')) used = add(used, mask(usageOf(def, obj, now), names));
+      for (const obj of await objectsOf(def, key.namespace ?? '')) used = add(used, mask(usageOf(def, obj, now, ctx), names));
     }
     const spec = quota.spec?.hard ?? {};
     const status = { hard: formatList(hard, spec), used: formatList(used, spec) };

@@ -1,5 +1,9 @@
 // The machine as a core/v1 Node, from the capacity its substrate found (CPU, memory, NVIDIA GPUs).
+// Its GPUs count as HAMi's device plugin counts them: nvidia.com/gpu is the number of shares (cards x
+// deviceSplitCount), and the cards themselves are registered in HAMi's node annotation.
 import os from 'node:os';
+import type { GpuCard } from '../api/gpu-sharing.js';
+import { HamiAnnotation, defaultDeviceSplitCount, encodeNodeDevices } from '../api/gpu-sharing.js';
 import { formatBytes } from '../api/quantity.js';
 
 export interface GpuInfo {
@@ -13,6 +17,15 @@ export interface NodeCapacity {
   cpu: number;
   memoryBytes: number;
   gpus: GpuInfo[];
+  /** shares each card may be split into (HAMi's deviceSplitCount, default 10) */
+  deviceSplitCount?: number;
+}
+
+/** the node's cards as placement sees them */
+export function gpuCards(cap: NodeCapacity): GpuCard[] {
+  const split = cap.deviceSplitCount ?? defaultDeviceSplitCount;
+  // HAMi's device plugin registers a model without the vendor's name as NVIDIA-<model>
+  return cap.gpus.map((g) => ({ index: g.index, uuid: g.uuid, type: g.name.startsWith('NVIDIA') ? g.name : `NVIDIA-${g.name}`, memoryMiB: g.memoryMiB, cores: 100, split, health: true }));
 }
 
 export function nodeObject(name: string, cap: NodeCapacity, version: string): Record<string, any> {
@@ -22,7 +35,8 @@ export function nodeObject(name: string, cap: NodeCapacity, version: string): Re
     pods: '110',
     'ephemeral-storage': '0',
   };
-  if (cap.gpus.length) capacity['nvidia.com/gpu'] = String(cap.gpus.length);
+  const cards = gpuCards(cap);
+  if (cards.length) capacity['nvidia.com/gpu'] = String(cards.reduce((n, c) => n + c.split, 0));
   const labels: Record<string, string> = {
     'kubernetes.io/hostname': name,
     'kubernetes.io/os': process.platform,
@@ -38,7 +52,10 @@ export function nodeObject(name: string, cap: NodeCapacity, version: string): Re
   return {
     apiVersion: 'v1',
     kind: 'Node',
-    metadata: { name, labels, annotations: { 'skiff.dev/gpus': JSON.stringify(cap.gpus) } },
+    metadata: {
+      name, labels,
+      annotations: { 'skiff.dev/gpus': JSON.stringify(cap.gpus), ...(cards.length ? { [HamiAnnotation.register]: encodeNodeDevices(cards) } : {}) },
+    },
     spec: {},
     status: {
       capacity,

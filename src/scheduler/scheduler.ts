@@ -10,8 +10,9 @@ import { keyString, parseKeyString } from '../api/meta.js';
 import type { Controller, Manager } from '../control/controller.js';
 import type { Recorder } from '../control/events.js';
 import type { Client } from '../store/client.js';
+import { gpuQuotaOf } from './gpu-quota.js';
 import type { Placement } from './placement.js';
-import { gpuAnnotation, nodeView } from './placement.js';
+import { assignmentAnnotations, nodeView } from './placement.js';
 
 export interface SchedulerOptions {
   client: Client;
@@ -42,8 +43,11 @@ export function addScheduler(mgr: Manager, opts: SchedulerOptions): Controller {
     const mine = pod.metadata.creationTimestamp;
     const node = mgr.cache.get(Kinds.Node, { name: nodeName });
     if (!node) throw new Error(`node ${nodeName} is not registered yet`);
-    const placed = (mgr.cache.list(Kinds.Pod) as (Pod & StoredObject)[]).filter((p) => p.spec.nodeName === nodeName && !terminal(p));
-    const result = placement.place(pod, nodeView(node), placed);
+    const pods = mgr.cache.list(Kinds.Pod) as (Pod & StoredObject)[];
+    const placed = pods.filter((p) => p.spec.nodeName === nodeName && !terminal(p));
+    const view = nodeView(node);
+    const gpuQuota = gpuQuotaOf(pod, mgr.cache.list(Kinds.ResourceQuota, { namespace: pod.metadata.namespace }), pods);
+    const result = placement.place(pod, view, placed, gpuQuota ? { gpuQuota } : {});
     if (!result.fits) {
       waiting.set(keyString(key), mine);
       const status = pod.status ?? {};
@@ -56,7 +60,8 @@ export function addScheduler(mgr: Manager, opts: SchedulerOptions): Controller {
     }
     const bound = structuredClone(pod) as StoredObject;
     bound.spec.nodeName = nodeName;
-    if (result.gpus.length) bound.metadata.annotations = { ...bound.metadata.annotations, [gpuAnnotation]: result.gpus.join(',') };
+    const assigned = assignmentAnnotations(result, nodeName);
+    if (Object.keys(assigned).length) bound.metadata.annotations = { ...bound.metadata.annotations, ...assigned };
     const status = bound.status ?? {};
     setCondition(status, { type: 'PodScheduled', status: 'True' });
     bound.status = status;
@@ -80,6 +85,8 @@ export function addScheduler(mgr: Manager, opts: SchedulerOptions): Controller {
         map: wakeWaiting,
       },
       { kind: Kinds.Node, map: wakeWaiting },
+      // a quota raised (or removed) may let a Pod held back by HAMi's GPU quota through
+      { kind: Kinds.ResourceQuota, map: wakeWaiting },
     ],
     reconcile,
   });

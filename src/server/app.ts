@@ -27,6 +27,7 @@ import { handleTraffic, isTrafficPath } from './traffic-api.js';
 import { UiFiles } from './ui.js';
 import { STREAMS_PATH } from './stream-mux.js';
 import { isUsagePath, serveUsage, usageAttributes, type UsageHistory } from './usage-history.js';
+import { gpuUsageAttributes, isGpuUsagePath, serveGpuUsage } from './gpu-usage.js';
 
 export interface AppDeps {
   client: Client;
@@ -193,6 +194,9 @@ export class App {
     // the dashboard's usage charts show a Pod's CPU and memory: whoever may read the Pod may see them
     const usage = this.deps.usageHistory ? usageAttributes(method, url) : undefined;
     if (usage) return [{ resource: usage }];
+    // a node's GPU cards and their shares: a view of the Node
+    const gpus = gpuUsageAttributes(method, path);
+    if (gpus) return [{ resource: gpus }];
     return requestChecks(method, url, upgrade);
   }
 
@@ -227,6 +231,7 @@ export class App {
     if (this.kfam.handles(path)) return this.kfam.handle(req, res, url, path);
     if (this.ui.handles(url.pathname)) return this.ui.handle(req, res, url.pathname);
     if (this.deps.usageHistory && isUsagePath(path)) return serveUsage(this.deps.usageHistory, this.deps.client, req, res, url, path);
+    if (isGpuUsagePath(path)) return serveGpuUsage(this.deps.client, this.deps.usage, req, res, path);
     if (isTrafficPath(path)) return handleTraffic(req, res, url, path, this.deps.gateway?.history);
     if (path === '/openapi.json' || path === '/openapi/v2' || path === '/openapi/v3' || path.startsWith('/openapi/v3/')) {
       if (this.kube.openapi.handle(req, res, url, path, this.deps.version)) return;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { notebookSettings, parseDuration } from './config.js';
+import { capacityFrom } from '../substrate/local/capacity.js';
+import { compileConfig, notebookSettings, parseDuration } from './config.js';
 
 it('config durations: Go durations or milliseconds, errors naming the option', () => {
   assert.equal(parseDuration('1h30m', 'eventTTL'), 5_400_000);
@@ -17,4 +18,24 @@ it('notebook culling: off by default, Kubeflow\'s environment variables, Skiff\'
   assert.deepEqual(notebookSettings({ enableCulling: false, cullIdleTimeMinutes: 60 }, { ENABLE_CULLING: 'true', CULL_IDLE_TIME: '5' }), { enableCulling: false, cullIdleTimeMinutes: 60, idlenessCheckPeriodMinutes: 1 });
   assert.throws(() => notebookSettings(undefined, { CULL_IDLE_TIME: 'a day' }), /^Error: CULL_IDLE_TIME: "a day" is not a positive number of minutes$/);
   assert.throws(() => notebookSettings({ idlenessCheckPeriodMinutes: 0 }, {}), /notebooks\.idlenessCheckPeriodMinutes: "0"/);
+});
+
+it('GPUs declared for the node and the sharing options, checked', () => {
+  const base = { dataDir: '/tmp/skiff-config-test' };
+  const c = compileConfig({ ...base, node: { gpus: 2, gpuMemory: '40Gi', gpuType: 'NVIDIA A100' }, gpuSharing: { deviceSplitCount: 4, gpuSchedulerPolicy: 'binpack', libvgpu: '/opt/hami/libvgpu.so' } });
+  assert.deepEqual(c.node, { gpus: 2, gpuMemoryMiB: 40960, gpuType: 'NVIDIA A100', cpu: undefined, memoryBytes: undefined, deviceSplitCount: 4 });
+  assert.deepEqual(c.gpuSharing, { gpuSchedulerPolicy: 'binpack', libvgpu: '/opt/hami/libvgpu.so' });
+  assert.deepEqual(compileConfig({ ...base, node: { gpuCards: [{ type: 'NVIDIA H100', memory: '80Gi', uuid: 'GPU-a' }, { memory: 24576 }] } }).node.gpuCards, [{ type: 'NVIDIA H100', memoryMiB: 81920, uuid: 'GPU-a' }, { memoryMiB: 24576 }]);
+  assert.deepEqual(compileConfig(base).gpuSharing, { gpuSchedulerPolicy: 'spread' });
+  assert.throws(() => compileConfig({ ...base, node: { gpuMemory: 'lots' } }), /^Error: node.gpuMemory: "lots" is not a quantity of memory/);
+  assert.throws(() => compileConfig({ ...base, gpuSharing: { deviceSplitCount: 0 } }), /^Error: gpuSharing.deviceSplitCount: "0"/);
+  assert.throws(() => compileConfig({ ...base, gpuSharing: { gpuSchedulerPolicy: 'pack' as 'spread' } }), /must be spread or binpack/);
+  assert.throws(() => compileConfig({ ...base, node: { gpus: 3, gpuCards: [{}] } }), /node.gpus: 3 does not match the 1 cards/);
+});
+
+it('declared cards stand in for the machine\'s: a count keeps the real ones first', () => {
+  const real = [{ index: 0, uuid: 'GPU-real', name: 'NVIDIA H100 80GB HBM3', memoryMiB: 81559 }];
+  assert.deepEqual(capacityFrom(real, { gpus: 2 }).gpus, [real[0], { index: 1, uuid: 'GPU-fake-1', name: 'NVIDIA GPU', memoryMiB: 81920 }]);
+  assert.deepEqual(capacityFrom(real, { gpuCards: [{ type: 'T4', memoryMiB: 15360 }] }).gpus, [{ index: 0, uuid: 'GPU-fake-0', name: 'T4', memoryMiB: 15360 }]);
+  assert.deepEqual(capacityFrom(real).gpus, real);
 });

@@ -5,6 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { parseQuantity } from '../api/quantity.js';
+import type { CapacityOverrides } from '../substrate/local/capacity.js';
 import type { EnvironmentRule } from '../substrate/local/environments.js';
 import type { NotebookSettings } from '../workloads/workload.js';
 import { parseDuration as parseGoDuration } from '../util/duration.js';
@@ -17,8 +18,14 @@ export interface SkiffOptions {
   host?: string;
   port?: number;
   configFile?: string;
-  /** instead of reading the machine (tests give a node of a chosen size) */
-  node?: { name?: string; cpu?: number | string; memory?: string; gpus?: number };
+  /** instead of reading the machine (tests give a node of a chosen size); GPUs as a count (with
+   *  `gpuMemory`, default 80Gi, and `gpuType`, default "NVIDIA GPU") or card by card */
+  node?: {
+    name?: string; cpu?: number | string; memory?: string; gpus?: number; gpuMemory?: string | number; gpuType?: string;
+    gpuCards?: { type?: string; memory?: string | number; uuid?: string }[];
+  };
+  /** GPU sharing with HAMi's resource names (nvidia.com/gpumem, nvidia.com/gpucores) */
+  gpuSharing?: GpuSharingOptions;
   /** image name patterns to environments; the first match wins, and the built-in images come last */
   environments?: EnvironmentRule[];
   jobPodBackoff?: string | number;
@@ -66,12 +73,23 @@ export interface SkiffOptions {
   podNetwork?: string;
 }
 
+export interface GpuSharingOptions {
+  /** shares each card is split into: a node's nvidia.com/gpu is cards x this (HAMi's default 10) */
+  deviceSplitCount?: number;
+  /** how a Pod's shares are spread over the cards unless its hami.io/gpu-scheduler-policy says (spread) */
+  gpuSchedulerPolicy?: 'spread' | 'binpack';
+  /** HAMi-core's libvgpu.so: preloaded into containers with a share, it enforces their memory and
+   *  compute limits; without it the limits are only accounting */
+  libvgpu?: string;
+}
+
 export interface SkiffConfig {
   dataDir: string;
   host: string;
   port: number;
   nodeName: string;
-  node: { cpu?: number; memoryBytes?: number; gpus?: number };
+  node: CapacityOverrides;
+  gpuSharing: { gpuSchedulerPolicy: 'spread' | 'binpack'; libvgpu?: string };
   environments: EnvironmentRule[];
   jobPodBackoffMs: number;
   jobPodBackoffMaxMs: number;
@@ -169,12 +187,15 @@ export function compileConfig(opts: SkiffOptions): SkiffConfig {
   const memoryBytes = o.node?.memory === undefined ? undefined : parseQuantity(o.node.memory);
   if (o.node?.cpu !== undefined && cpu === undefined) throw new Error(`node.cpu: "${o.node.cpu}" is not a quantity`);
   if (o.node?.memory !== undefined && memoryBytes === undefined) throw new Error(`node.memory: "${o.node.memory}" is not a quantity`);
+  // a library named in the config file is relative to that file
+  const gpuSharing = gpuSharingConfig(o.gpuSharing, relativeTo(o.gpuSharing !== undefined && o.gpuSharing === file.gpuSharing ? opts.configFile : undefined));
   return {
     dataDir: resolve(o.dataDir ?? process.env.SKIFF_DATA_DIR ?? join(homedir(), '.skiff')),
     host: o.host ?? '127.0.0.1',
     port,
     nodeName: o.node?.name ?? 'local',
-    node: { cpu, memoryBytes, gpus: o.node?.gpus },
+    node: { ...nodeGpus(o.node), cpu, memoryBytes, ...(gpuSharing.deviceSplitCount !== undefined ? { deviceSplitCount: gpuSharing.deviceSplitCount } : {}) },
+    gpuSharing: { gpuSchedulerPolicy: gpuSharing.gpuSchedulerPolicy ?? 'spread', ...(gpuSharing.libvgpu ? { libvgpu: gpuSharing.libvgpu } : {}) },
     // the user's rules first: forImage takes the first match, so a user's rule wins over a built-in
     environments: [...(o.environments ?? []), ...builtinEnvironments(repoRoot)],
     jobPodBackoffMs: parseDuration(o.jobPodBackoff ?? '10s', 'jobPodBackoff'),
@@ -194,6 +215,54 @@ export function compileConfig(opts: SkiffOptions): SkiffConfig {
     // a file named in the config file is relative to that file
     ...withAuthn(authnOptions(o, (p) => resolve(file.tokenAuthFile === p || file.oidcJwksFile === p ? dirname(resolve(opts.configFile ?? '.')) : '.', p))),
   };
+}
+
+/** a card's memory in MiB from a quantity ("80Gi", "40960Mi") or a plain number of MiB (as HAMi counts) */
+function mebibytes(v: string | number, what: string): number {
+  const q = typeof v === 'number' ? v * 2 ** 20 : parseQuantity(v);
+  if (q === undefined || q <= 0) throw new Error(`${what}: "${v}" is not a quantity of memory (use e.g. 80Gi)`);
+  return Math.floor(q / 2 ** 20);
+}
+
+/** the node's declared GPUs, checked */
+function nodeGpus(n: SkiffOptions['node']): Pick<CapacityOverrides, 'gpus' | 'gpuMemoryMiB' | 'gpuType' | 'gpuCards'> {
+  const out: Pick<CapacityOverrides, 'gpus' | 'gpuMemoryMiB' | 'gpuType' | 'gpuCards'> = {};
+  if (n?.gpus !== undefined) {
+    if (!Number.isInteger(n.gpus) || n.gpus < 0) throw new Error(`node.gpus: "${n.gpus}" is not a number of cards`);
+    out.gpus = n.gpus;
+  }
+  if (n?.gpuMemory !== undefined) out.gpuMemoryMiB = mebibytes(n.gpuMemory, 'node.gpuMemory');
+  if (n?.gpuType !== undefined) out.gpuType = String(n.gpuType);
+  if (n?.gpuCards !== undefined) {
+    if (!Array.isArray(n.gpuCards)) throw new Error('node.gpuCards: must be a list of {type, memory, uuid}');
+    if (n.gpus !== undefined && n.gpus !== n.gpuCards.length) throw new Error(`node.gpus: ${n.gpus} does not match the ${n.gpuCards.length} cards of node.gpuCards`);
+    out.gpuCards = n.gpuCards.map((c, i) => ({
+      ...(c.type !== undefined ? { type: String(c.type) } : {}),
+      ...(c.memory !== undefined ? { memoryMiB: mebibytes(c.memory, `node.gpuCards[${i}].memory`) } : {}),
+      ...(c.uuid !== undefined ? { uuid: String(c.uuid) } : {}),
+    }));
+  }
+  return out;
+}
+
+function relativeTo(configFile: string | undefined): (p: string) => string {
+  return (p) => resolve(configFile ? dirname(resolve(configFile)) : '.', p);
+}
+
+function gpuSharingConfig(g: GpuSharingOptions | undefined, relative: (p: string) => string): GpuSharingOptions {
+  if (g === undefined) return {};
+  if (typeof g !== 'object' || g === null) throw new Error('gpuSharing: must be a map (deviceSplitCount, gpuSchedulerPolicy, libvgpu)');
+  const out: GpuSharingOptions = {};
+  if (g.deviceSplitCount !== undefined) {
+    if (!Number.isInteger(g.deviceSplitCount) || g.deviceSplitCount < 1) throw new Error(`gpuSharing.deviceSplitCount: "${g.deviceSplitCount}" is not a whole number of shares (1 or more)`);
+    out.deviceSplitCount = g.deviceSplitCount;
+  }
+  if (g.gpuSchedulerPolicy !== undefined) {
+    if (g.gpuSchedulerPolicy !== 'spread' && g.gpuSchedulerPolicy !== 'binpack') throw new Error(`gpuSharing.gpuSchedulerPolicy: "${String(g.gpuSchedulerPolicy)}" must be spread or binpack`);
+    out.gpuSchedulerPolicy = g.gpuSchedulerPolicy;
+  }
+  if (g.libvgpu !== undefined && g.libvgpu !== '') out.libvgpu = relative(String(g.libvgpu));
+  return out;
 }
 
 /** a /16 of IPv4 (the Pods' addresses are <a>.<b>.x.y) */

@@ -16,6 +16,7 @@ import { addResourceQuotaController } from '../control/resourcequota.js';
 import { addServiceAccountController } from '../control/serviceaccounts.js';
 import { ResourceFit } from '../scheduler/placement.js';
 import { addScheduler } from '../scheduler/scheduler.js';
+import { addGpuSharesController } from '../scheduler/gpu-shares.js';
 import { Client } from '../store/client.js';
 import { SqliteStore } from '../store/sqlite/store.js';
 import { Environments } from '../substrate/local/environments.js';
@@ -103,13 +104,15 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   const substrate = new LocalSubstrate({
     ...(isolation && typeof isolation !== 'string' ? { isolation } : {}),
     client, recorder, manager, dataDir: config.dataDir, nodeName: config.nodeName, node: config.node,
+    ...(config.gpuSharing.libvgpu ? { libvgpu: config.gpuSharing.libvgpu } : {}),
     environments: new Environments(config.environments, { path: defaultPath(), env: { SKIFF_HOME: repoRoot } }),
     ...(existsSync(basePython) ? { python: { basePython, ...(config.pythonZygote ? { zygote: { script: join(repoRoot, 'python', 'skiff_zygote.py'), client: join(repoRoot, 'build', 'skiff-pyfork') } } : {}) } } : {}),
     version, crashLoopBaseMs: config.crashLoopBackoffMs, crashLoopMaxMs: config.crashLoopBackoffMaxMs, metricsIntervalMs: config.metricsResolutionMs, log,
   });
   registerUsageMetrics(metrics, substrate);
   await substrate.start();
-  addScheduler(manager, { client, recorder: new EventRecorder(client, 'default-scheduler'), nodeName: config.nodeName, placement: new ResourceFit() });
+  addScheduler(manager, { client, recorder: new EventRecorder(client, 'default-scheduler'), nodeName: config.nodeName, placement: new ResourceFit(config.gpuSharing.gpuSchedulerPolicy) });
+  addGpuSharesController(manager, client, config.nodeName);
   addNamespaceController(manager, client, registry);
   addResourceQuotaController(manager, client, registry);
   // the CA is known once the in-cluster endpoint has its certificates, before the controllers start

@@ -1,13 +1,17 @@
 // Admission: checks that run on every create after defaulting and validation, before the object is
 // stored, whoever writes it (a user through the API server or a controller making Pods). They are a
 // list, as kube-apiserver's admission plugins are, so a check is added here and not in the handlers.
+import type { Container } from '../api/core-types.js';
 import { ApiError, StatusReason } from '../api/errors.js';
+import { GpuQuotaName, GpuResource, HamiAnnotation, decodeNodeDevices } from '../api/gpu-sharing.js';
+import { assignmentAnnotations } from '../api/core.js';
 import type { KObject, StoredObject } from '../api/meta.js';
+import { parseQuantity } from '../api/quantity.js';
 import type { KindDef } from '../api/registry.js';
 import {
   ResourceQuotaKind, add, exceeds, hardOf, mask, missingRequests, storageKeyOfResource, usageOf,
 } from '../api/resourcequota.js';
-import type { ResourceList, ResourceQuotaObject } from '../api/resourcequota.js';
+import type { ResourceList, ResourceQuotaObject, UsageContext } from '../api/resourcequota.js';
 import type { Store } from './store.js';
 
 export interface AdmissionRequest {
@@ -32,7 +36,7 @@ function forbidden(def: KindDef, obj: KObject, message: string): ApiError {
 }
 
 /** What the namespace's existing objects use of the names in `names`. */
-async function namespaceUsage(req: AdmissionRequest, namespace: string, names: Iterable<string>): Promise<ResourceList> {
+async function namespaceUsage(req: AdmissionRequest, namespace: string, names: Iterable<string>, ctx: UsageContext): Promise<ResourceList> {
   const byKind = new Map<string, string[]>();
   for (const n of names) {
     const key = storageKeyOfResource(n);
@@ -44,12 +48,12 @@ async function namespaceUsage(req: AdmissionRequest, namespace: string, names: I
     const def = req.kindOf(key);
     if (!def) continue;
     const items = await listAll(req.store, def, namespace);
-    for (const item of items) used = add(used, mask(usageOf(def, item, now), kindNames));
+    for (const item of items) used = add(used, mask(usageOf(def, item, now, ctx), kindNames));
   }
   return used;
 }
 
-async function listAll(store: Store, def: KindDef, namespace: string): Promise<StoredObject[]> {
+async function listAll(store: Store, def: KindDef, namespace?: string): Promise<StoredObject[]> {
   const out: StoredObject[] = [];
   let cont: string | undefined;
   do {
@@ -74,7 +78,9 @@ export const resourceQuotaAdmission: AdmissionPlugin = {
     if (!req.def.namespaced || !ns || req.def === ResourceQuotaKind) return;
     const quotas = (await listAll(req.store, ResourceQuotaKind, ns)) as ResourceQuotaObject[];
     if (quotas.length === 0) return;
-    const requested = usageOf(req.def, req.obj);
+    const limitsShares = quotas.some((q) => hardOf(q).has(GpuQuotaName.memory));
+    const ctx: UsageContext = limitsShares ? { gpuCardMemoryMiB: await smallestCard(req) } : {};
+    const requested = usageOf(req.def, req.obj, Date.now(), ctx);
     quotas.sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
     if (!req.def.group && req.def.kind === 'Pod') {
       for (const q of quotas) {
@@ -85,7 +91,7 @@ export const resourceQuotaAdmission: AdmissionPlugin = {
     const names = new Set<string>();
     for (const q of quotas) for (const k of hardOf(q).keys()) if (requested.has(k)) names.add(k);
     if (names.size === 0) return;
-    const used = await namespaceUsage(req, ns, names);
+    const used = await namespaceUsage(req, ns, names, ctx);
     for (const q of quotas) {
       const refusal = exceeds(q, used, requested);
       if (refusal) throw forbidden(req.def, req.obj, refusal);
@@ -93,4 +99,71 @@ export const resourceQuotaAdmission: AdmissionPlugin = {
   },
 };
 
-export const defaultAdmission: readonly AdmissionPlugin[] = [resourceQuotaAdmission];
+/**
+ * The memory of the smallest card any node registered: a share asked as a percentage counts, before it
+ * has a card, as that much of the smallest, so admission never refuses what some card could hold (the
+ * scheduler checks the exact figure when it picks the card).
+ */
+async function smallestCard(req: AdmissionRequest): Promise<number> {
+  const nodes = req.kindOf('/nodes');
+  if (!nodes) return 0;
+  let least = Infinity;
+  for (const n of await listAll(req.store, nodes)) {
+    const reg = n.metadata.annotations?.[HamiAnnotation.register];
+    if (!reg) continue;
+    try {
+      for (const c of decodeNodeDevices(reg)) if (c.memoryMiB > 0) least = Math.min(least, c.memoryMiB);
+    } catch {
+      // a node whose register annotation does not parse offers no card to count
+    }
+  }
+  return Number.isFinite(least) ? least : 0;
+}
+
+function limitValue(c: Container, name: string): number | undefined {
+  const v = c.resources?.limits?.[name];
+  return v === undefined ? undefined : parseQuantity(v);
+}
+
+/**
+ * HAMi's mutating webhook: a container that names a share's memory or compute in its limits but no
+ * card count gets `nvidia.com/gpu: 1`; one that takes a whole card's memory and states no compute gets
+ * `nvidia.com/gpucores: 100`, the card to itself. A memory percentage outside 0..100 is refused. The
+ * Pod is stored with what it will be placed by, so quotas, `kubectl describe` and the node's counts
+ * all see the same numbers.
+ */
+export const gpuSharingAdmission: AdmissionPlugin = {
+  name: 'GpuSharing',
+  async admit(req) {
+    if (req.def.group || req.def.kind !== 'Pod') return;
+    // an assignment is the scheduler's to write: one a new Pod brings along would reach cards it was
+    // not given, or hide its shares from quota
+    const annotations = req.obj.metadata.annotations;
+    if (annotations) for (const k of assignmentAnnotations) delete annotations[k];
+    const spec = req.obj.spec as { containers?: Container[]; initContainers?: Container[] } | undefined;
+    for (const c of [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])]) {
+      if (!c || typeof c !== 'object') continue;
+      const pct = limitValue(c, GpuResource.memoryPercentage) ?? parseQuantity(c.resources?.requests?.[GpuResource.memoryPercentage]);
+      if (pct !== undefined && (pct < 0 || pct > 100 || !Number.isInteger(pct))) {
+        throw forbidden(req.def, req.obj, `invalid ${GpuResource.memoryPercentage} value ${String(c.resources?.limits?.[GpuResource.memoryPercentage] ?? c.resources?.requests?.[GpuResource.memoryPercentage])} in container ${c.name}: must be an integer between 0 and 100`);
+      }
+      const has = (name: string): boolean => c.resources?.limits?.[name] !== undefined || c.resources?.requests?.[name] !== undefined;
+      const limits = { ...(c.resources?.limits ?? {}) };
+      let changed = false;
+      if (!has(GpuResource.count) && [GpuResource.memory, GpuResource.memoryPercentage, GpuResource.cores].some((n) => limits[n] !== undefined)) {
+        limits[GpuResource.count] = '1';
+        changed = true;
+      }
+      if ((limits[GpuResource.count] !== undefined || has(GpuResource.count)) && !has(GpuResource.cores)) {
+        const exclusive = pct !== undefined ? pct === 100 : !has(GpuResource.memory);
+        if (exclusive) {
+          limits[GpuResource.cores] = '100';
+          changed = true;
+        }
+      }
+      if (changed) c.resources = { ...c.resources, limits };
+    }
+  },
+};
+
+export const defaultAdmission: readonly AdmissionPlugin[] = [gpuSharingAdmission, resourceQuotaAdmission];

@@ -133,6 +133,14 @@ export interface PodUsage {
   containers: ContainerUsage[];
 }
 
+/** One real GPU card's use, as nvidia-smi last reported it. */
+export interface GpuCardSample {
+  index: number;
+  /** percent of the time a kernel ran over nvidia-smi's sample period */
+  gpuPercent: number;
+  memoryUsedMiB: number;
+}
+
 /** The whole machine's use, as a Node's. */
 export interface NodeUsage {
   name: string;
@@ -141,6 +149,8 @@ export interface NodeUsage {
   cpuCores?: number;
   windowMs?: number;
   memoryWorkingSetBytes: number;
+  /** the real GPU cards, when the node has any and samples them */
+  gpus?: GpuCardSample[];
 }
 
 /** Where the metrics API and Prometheus read resource use: the substrate that runs the Pods. */

@@ -271,8 +271,21 @@ function printNode(node: any, now: number): PrintedRow {
   const address = (type: string): string => str(arr(node.status?.addresses).find((a) => a?.type === type)?.address) || '<none>';
   return {
     cells: [str(node.metadata?.name), status.join(','), [...roles].sort().join(',') || '<none>', since(node.metadata?.creationTimestamp, now), str(info.kubeletVersion),
-      address('InternalIP'), address('ExternalIP'), str(info.osImage) || '<unknown>', str(info.kernelVersion) || '<unknown>', str(info.containerRuntimeVersion) || '<unknown>'],
+      address('InternalIP'), address('ExternalIP'), str(info.osImage) || '<unknown>', str(info.kernelVersion) || '<unknown>', str(info.containerRuntimeVersion) || '<unknown>',
+      gpuShares(node.metadata?.annotations?.['skiff.dev/gpu-shares'])],
   };
+}
+
+/** `2/20`: the GPU shares taken of all the node's cards, from the scheduler's summary annotation */
+function gpuShares(summary: unknown): string {
+  if (typeof summary !== 'string') return '<none>';
+  let used = 0;
+  let total = 0;
+  for (const m of summary.matchAll(/(\d+)\/(\d+) shares/g)) {
+    used += Number(m[1]);
+    total += Number(m[2]);
+  }
+  return total ? `${used}/${total}` : '<none>';
 }
 
 // ---------------------------------------------------------------- Event
@@ -436,6 +449,7 @@ const printers: Record<string, BuiltinPrinter> = {
       col('OS-Image', fieldDocs['NodeSystemInfo.osImage'], { priority: 1 }),
       col('Kernel-Version', fieldDocs['NodeSystemInfo.kernelVersion'], { priority: 1 }),
       col('Container-Runtime', fieldDocs['NodeSystemInfo.containerRuntimeVersion'], { priority: 1 }),
+      col('GPU-Shares', 'GPU shares taken of all the node\'s cards (HAMi: each card is split into deviceSplitCount shares)', { priority: 1 }),
     ],
     row: printNode,
   },

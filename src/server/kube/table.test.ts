@@ -231,8 +231,10 @@ describe('other built-in kinds', () => {
       spec: { unschedulable: true },
       status: { conditions: [{ type: 'Ready', status: 'True' }], addresses: [{ type: 'InternalIP', address: '127.0.0.1' }], nodeInfo: { kubeletVersion: 'skiff-1.0', osImage: 'Linux', kernelVersion: '6.1' } },
     };
-    assert.deepEqual(row(Kinds.Node, node), { Name: 'skiff', Status: 'Ready,SchedulingDisabled', Roles: 'control-plane,gpu', Age: '60s', Version: 'skiff-1.0', 'Internal-IP': '127.0.0.1', 'External-IP': '<none>', 'OS-Image': 'Linux', 'Kernel-Version': '6.1', 'Container-Runtime': '<unknown>' });
+    assert.deepEqual(row(Kinds.Node, node), { Name: 'skiff', Status: 'Ready,SchedulingDisabled', Roles: 'control-plane,gpu', Age: '60s', Version: 'skiff-1.0', 'Internal-IP': '127.0.0.1', 'External-IP': '<none>', 'OS-Image': 'Linux', 'Kernel-Version': '6.1', 'Container-Runtime': '<unknown>', 'GPU-Shares': '<none>' });
     assert.equal(row(Kinds.Node, { metadata: { name: 'n' }, status: {} }).Status, 'Unknown');
+    const shared = { ...node, metadata: { ...node.metadata, annotations: { 'skiff.dev/gpu-shares': '0: 2/10 shares, 6000/81920 MiB, 60/100 cores; 1: 1/10 shares, 81920/81920 MiB, 100/100 cores' } } };
+    assert.equal(row(Kinds.Node, shared)['GPU-Shares'], '3/20');
   });
 
   it('Event: last seen, object and the wide columns', () => {

@@ -7,12 +7,12 @@ import { Kinds } from '../../api/index.js';
 import type { StoredObject } from '../../api/meta.js';
 import type { Manager } from '../../control/controller.js';
 import type { Recorder } from '../../control/events.js';
-import { nodeObject } from '../../scheduler/node.js';
+import { gpuCards, nodeObject } from '../../scheduler/node.js';
 import type { NodeUsage, PodAttachOptions, PodAttachSession, PodExecOptions, PodExecSession, PodFile, PodLogOptions, PodMetricsSource, PodUsage } from '../substrate.js';
 import type { Client } from '../../store/client.js';
 import type { Substrate } from '../substrate.js';
 import type { CapacityOverrides } from './capacity.js';
-import { discoverCapacity } from './capacity.js';
+import { discoverCapacity, sampleGpus } from './capacity.js';
 import type { Environments } from './environments.js';
 import { Kubelet, type KubeletOptions } from './kubelet.js';
 import type { ServiceView } from './network.js';
@@ -32,6 +32,8 @@ export interface LocalSubstrateOptions {
   nodeName: string;
   /** what the config says instead of what the machine has */
   node?: CapacityOverrides;
+  /** HAMi-core's libvgpu.so, to enforce GPU shares' memory and compute limits */
+  libvgpu?: string;
   environments: Environments;
   /** the base Python environment for lightweight components: cached environments are layered over it */
   python?: {
@@ -56,10 +58,15 @@ export class LocalSubstrate implements Substrate, PodMetricsSource {
   private readonly zygote?: PythonZygote;
   private readonly python?: PythonPods;
   private readonly usage: UsageMonitor;
+  private realGpus = 0;
 
   constructor(private readonly opts: LocalSubstrateOptions) {
     this.nodeName = opts.nodeName;
-    this.usage = new UsageMonitor({ nodeName: opts.nodeName, intervalMs: opts.metricsIntervalMs ?? 5000, containers: () => this.agent?.liveContainers() ?? [] });
+    // the real cards are sampled once the node knows it has some
+    this.usage = new UsageMonitor({
+      nodeName: opts.nodeName, intervalMs: opts.metricsIntervalMs ?? 5000, containers: () => this.agent?.liveContainers() ?? [],
+      gpus: async () => (this.realGpus ? sampleGpus() : []),
+    });
     const py = opts.python;
     if (py) {
       const z = py.zygote && { python: py.basePython, ...py.zygote };
@@ -83,9 +90,10 @@ export class LocalSubstrate implements Substrate, PodMetricsSource {
     // warmed now, so the first task does not wait for it
     if (this.zygote) void this.zygote.ensure();
     const capacity = await discoverCapacity(this.opts.node);
+    this.realGpus = capacity.realGpus;
     this.agent = new Kubelet({
       client, recorder: this.opts.recorder, dataDir: this.opts.dataDir, nodeName, environments: this.opts.environments,
-      gpuCount: capacity.gpus.length, python: this.python, shellDir: shellShim(join(this.opts.dataDir, 'shell')),
+      gpuCount: capacity.gpus.length, gpuCards: gpuCards(capacity), ...(this.opts.libvgpu ? { libvgpu: this.opts.libvgpu } : {}), python: this.python, shellDir: shellShim(join(this.opts.dataDir, 'shell')),
       crashLoopBaseMs: this.opts.crashLoopBaseMs, crashLoopMaxMs: this.opts.crashLoopMaxMs, log: this.opts.log,
       onContainerStart: () => this.usage.wake(),
       ...(this.opts.isolation ? { isolation: this.opts.isolation } : {}),

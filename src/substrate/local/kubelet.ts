@@ -1,7 +1,7 @@
 // The local node agent: runs the Pods bound to this machine as processes, reports their status, and
 // stops them when they are deleted. Every step reads the Pod from the store and the run directories
 // from disk, so a restarted server adopts what the last one started.
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { constants } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -13,10 +13,14 @@ import type { ObjectKey, StoredObject } from '../../api/meta.js';
 import { deepEqual, keyString, now } from '../../api/meta.js';
 import type { Controller, Manager, Result } from '../../control/controller.js';
 import type { Recorder } from '../../control/events.js';
+import type { GpuCard } from '../../api/gpu-sharing.js';
+import { containerGpuRequest, podContainers, podDevices } from '../../api/gpu-sharing.js';
 import { assignedGpus } from '../../scheduler/placement.js';
 import type { Client } from '../../store/client.js';
 import type { PodAttachOptions, PodAttachSession, PodExecOptions, PodExecSession, PodFile, PodLogOptions } from '../substrate.js';
 import { ConfigError, containerArgv, containerEnv } from './env.js';
+import type { ContainerGpus } from './gpu-sharing.js';
+import { describeShares, gpuEnv, isShared, mpsPipeDir, preloadList, vgpuLibTarget, vgpuLockDir } from './gpu-sharing.js';
 import { followOutput } from './attach.js';
 import { ExecError, execIn, killExec } from './exec.js';
 import { type Environments, imageBinds } from './environments.js';
@@ -24,7 +28,7 @@ import { followLog, readLog } from './logs.js';
 import type { PythonLaunch, PythonPods } from './python-pods.js';
 import { PodAddresses, hostsFile, netPreloadPath, podNetworkEnv, sandboxPreloadPath, writeHosts } from './network.js';
 import type { ServiceView } from './network.js';
-import type { ContainerProcess, SandboxIsolation } from './process.js';
+import type { BindMount, ContainerProcess, SandboxIsolation } from './process.js';
 import { adopt, bwrapAvailable, execTarget, launch } from './process.js';
 import type { ContainerRuntime, PodRuntime } from './runtime.js';
 import { loadContainer, logFile, readPodRecord, runDir, writePodRecord } from './runtime.js';
@@ -50,6 +54,10 @@ export interface KubeletOptions {
   environments: Environments;
   /** GPUs on this node, to hide them from pods that did not ask for one */
   gpuCount: number;
+  /** the node's cards, to turn a Pod's shares into CUDA device numbers and limits */
+  gpuCards?: GpuCard[];
+  /** HAMi-core's libvgpu.so, preloaded into containers with a share of a card to enforce it */
+  libvgpu?: string;
   /** lightweight Python components: their pip bootstrap as an image pull, the warm zygote */
   python?: PythonPods;
   /** first on every container's default PATH: where `sh` is bash (shell.ts) */
@@ -89,6 +97,8 @@ export class Kubelet {
   private readonly sandboxed: boolean;
   private hostsTimer?: Timer;
   private policyTimer?: Timer;
+  /** Pods (by uid) already told their GPU limits are not enforced here, or that CUDA_DISABLE_CONTROL is ignored */
+  private readonly gpuNotices = new Set<string>();
   /** failed loads of the ruleset in a row (the retry backs off) */
   private policyFailures = 0;
   private stopped = false;
@@ -229,6 +239,7 @@ export class Kubelet {
   }
 
   private async forget(uid: string): Promise<void> {
+    for (const k of this.gpuNotices) if (k.startsWith(`${uid}/`)) this.gpuNotices.delete(k);
     const rt = this.pods.get(uid);
     if (rt) {
       this.killAll(rt, 'SIGKILL');
@@ -451,13 +462,14 @@ export class Kubelet {
     let argv: string[];
     let vars: Record<string, string>;
     let user: PodUser | undefined;
+    let gpus: ContainerGpus = { indices: [], shares: [], cards: [] };
     try {
       const base0 = env.baseEnv(spec.image);
       if (this.opts.shellDir) base0.PATH = `${this.opts.shellDir}:${base0.PATH ?? ''}`;
       const podVars: Record<string, string> = { ...base0, HOSTNAME: pod.spec.hostname ?? rt.name, ...inClusterEnv(this.inCluster, this.apiServer), ...podNetworkEnv(pod, rt.ip, base0.LD_PRELOAD, this.sandboxed, rt.net !== undefined) };
       if (this.apiServer) podVars.SKIFF_SERVER = this.apiServer;
-      const gpus = assignedGpus(pod);
-      if (gpus.length) podVars.CUDA_VISIBLE_DEVICES = gpus.join(',');
+      gpus = this.containerGpus(pod, spec);
+      if (gpus.indices.length) podVars.CUDA_VISIBLE_DEVICES = gpus.indices.join(',');
       else if (this.opts.gpuCount > 0) podVars.CUDA_VISIBLE_DEVICES = '';
       // the downward API's status.podIP is known before the first status write says so
       const self = pod.status?.podIP ? pod : { ...pod, status: { ...pod.status, podIP: rt.ip } };
@@ -466,6 +478,7 @@ export class Kubelet {
         Object.assign(vars, py.env);
         if (py.pathPrefix) vars.PATH = `${py.pathPrefix}:${vars.PATH ?? ''}`;
       }
+      this.gpuSharingEnv(pod, rt, spec, gpus, vars);
       argv = containerArgv(py ? { ...spec, command: py.command, args: py.args } : spec, vars, env.forImage(spec.image).entrypoint);
       if (this.uids) user = this.userOf(pod, spec);
     } catch (e) {
@@ -494,7 +507,7 @@ export class Kubelet {
         if (user) ownVolume(b.source, user, pod.spec.securityContext?.fsGroup);
       }
     }
-    const binds = [...image, ...containerBinds(spec, rt.volumes ?? new Map())];
+    const binds = [...image, ...containerBinds(spec, rt.volumes ?? new Map()), ...this.gpuSharingBinds(pod, rt, spec, gpus, vars, user)];
     // a volume the Pod mounts at the service-account path itself wins, as on a cluster
     if (this.inCluster && this.sandboxed && !binds.some((b) => b.target === serviceAccountMountPath)) {
       const sa = await this.opts.client.find(Kinds.ServiceAccount, { namespace: rt.namespace, name: pod.spec.serviceAccountName ?? 'default' });
@@ -549,6 +562,85 @@ export class Kubelet {
     this.opts.onContainerStart?.();
     this.opts.recorder.event(pod, 'Normal', 'Started', `Started container ${spec.name}`);
     return Infinity;
+  }
+
+  /** the container's cards: its own shares when the Pod's assignment records them, else (a Pod placed
+   *  with whole cards only) the Pod's cards for every container */
+  private containerGpus(pod: Pod, spec: Container): ContainerGpus {
+    const ask = containerGpuRequest(spec);
+    const extra = ask?.priority !== undefined ? { priority: ask.priority } : {};
+    const pd = podDevices(pod);
+    if (!pd) return { indices: assignedGpus(pod), shares: [], cards: [], ...extra };
+    // a container that asked for no card gets none, whatever the annotations say
+    if (!ask) return { indices: [], shares: [], cards: [] };
+    const byUuid = new Map((this.opts.gpuCards ?? []).map((c) => [c.uuid, c]));
+    const mine = (pd[podContainers(pod).findIndex((c) => c.container.name === spec.name)] ?? []).filter((s) => byUuid.has(s.uuid));
+    const cards = mine.map((s) => byUuid.get(s.uuid) as GpuCard);
+    return { indices: cards.map((c) => c.index), shares: mine, cards, ...extra };
+  }
+
+  /** an event a Pod gets once, not at every restart of its containers */
+  private noticeOnce(pod: Pod & StoredObject, what: string, type: 'Normal' | 'Warning', reason: string, message: string): void {
+    const k = `${pod.metadata.uid}/${what}`;
+    if (this.gpuNotices.has(k)) return;
+    this.gpuNotices.add(k);
+    this.opts.recorder.event(pod, type, reason, message);
+  }
+
+  /** the directory of a container's HAMi-core shared region (recreated at every start, as HAMi's device plugin does) */
+  private vgpuDir(rt: PodRuntime, spec: Container): string {
+    return join(rt.dir, 'vgpu', spec.name);
+  }
+
+  /**
+   * The container's GPU variables over whatever it set itself: its cards, and for a share HAMi-core's
+   * limits. CUDA_DISABLE_CONTROL, which makes HAMi leave the limits out, is removed.
+   */
+  private gpuSharingEnv(pod: Pod & StoredObject, rt: PodRuntime, spec: Container, gpus: ContainerGpus, vars: Record<string, string>): void {
+    if (vars.CUDA_DISABLE_CONTROL !== undefined) {
+      delete vars.CUDA_DISABLE_CONTROL;
+      this.noticeOnce(pod, `control/${spec.name}`, 'Warning', 'GPUControlKept', `container ${spec.name}: CUDA_DISABLE_CONTROL is removed from its environment: the node keeps GPU memory and compute limits in force`);
+    }
+    // the node decides which cards a container sees: a variable the Pod set does not reach others' cards
+    if (gpus.indices.length) vars.CUDA_VISIBLE_DEVICES = gpus.indices.join(',');
+    else if (this.opts.gpuCount > 0) vars.CUDA_VISIBLE_DEVICES = '';
+    Object.assign(vars, gpuEnv(gpus, { cacheFile: join(this.vgpuDir(rt, spec), `${spec.name}.cache`), mps: mpsPipeDir() }));
+  }
+
+  /**
+   * What a container with a share needs mounted: its shared-region directory, and where HAMi-core's
+   * library is configured, the library itself with an /etc/ld.so.preload naming it (without
+   * bubblewrap, LD_PRELOAD instead). Without the library the Pod is told its limits are advisory.
+   */
+  private gpuSharingBinds(pod: Pod & StoredObject, rt: PodRuntime, spec: Container, gpus: ContainerGpus, vars: Record<string, string>, user: PodUser | undefined): BindMount[] {
+    if (!gpus.shares.length || !isShared(gpus)) return [];
+    const dir = this.vgpuDir(rt, spec);
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    // every process of the container, whoever it runs as, maps the region
+    chmodSync(dir, 0o777);
+    const binds: BindMount[] = [];
+    // with isolation the data dir is hidden: the region's directory is seen where it is
+    if (user) binds.push({ source: dir, target: dir, readOnly: false });
+    const lib = this.opts.libvgpu;
+    if (!lib || !existsSync(lib)) {
+      const why = lib ? `HAMi-core's library ${lib} is missing` : 'no HAMi-core library is configured (gpuSharing.libvgpu)';
+      this.noticeOnce(pod, `advisory/${spec.name}`, 'Warning', 'GPULimitsAdvisory', `container ${spec.name}: its GPU share (${describeShares(gpus)}) is placed and counted, but not enforced: ${why}, so the limits in its environment are advisory`);
+      return binds;
+    }
+    if (!this.sandboxed) {
+      vars.LD_PRELOAD = vars.LD_PRELOAD ? `${lib}:${vars.LD_PRELOAD}` : lib;
+      return binds;
+    }
+    mkdirSync(vgpuLockDir, { recursive: true });
+    chmodSync(vgpuLockDir, 0o777);
+    const preload = join(rt.dir, 'vgpu', `${spec.name}.ld.so.preload`);
+    writeFileSync(preload, preloadList(vgpuLibTarget));
+    binds.push({ source: lib, target: vgpuLibTarget, readOnly: true }, { source: preload, target: '/etc/ld.so.preload', readOnly: true }, { source: vgpuLockDir, target: vgpuLockDir, readOnly: false });
+    // an isolated Pod has a /tmp of its own: the MPS daemon's pipes are shown in it
+    const mps = mpsPipeDir();
+    if (mps && user) binds.push({ source: mps, target: mps, readOnly: false });
+    return binds;
   }
 
   /** who a container runs as (isolation.ts); its namespace's group is always one of its groups, so

@@ -2,7 +2,7 @@
 // runs, it measures each container's CPU time and working set from /proc and keeps the latest two
 // samples in memory, so the metrics API can answer a rate over the window between them as
 // metrics-server does. The machine's own use is sampled with them, and on demand when stale.
-import type { ContainerUsage, NodeUsage, PodMetricsSource, PodUsage } from '../substrate.js';
+import type { ContainerUsage, GpuCardSample, NodeUsage, PodMetricsSource, PodUsage } from '../substrate.js';
 import { every, type Timer } from '../../util/timers.js';
 import { CLOCK_TICKS, ProcFs, containerProcesses } from './procfs.js';
 
@@ -25,6 +25,9 @@ export interface UsageMonitorOptions {
   containers: () => LiveContainer[];
   /** where /proc is (tests give a made-up one) */
   procRoot?: string;
+  /** the real GPU cards' use (nvidia-smi), when the node has any: asked at each sample, the answer
+   *  kept for the next read */
+  gpus?: () => Promise<GpuCardSample[]>;
   now?: () => number;
 }
 
@@ -47,6 +50,8 @@ export class UsageMonitor implements PodMetricsSource {
   private series = new Map<string, Series>();
   private nodeLast?: Point;
   private nodePrev?: Point;
+  private gpuLast?: GpuCardSample[];
+  private gpuAsking = false;
 
   constructor(private readonly opts: UsageMonitorOptions) {
     this.fs = new ProcFs(opts.procRoot);
@@ -105,7 +110,22 @@ export class UsageMonitor implements PodMetricsSource {
     this.sampleNode(t);
   }
 
+  /** asks for the cards' use without waiting: the answer is there for the next read */
+  private sampleGpus(): void {
+    const ask = this.opts.gpus;
+    if (!ask || this.gpuAsking) return;
+    this.gpuAsking = true;
+    ask().then((g) => {
+      this.gpuLast = g;
+    }, () => {
+      this.gpuLast = undefined;
+    }).finally(() => {
+      this.gpuAsking = false;
+    });
+  }
+
   private sampleNode(t = this.now()): void {
+    this.sampleGpus();
     const ticks = this.fs.nodeCpuTicks();
     const memory = this.fs.nodeMemoryBytes();
     if (ticks === undefined || memory === undefined) return;
@@ -139,7 +159,7 @@ export class UsageMonitor implements PodMetricsSource {
     if (!this.nodeLast || this.now() - this.nodeLast.t >= Math.min(this.opts.intervalMs, 1000)) this.sampleNode();
     const last = this.nodeLast;
     if (!last) return undefined;
-    const u: NodeUsage = { name: this.opts.nodeName, timestamp: last.t, cpuSeconds: last.cpuSeconds, memoryWorkingSetBytes: last.memory };
+    const u: NodeUsage = { name: this.opts.nodeName, timestamp: last.t, cpuSeconds: last.cpuSeconds, memoryWorkingSetBytes: last.memory, ...(this.gpuLast ? { gpus: this.gpuLast } : {}) };
     const prev = this.nodePrev;
     if (prev && last.t > prev.t) {
       u.windowMs = last.t - prev.t;

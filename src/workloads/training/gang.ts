@@ -8,7 +8,7 @@ import type { Pod } from '../../api/core-types.js';
 import { Kinds } from '../../api/index.js';
 import type { Client } from '../../store/client.js';
 import type { NodeView } from '../../scheduler/placement.js';
-import { ResourceFit, gpuAnnotation, nodeView } from '../../scheduler/placement.js';
+import { ResourceFit, nodeView, withAssignment } from '../../scheduler/placement.js';
 import type { Placement } from '../../scheduler/placement.js';
 import type { ResourceList } from '../../scheduler/resources.js';
 import { GPU } from '../../scheduler/resources.js';
@@ -81,7 +81,7 @@ export class GangAdmission {
     for (const pod of gang) {
       const r = this.placement.place(pod, node, placed);
       if (!r.fits) return { fits: false, reason: `${pod.metadata.name ?? ''}: ${r.reason}` };
-      placed.push(r.gpus.length ? { ...pod, metadata: { ...pod.metadata, annotations: { ...pod.metadata.annotations, [gpuAnnotation]: r.gpus.join(',') } } } : pod);
+      placed.push(withAssignment(pod, r, node.name));
     }
     return { fits: true };
   }
