@@ -6,8 +6,9 @@
 //   - `self` is the value the rule sits on, after defaulting; integers are CEL ints;
 //   - a rule that names `oldSelf` is a transition rule: it runs on update only, where the old object
 //     has a value at the same place (through object fields and `map` lists matched by their keys);
-//   - a rule that is false fails with its message, on the rule's path: `Invalid value: <message>` for
-//     an object or a list, `Invalid value: "<the value>": <message>` for a scalar;
+//   - a rule that is false fails with its message, on the rule's path (`<nil>` for the object's root):
+//     `Invalid value: <message>` for an object or a list, `Invalid value: "<the value>": <message>` for
+//     a scalar;
 //   - when the schema already refused the object's shape (a wrong type, a missing required field, an
 //     unsupported enum value, too many items), no rule runs, and one cause without a field says so,
 //     worded as the API server words it.
@@ -132,8 +133,14 @@ function scalarShown(v: unknown): string {
   return typeof v === 'string' ? JSON.stringify(v) : String(v);
 }
 
+/** a rule's path as kube-apiserver prints it: the object's root has none, shown `<nil>` */
+function rulePath(path: string, rule?: ValidationRule): string {
+  const at = rule?.fieldPath ? `${path}${rule.fieldPath.startsWith('.') ? '' : '.'}${rule.fieldPath}`.replace(/^\./, '') : path;
+  return at || '<nil>';
+}
+
 function ruleError(path: string, s: SchemaNode, value: unknown, rule: ValidationRule, detail: string): FieldError {
-  const at = rule.fieldPath ? `${path}${rule.fieldPath.startsWith('.') ? '' : '.'}${rule.fieldPath}` : path;
+  const at = rulePath(path, rule);
   switch (rule.reason) {
     case 'FieldValueForbidden':
       return { field: at, type: 'FieldValueForbidden', message: `Forbidden: ${detail}` };
@@ -161,7 +168,7 @@ function evaluateRules(s: SchemaNode, value: unknown, old: unknown, path: string
     if (result === true) continue;
     if (result instanceof Error || isCelError(result)) {
       const why = (result as Error).message;
-      errs.push({ field: path, type: 'FieldValueInvalid', message: `Invalid value: ${s.type === 'object' || s.type === 'array' ? '' : `${scalarShown(value)}: `}${why} evaluating rule: ${rule.message?.trim() || rule.rule.trim()}` });
+      errs.push({ field: rulePath(path), type: 'FieldValueInvalid', message: `Invalid value: ${s.type === 'object' || s.type === 'array' ? '' : `${scalarShown(value)}: `}${why} evaluating rule: ${rule.message?.trim() || rule.rule.trim()}` });
       continue;
     }
     errs.push(ruleError(path, s, value, rule, detail));
