@@ -155,13 +155,16 @@ function ruleError(path: string, s: SchemaNode, value: unknown, rule: Validation
 function evaluateRules(s: SchemaNode, value: unknown, old: unknown, path: string, errs: FieldError[]): void {
   if (value === null || value === undefined) return;
   const rules = s['x-kubernetes-validations'] as ValidationRule[] | undefined;
+  // the values CEL sees, made once for all the rules of this place
+  let vars: Record<string, never> | undefined;
   for (const rule of rules ?? []) {
     if (/\boldSelf\b/.test(rule.rule) && (old === undefined || old === null)) continue;
     const detail = rule.message?.trim() || `failed rule: ${rule.rule.trim()}`;
     const run = program(rule.rule);
     let result: unknown;
     try {
-      result = run instanceof Error ? run : run({ self: celValue(value, s), oldSelf: celValue(old, s) } as unknown as Record<string, never>);
+      vars ??= { self: celValue(value, s), oldSelf: celValue(old, s) } as unknown as Record<string, never>;
+      result = run instanceof Error ? run : run(vars);
     } catch (e) {
       result = e;
     }
