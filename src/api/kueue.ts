@@ -11,11 +11,11 @@
 //      CEL rules (every flavor lists exactly its group's resources, borrowingLimit needs a cohort,
 //      reclaimWithinCohort Never forbids borrowWithinCohort, LocalQueue.spec.clusterQueue is
 //      immutable, minCount <= count, priorityClassRef's group and kind go together, ...);
-//   2. when that passes, Kueue's validating webhooks (src/api/kueue-webhooks.ts), on the object as v1beta2: a
-//      resource or a flavor in one resource group only, a quota's resource named as its group covers
-//      it, quantities >= 0, lendingLimit <= nominalQuota, limits of 256 flavors and 256 resources in
-//      all, fair-sharing weights, label and taint rules, the reserved resource `pods`, a Workload's
-//      status and its changes while it holds quota.
+//   2. when that passes, Kueue's validating webhooks (src/api/kueue-webhooks.ts), on the object as
+//      v1beta2: a resource or a flavor in one resource group only, a quota's resource named as its
+//      group covers it, quantities >= 0, lendingLimit <= nominalQuota, limits of 256 flavors and 256
+//      resources in all, fair-sharing weights, label and taint rules, the reserved resource `pods`, a
+//      Workload's status and its changes while it holds quota.
 // Errors name the field as the API server names it and come back 422 Invalid with a cause each. (A
 // cluster answers a webhook's refusal 403 "admission webhook ... denied the request" with the same
 // text and no causes; Skiff keeps one form for every refusal.)
