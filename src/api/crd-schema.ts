@@ -55,13 +55,6 @@ export function crdSchema(group: string, version: string, kind: string): SchemaN
   return crd.schema;
 }
 
-/** the schema of a path below the root, e.g. `['spec']` */
-function below(schema: SchemaNode, path: readonly string[]): SchemaNode | undefined {
-  let s: SchemaNode | undefined = schema;
-  for (const p of path) s = s?.properties?.[p];
-  return s;
-}
-
 /** Fills the schema's defaults into `obj` and drops its non-nullable nulls, in place, as the API server decodes an object. */
 export function applyCrdDefaults(group: string, version: string, kind: string, obj: unknown): void {
   structural.applyDefaults(obj, crdSchema(group, version, kind) as StructuralSchema);
@@ -87,14 +80,6 @@ export function validateCrdObject(group: string, version: string, kind: string, 
     return errs;
   }
   evaluateRules(schema, obj, old, '', errs);
-  return errs;
-}
-
-/** Only the CEL rules of the schema below `path` (e.g. `['status']`), on that part of the object. */
-export function validateCrdRules(group: string, version: string, kind: string, value: unknown, old: unknown, path: readonly string[]): FieldError[] {
-  const schema = below(crdSchema(group, version, kind), path);
-  const errs: FieldError[] = [];
-  if (schema) evaluateRules(schema, value, old, path.join('.'), errs);
   return errs;
 }
 
