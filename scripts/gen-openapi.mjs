@@ -9,7 +9,8 @@
 //   - the query parameters of those documents' operations (dryRun, fieldValidation, labelSelector, …), as
 //     kube-apiserver describes them, for the operations of Skiff's own OpenAPI documents;
 //   - Kubeflow's kinds: the upstream CRDs (training-operator 1.9's kubeflow.org jobs, mpi-operator's
-//     MPIJob v2beta1, KServe's serving.kserve.io kinds), each version's openAPIV3Schema and
+//     MPIJob v2beta1, KServe's serving.kserve.io kinds, Kueue's kueue.x-k8s.io kinds in v1beta1 and
+//     v1beta2), each version's openAPIV3Schema and
 //     additionalPrinterColumns, with every subtree that repeats stored once under `defs` and referenced as
 //     {"$ref": "#/defs/<id>"} (src/api/openapi-schemas.ts inlines them again when it serves them).
 //
@@ -22,6 +23,10 @@
 //                     (kubeflow/training-operator release-1.9, manifests/base/crds)
 //   MPI_V2_CRD        kubeflow.org_mpijobs.yaml of kubeflow/mpi-operator (v2beta1)
 //   KSERVE_CRDS       the conformance corpus's kserve/crd
+//   KUEUE_CRDS        a directory with kueue.x-k8s.io_{resourceflavors,clusterqueues,cohorts,localqueues,
+//                     workloadpriorityclasses}.yaml (default: the conformance corpus's kueue/crds)
+//   KUEUE_WORKLOAD_CRD kueue.x-k8s.io_workloads.yaml of the same Kueue commit (the corpus leaves it out
+//                     for its size; by default read from the kubernetes-sigs/kueue mirror at that commit)
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -30,6 +35,8 @@ import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 
 const K8S_VERSION = 'v1.35.4';
+/** the Kueue commit the corpus's CRDs come from (shared/conformance/kueue/SOURCE.md) */
+const KUEUE_COMMIT = 'ff69552e79ad21652c36caa97038382e55625cf7';
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const shared = [process.env.SKIFF_CONFORMANCE_DIR, join(repo, '..', 'shared', 'conformance'), '/work/shared/conformance'].find((d) => d && existsSync(d));
 
@@ -115,6 +122,10 @@ function crdFiles() {
   files.push(mpi ? readFileSync(mpi, 'utf8') : gitShow('kubeflow+mpi-operator', 'HEAD', 'manifests/base/kubeflow.org_mpijobs.yaml'));
   const kserve = process.env.KSERVE_CRDS ?? join(shared, 'kserve', 'crd');
   for (const f of ['serving.kserve.io_inferenceservices.yaml', 'serving.kserve.io_servingruntimes.yaml', 'serving.kserve.io_clusterservingruntimes.yaml']) files.push(readFileSync(join(kserve, f), 'utf8'));
+  const kueue = process.env.KUEUE_CRDS ?? join(shared, 'kueue', 'crds');
+  for (const k of ['resourceflavors', 'clusterqueues', 'cohorts', 'localqueues', 'workloadpriorityclasses']) files.push(readFileSync(join(kueue, `kueue.x-k8s.io_${k}.yaml`), 'utf8'));
+  const workloads = process.env.KUEUE_WORKLOAD_CRD;
+  files.push(workloads ? readFileSync(workloads, 'utf8') : gitShow('kubernetes-sigs+kueue', KUEUE_COMMIT, 'config/components/crd/bases/kueue.x-k8s.io_workloads.yaml'));
   return files;
 }
 

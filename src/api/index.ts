@@ -2,6 +2,7 @@
 import { batchKinds } from './batch.js';
 import { coreKinds } from './core.js';
 import { kfpKinds } from './kfp-objects.js';
+import { ClusterQueueKind, CohortKind, LocalQueueKind, ResourceFlavorKind, WorkloadKind, WorkloadPriorityClassKind, kueueKinds } from './kueue.js';
 import { networkingKinds } from './networking.js';
 import { notebookKinds } from './notebooks.js';
 import { pipelineKinds } from './pipelines.js';
@@ -16,7 +17,7 @@ import type { KindDef } from './registry.js';
 
 /** The kinds the server serves: each has its controllers wired in src/server/main.ts. */
 export function defaultRegistry(): KindRegistry {
-  return new KindRegistry().register(...coreKinds, ...batchKinds, ...pipelineKinds, ...kfpKinds, ...trainingKinds, ...tuningKinds, ...servingKinds, RevisionKind, ...rbacKinds, ...networkingKinds, ...profileKinds, ...notebookKinds);
+  return new KindRegistry().register(...coreKinds, ...batchKinds, ...pipelineKinds, ...kfpKinds, ...trainingKinds, ...tuningKinds, ...servingKinds, RevisionKind, ...rbacKinds, ...networkingKinds, ...profileKinds, ...notebookKinds, ...kueueKinds);
 }
 
 function find(defs: KindDef[], kind: string, version?: string): KindDef {
@@ -64,4 +65,12 @@ export const Kinds = {
   Suggestion: SuggestionKind,
   Trial: TrialKind,
   ObservationLog: ObservationLogKind,
+  /** Kueue's kinds, kueue.x-k8s.io/v1beta2 (v1beta1 is served too, converted) */
+  ResourceFlavor: ResourceFlavorKind,
+  ClusterQueue: ClusterQueueKind,
+  Cohort: CohortKind,
+  LocalQueue: LocalQueueKind,
+  /** Kueue's Workload: the unit of admission a job stands for */
+  Workload: WorkloadKind,
+  WorkloadPriorityClass: WorkloadPriorityClassKind,
 } as const;

@@ -18,6 +18,20 @@ export interface PrinterColumn {
   priority?: number;
 }
 
+/**
+ * How a version that is served but not stored converts, as a CRD's conversion webhook does: the
+ * object client writes every version of the kind in `storageVersion` and answers each request in
+ * the version it was made in (src/store/client.ts).
+ */
+export interface KindConversion {
+  /** the version the kind's objects are stored in (its KindDef is registered too) */
+  storageVersion: string;
+  /** this version's object in the stored version: a new object, the argument left as it was */
+  toStorage(obj: KObject): KObject;
+  /** a stored object in this version: a new object, the argument left as it was */
+  fromStorage(obj: KObject): KObject;
+}
+
 export interface KindDef {
   group: string;
   version: string;
@@ -28,10 +42,17 @@ export interface KindDef {
   namespaced: boolean;
   /** spec and status are written through separate endpoints */
   hasStatus: boolean;
+  /** set on a version that is served but stored as another */
+  conversion?: KindConversion;
   /** fills defaults in place (called before validation on create and update) */
   default?(obj: KObject): void;
   /** validates the whole object; `old` is set on update */
   validate?(obj: KObject, old?: StoredObject): FieldError[];
+  /**
+   * validates a write of the status subresource: `obj` is the object as it would be stored (the live
+   * spec and metadata, the new status), `old` the live object; kinds without it take any status
+   */
+  validateStatus?(obj: KObject, old: StoredObject): FieldError[];
   /** true while deleting must wait for someone to finish it (a running Pod, a Namespace with content) */
   deletionBlocked?(obj: StoredObject, opts: { gracePeriodSeconds?: number }): boolean;
   /**

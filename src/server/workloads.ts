@@ -1,5 +1,6 @@
 // Every workload the platform runs, in one list: adding a workload is adding it here.
 import { coreKinds } from '../api/core.js';
+import { kueueKinds } from '../api/kueue.js';
 import type { KObject, StoredObject } from '../api/meta.js';
 import { networkingKinds } from '../api/networking.js';
 import { rbacKinds } from '../api/rbac.js';
@@ -23,9 +24,9 @@ export function workloads(deps: WorkloadDeps): Workload[] {
   return [jobsWorkload, pipelinesWorkload, trainingWorkload, tuningWorkload, servingWorkload(deps.dataPlane), profilesWorkload, notebooksWorkload];
 }
 
-/** The kinds the server serves: the core ones, RBAC's, NetworkPolicy and every workload's. */
+/** The kinds the server serves: the core ones, RBAC's, NetworkPolicy, Kueue's and every workload's. */
 export function registryOf(list: Workload[]): KindRegistry {
-  return new KindRegistry().register(...coreKinds, ...rbacKinds, ...networkingKinds, ...list.flatMap((w) => w.kinds));
+  return new KindRegistry().register(...coreKinds, ...rbacKinds, ...networkingKinds, ...kueueKinds, ...list.flatMap((w) => w.kinds));
 }
 
 /** `?dryRun=All&render=true`: what storing `obj` would create, by the workload that owns its kind. */

@@ -94,7 +94,7 @@ export class Client {
 
   async create<T extends KObject = StoredObject>(input: KObject, opts: { dryRun?: boolean } = {}): Promise<T & StoredObject> {
     const def = this.kindOf(input);
-    const obj = clone(input);
+    let obj = clone(input);
     obj.metadata ??= {};
     if (!def.namespaced) delete obj.metadata.namespace;
     // the server assigns these
@@ -103,11 +103,13 @@ export class Client {
     obj.metadata.uid = randomUUID();
     if (def.hasStatus) delete obj.status;
     this.prepare(def, obj);
-    await this.checkNamespace(def, obj);
+    const stored = this.storageDef(def);
+    if (def.conversion) obj = this.toStorage(def, stored, obj);
+    await this.checkNamespace(stored, obj);
     const write = async (): Promise<T & StoredObject> => {
-      await this.admit(def, obj);
-      if (opts.dryRun) return obj as T & StoredObject;
-      return (await this.store.create(def, obj)) as T & StoredObject;
+      await this.admit(stored, obj);
+      if (opts.dryRun) return this.view(def, obj) as T & StoredObject;
+      return this.view(def, await this.store.create(stored, obj)) as T & StoredObject;
     };
     const ns = obj.metadata.namespace;
     if (!def.namespaced || !ns || this.admission.length === 0) return write();
@@ -123,13 +125,34 @@ export class Client {
     return next;
   }
 
+  /** the kind definition objects of `def`'s kind are stored under: itself, or the version it converts to */
+  storageDef(def: KindDef): KindDef {
+    if (!def.conversion) return def;
+    const version = def.conversion.storageVersion;
+    const stored = this.registry.forObject(def.group ? `${def.group}/${version}` : version, def.kind);
+    if (!stored) throw new ApiError(StatusReason.InternalError, `${def.kind} ${def.version} is stored as ${version}, which is not served`);
+    return stored;
+  }
+
+  /** an object of a converted version as it is stored, with the stored version's defaults */
+  private toStorage(def: KindDef, stored: KindDef, obj: KObject): KObject {
+    const out = def.conversion ? def.conversion.toStorage(obj) : obj;
+    stored.default?.(out);
+    return out;
+  }
+
+  /** a stored object as `def`'s version shows it */
+  private view<T extends KObject>(def: KindDef, obj: T): T {
+    return def.conversion ? (def.conversion.fromStorage(obj) as T) : obj;
+  }
+
   private async admit(def: KindDef, obj: KObject): Promise<void> {
     const kindOf = (key: string): KindDef | undefined => this.registry.forStorageKey(key);
     for (const plugin of this.admission) await plugin.admit({ def, obj, store: this.store, kindOf });
   }
 
   async get<T extends KObject = StoredObject>(def: KindDef, key: ObjectKey): Promise<T & StoredObject> {
-    return (await this.store.get(def, key)) as T & StoredObject;
+    return this.view(def, await this.store.get(this.storageDef(def), key)) as T & StoredObject;
   }
 
   /** get, or undefined when absent */
@@ -143,7 +166,9 @@ export class Client {
   }
 
   async list<T extends KObject = StoredObject>(def: KindDef, opts: ListOptions = {}): Promise<ListResult & { items: (T & StoredObject)[] }> {
-    return (await this.store.list(def, opts)) as ListResult & { items: (T & StoredObject)[] };
+    const out = await this.store.list(this.storageDef(def), opts);
+    if (def.conversion) out.items = out.items.map((o) => this.view(def, o));
+    return out as ListResult & { items: (T & StoredObject)[] };
   }
 
   /** every matching object, following continue tokens */
@@ -160,11 +185,13 @@ export class Client {
 
   async update<T extends KObject = StoredObject>(input: KObject, opts: { dryRun?: boolean } = {}): Promise<T & StoredObject> {
     const def = this.kindOf(input);
-    const obj = clone(input);
-    const old = await this.store.get(def, { namespace: obj.metadata?.namespace, name: obj.metadata?.name ?? '' });
+    let obj = clone(input);
+    const stored = this.storageDef(def);
+    const old = this.view(def, await this.store.get(stored, { namespace: obj.metadata?.namespace, name: obj.metadata?.name ?? '' }));
     this.prepare(def, obj, old);
-    if (opts.dryRun) return obj as T & StoredObject;
-    return (await this.store.update(def, obj)) as T & StoredObject;
+    if (def.conversion) obj = this.toStorage(def, stored, obj);
+    if (opts.dryRun) return this.view(def, obj) as T & StoredObject;
+    return this.view(def, await this.store.update(stored, obj)) as T & StoredObject;
   }
 
   /** A Pod bound to a node: its spec, metadata and status written at once (Kubernetes' pods/binding). */
@@ -179,13 +206,22 @@ export class Client {
   async updateStatus<T extends KObject = StoredObject>(input: KObject): Promise<T & StoredObject> {
     const def = this.kindOf(input);
     if (!def.hasStatus) throw new ApiError(StatusReason.NotFound, `${def.plural} have no status subresource`);
-    return (await this.store.update(def, input, { subresource: 'status' })) as T & StoredObject;
+    const stored = this.storageDef(def);
+    const obj = def.conversion ? this.toStorage(def, stored, clone(input)) : input;
+    if (stored.validateStatus) {
+      // judged as it would be stored: the status written, everything else as it is
+      const old = await this.store.get(stored, { namespace: obj.metadata?.namespace, name: obj.metadata?.name ?? '' });
+      const errs = stored.validateStatus({ ...clone(old), status: clone(obj.status) }, old);
+      if (errs.length) throw ApiError.invalid(def.kind, def.group, old.metadata.name, errs);
+    }
+    return this.view(def, await this.store.update(stored, obj, { subresource: 'status' })) as T & StoredObject;
   }
 
   /** Applies a patch to the live object and writes it; retries when someone else wrote in between. */
   async patch(def: KindDef, key: ObjectKey, patch: unknown, type: PatchType, opts: { subresource?: 'status'; dryRun?: boolean; check?: (patched: KObject) => void } = {}): Promise<StoredObject> {
     for (let attempt = 0; ; attempt++) {
-      const live = await this.store.get(def, key);
+      // a patch applies to the object as its version shows it
+      const live = await this.get(def, key);
       let next: KObject;
       try {
         next = (type === 'json' ? applyJsonPatch(live, patch) : mergePatch(live, patch)) as KObject;
@@ -214,10 +250,12 @@ export class Client {
     if (def.kind === 'Namespace' && ['default', 'kube-system', 'kube-public'].includes(key.name)) {
       throw new ApiError(StatusReason.Conflict, `namespaces "${key.name}" is forbidden: this namespace may not be deleted`);
     }
-    return this.store.delete(def, key, opts);
+    return this.view(def, await this.store.delete(this.storageDef(def), key, opts));
   }
 
   watch(def: KindDef, opts: WatchOptions, onEvent: (e: WatchEvent) => void): { stop(): void } {
-    return this.store.watch(def, opts, onEvent);
+    if (!def.conversion) return this.store.watch(def, opts, onEvent);
+    // bookmarks and errors carry no object of the kind
+    return this.store.watch(this.storageDef(def), opts, (e) => onEvent(e.type === 'BOOKMARK' || e.type === 'ERROR' ? e : { ...e, object: this.view(def, e.object) }));
   }
 }

@@ -42,6 +42,51 @@ describe('NetworkPolicies in the bootstrap policy', () => {
   });
 });
 
+describe('Kueue\'s roles in the bootstrap policy', () => {
+  const clusterBinding = (role: string, user: string): KObject => ({
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: `${user}-${role}` },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+  } as KObject);
+  const authz = new RbacAuthorizer(staticPolicy(policy([
+    binding('team-a', 'kueue-batch-user-role', 'bob'), binding('team-a', 'view', 'vic'), binding('team-a', 'edit', 'eve'),
+    binding('team-a', 'admin', 'ada'), binding('team-a', 'kubeflow-view', 'kim'), clusterBinding('kueue-batch-admin-role', 'root'),
+  ])));
+  const can = (who: string, verb: string, resource: string, namespace?: string, apiGroup = 'kueue.x-k8s.io'): boolean =>
+    authz.authorize({ user: { username: who, groups: ['system:authenticated'] }, resource: { verb, apiGroup, resource, ...(namespace ? { namespace } : {}) } }).allowed;
+
+  it('lets a batch user read the LocalQueues and Workloads of their namespace and submit jobs, and nothing more', () => {
+    for (const r of ['localqueues', 'workloads']) {
+      for (const verb of ['get', 'list', 'watch']) assert.ok(can('bob', verb, r, 'team-a'), `${verb} ${r}`);
+      assert.ok(!can('bob', 'create', r, 'team-a'), `create ${r}`);
+      assert.ok(!can('bob', 'get', r, 'team-b'), `${r} of another namespace`);
+    }
+    assert.ok(can('bob', 'get', 'localqueues/pendingworkloads', 'team-a', 'visibility.kueue.x-k8s.io'));
+    assert.ok(can('bob', 'create', 'jobs', 'team-a', 'batch'));
+    assert.ok(can('bob', 'create', 'pytorchjobs', 'team-a', 'kubeflow.org'));
+    assert.ok(!can('bob', 'get', 'clusterqueues'));
+    assert.ok(!can('bob', 'create', 'clusterqueues'));
+  });
+
+  it('aggregates the queue viewers into Kubernetes\' view, edit and admin, and Kubeflow\'s view', () => {
+    for (const who of ['vic', 'eve', 'ada', 'kim']) {
+      assert.ok(can(who, 'list', 'workloads', 'team-a'), `${who} lists workloads`);
+      assert.ok(can(who, 'get', 'localqueues', 'team-a'), `${who} reads queues`);
+      assert.ok(!can(who, 'create', 'localqueues', 'team-a'), `${who} makes no queue`);
+    }
+    // ClusterQueues, Cohorts and flavors are in admin only (a RoleBinding cannot reach them, a ClusterRoleBinding of admin can)
+    assert.ok(!can('vic', 'get', 'clusterqueues', 'team-a'));
+  });
+
+  it('lets a batch admin bound cluster-wide manage every Kueue kind', () => {
+    for (const r of ['clusterqueues', 'cohorts', 'resourceflavors', 'localqueues', 'workloads']) {
+      for (const verb of ['create', 'update', 'delete', 'list']) assert.ok(can('root', verb, r, ['localqueues', 'workloads'].includes(r) ? 'team-a' : undefined), `${verb} ${r}`);
+    }
+    assert.ok(can('root', 'get', 'clusterqueues/pendingworkloads', undefined, 'visibility.kueue.x-k8s.io'));
+    // status belongs to Kueue's controllers
+    assert.ok(!can('root', 'update', 'clusterqueues/status'));
+  });
+});
+
 describe('the bootstrap policy in a data directory written by an older Skiff', () => {
   it('adds what a stored role lacks, leaves a role marked autoupdate "false" alone, and then has nothing to do', async () => {
     const store = new SqliteStore({ file: ':memory:' });

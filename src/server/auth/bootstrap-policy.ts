@@ -5,7 +5,10 @@
 // Then Kubeflow's: kubeflow-admin ⊃ kubeflow-edit ⊃ kubeflow-view, aggregated from the roles each
 // Kubeflow component installs (manifests' common/kubeflow-roles, KFP's multi-user view-edit roles,
 // training-operator's, Katib's, the notebook controller's, KServe's), so a Profile's owner and
-// contributors get the verbs upstream gives them on the kinds Skiff serves.
+// contributors get the verbs upstream gives them on the kinds Skiff serves. Then Kueue's, as its chart
+// installs them: kueue-batch-admin-role and kueue-batch-user-role aggregated from a role per kind,
+// the viewers of LocalQueues and Workloads also in Kubernetes' view, edit and admin, so a namespace's
+// users read its queues and workloads while cluster admins manage ClusterQueues, Cohorts and flavors.
 import { isConflict } from '../../api/errors.js';
 import type { KObject } from '../../api/meta.js';
 import { ClusterRoleBindingKind, ClusterRoleKind } from '../../api/rbac.js';
@@ -25,6 +28,8 @@ const urls = (nonResourceURLs: string[], verbs: string[]): PolicyRule => ({ nonR
 
 interface RoleSpec {
   name: string;
+  /** more labels, with their values */
+  labels?: Record<string, string>;
   /** aggregate-to labels: the roles this one's rules flow into */
   into?: string[];
   /** the label whose ClusterRoles this one aggregates */
@@ -33,7 +38,7 @@ interface RoleSpec {
 }
 
 function clusterRole(r: RoleSpec, kubernetes: boolean): KObject {
-  const labels: Record<string, string> = kubernetes ? { 'kubernetes.io/bootstrapping': 'rbac-defaults' } : {};
+  const labels: Record<string, string> = kubernetes ? { 'kubernetes.io/bootstrapping': 'rbac-defaults' } : { ...r.labels };
   for (const to of r.into ?? []) labels[to] = 'true';
   return {
     apiVersion: `${rbacGroup}/v1`, kind: 'ClusterRole',
@@ -213,11 +218,59 @@ const kubeflowRoles: RoleSpec[] = [
   { name: 'kubeflow-kserve-view', into: [kfAggregate('kubeflow-view')], rules: [rule(['serving.kserve.io'], kserveKinds, read), rule(['serving.kserve.io'], ['inferenceservices/proxy'], inferenceCalls)] },
 ];
 
+// Kueue's config/components/rbac, named with the chart's `kueue-` prefix
+const kueue = 'kueue.x-k8s.io';
+const batchAdmin = 'rbac.kueue.x-k8s.io/batch-admin';
+const batchUser = 'rbac.kueue.x-k8s.io/batch-user';
+const edits = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'];
+/** into Kubernetes' user-facing roles: every one of them, or admin alone */
+const allUserRoles = [k8sAggregate('view'), k8sAggregate('admin'), k8sAggregate('edit')];
+
+/** the chart labels everything it installs */
+const kueueChart = { 'app.kubernetes.io/name': 'kueue' };
+
+function kueueRole(role: string, into: string[], rules: PolicyRule[]): RoleSpec {
+  return { name: `kueue-${role}-role`, labels: { ...kueueChart, 'rbac.kueue.x-k8s.io/role': role }, into, rules };
+}
+
+/** a kind's editor and viewer; `status`: the kind has a status whose reading goes with it */
+function kueueKindRoles(name: string, apiGroup: string, resource: string, status: boolean, editorInto: string[], viewerInto: string[]): RoleSpec[] {
+  const statusRule = status ? [rule([apiGroup], [`${resource}/status`], ['get'])] : [];
+  return [
+    kueueRole(`${name}-editor`, editorInto, [rule([apiGroup], [resource], edits), ...statusRule]),
+    kueueRole(`${name}-viewer`, viewerInto, [rule([apiGroup], [resource], read), ...statusRule]),
+  ];
+}
+
+const kueueRoles: RoleSpec[] = [
+  { name: 'kueue-batch-admin-role', labels: kueueChart, aggregates: batchAdmin },
+  { name: 'kueue-batch-user-role', labels: kueueChart, aggregates: batchUser },
+  // the queues and the flavors: cluster admins'; a namespace's admin reads them
+  ...kueueKindRoles('clusterqueue', kueue, 'clusterqueues', true, [batchAdmin], [batchAdmin, k8sAggregate('admin')]),
+  ...kueueKindRoles('cohort', kueue, 'cohorts', false, [batchAdmin], [batchAdmin, k8sAggregate('admin')]),
+  ...kueueKindRoles('resourceflavor', kueue, 'resourceflavors', false, [batchAdmin], [batchAdmin, k8sAggregate('admin')]),
+  // a namespace's LocalQueues and Workloads: its users read them
+  ...kueueKindRoles('localqueue', kueue, 'localqueues', true, [batchAdmin], [batchAdmin, batchUser, ...allUserRoles]),
+  ...kueueKindRoles('workload', kueue, 'workloads', true, [batchAdmin], [batchAdmin, batchUser, ...allUserRoles]),
+  kueueRole('pending-workloads-cq-viewer', [batchAdmin, ...allUserRoles], [rule([`visibility.${kueue}`], ['clusterqueues/pendingworkloads'], read)]),
+  kueueRole('pending-workloads-lq-viewer', [batchAdmin, batchUser, ...allUserRoles], [rule([`visibility.${kueue}`], ['localqueues/pendingworkloads'], read)]),
+  // the integrations Skiff runs: batch users submit them
+  ...kueueKindRoles('job', 'batch', 'jobs', true, [batchAdmin, batchUser], [batchAdmin, batchUser, ...allUserRoles]),
+  ...['mpijob', 'pytorchjob', 'tfjob', 'xgboostjob', 'paddlejob', 'jaxjob'].flatMap((k) => kueueKindRoles(k, 'kubeflow.org', `${k}s`, true, [batchAdmin, batchUser], [batchAdmin, batchUser, ...allUserRoles])),
+  // Skiff's: a Profile binds kubeflow-edit and -view, not Kubernetes' roles, so its contributors read
+  // their namespace's queues and workloads through this one
+  {
+    name: 'skiff-kueue-view', into: [kfAggregate('kubeflow-view')],
+    rules: [rule([kueue], ['localqueues', 'workloads'], read), rule([kueue], ['localqueues/status', 'workloads/status'], ['get']), rule([`visibility.${kueue}`], ['localqueues/pendingworkloads'], read)],
+  },
+];
+
 /** every bootstrap object, roles before the bindings that name them */
 export function bootstrapPolicy(): KObject[] {
   return [
     ...kubernetesRoles.map((r) => clusterRole(r, true)),
     ...kubeflowRoles.map((r) => clusterRole(r, false)),
+    ...kueueRoles.map((r) => clusterRole(r, false)),
     clusterRoleBinding('cluster-admin', 'cluster-admin', ['system:masters']),
     clusterRoleBinding('system:discovery', 'system:discovery', ['system:authenticated']),
     clusterRoleBinding('system:basic-user', 'system:basic-user', ['system:authenticated']),
