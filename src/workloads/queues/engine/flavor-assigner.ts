@@ -322,7 +322,8 @@ function noFitReason(a: Assignment, cq: ClusterQueueState): PendingReasonCode | 
         if (existing === undefined || sev(att.noFitReason) < sev(existing)) perGroup.set(gi, att.noFitReason);
       }
     }
-    let psReason = '';
+    // no flavor was even tried for the group that failed (a resource no group covers)
+    let psReason = perGroup.size === 0 ? 'NoMatchingFlavor' : '';
     for (const r of perGroup.values()) psReason = mostSevere(psReason, r);
     overall = mostSevere(overall, psReason);
   }
