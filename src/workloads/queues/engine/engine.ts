@@ -589,11 +589,11 @@ export class AdmissionEngine {
     for (const [cq, usage] of cycleReserved) removeAll(cq, usage);
     let progress = false;
     for (const e of heads) {
-      if (e.assumed || e.issued > 0) {
+      if (e.assumed) {
         progress = true;
         continue;
       }
-      if (this.requeue(e)) progress = true;
+      if (this.requeue(e) || e.issued > 0) progress = true;
     }
     return [heads.length, progress];
   }
