@@ -47,7 +47,7 @@ export function readClusterQueue(cq: ClusterQueueState, obj: ClusterQueueLike, f
   cq.obj = obj;
   const cohort = spec.cohortName ?? spec.cohort;
   if (cohort) cq.cohortName = cohort;
-  else delete cq.cohortName;
+  else cq.cohortName = undefined;
   cq.resourceGroups = readQuotas(cq, spec.resourceGroups, frs);
   cq.rgByResource = new Map();
   cq.resourceGroups.forEach((g, i) => {

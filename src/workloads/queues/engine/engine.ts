@@ -85,6 +85,7 @@ interface Entry {
 }
 
 const nsKey = (ns: string, name: string): string => `${ns}/${name}`;
+const bypassed = 'Bypassed scheduling evaluation because an equivalent workload recently failed';
 const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 function toMs(now: Date | number | string): number {
@@ -110,6 +111,10 @@ export class AdmissionEngine {
   /** bumped by every change from outside: a parked head is looked at again */
   private world = 0;
   private readonly treeStamps = new Map<QuotaNode, number>();
+  /** trees where quota was given back since the last call */
+  private readonly requeueTrees = new Set<QuotaNode>();
+  /** pending workloads whose verdict this call reached */
+  private touched = new Set<Wl>();
   private cycleNo = 0;
   private now = 0;
   // the decisions of the running call
@@ -301,21 +306,22 @@ export class AdmissionEngine {
         cq.inCycle = true;
         // a loop has no root: the queue is left out, as if alone
         cq.parent.childCQs = cq.parent.childCQs.filter((x) => x !== cq);
-        delete cq.parent;
+        cq.parent = undefined;
       }
     }
     for (const c of cohorts.values()) {
       if (c.inCycle) {
-        delete c.parent;
+        c.parent = undefined;
         c.childCohorts = [];
       }
     }
+    this.requeueTrees.clear();
     this.cqs = cqs;
     this.cohorts = cohorts;
     this.cqOrder = [...cqs.values()].sort((a, b) => byName(a.name, b.name));
     for (const w of this.wls.values()) {
       w.reservation = undefined;
-      delete w.queuedIn;
+      w.queuedIn = undefined;
     }
     // reservations count at each ClusterQueue first; the cohorts' share follows from the tree
     for (const w of this.wls.values()) this.attach(w, true);
@@ -368,7 +374,7 @@ export class AdmissionEngine {
         }
       }
       const admitted = isTrue(conds, Admitted);
-      w.reservation = { cq, podSets, usage, reservedAt: timeMs(qr?.lastTransitionTime) || this.now, admitted };
+      w.reservation = { cq, usage, reservedAt: timeMs(qr?.lastTransitionTime) || this.now, admitted };
       this.reserve(w, building);
       return;
     }
@@ -398,7 +404,7 @@ export class AdmissionEngine {
   /** Takes a workload's old state out: its quota back, or its place in the queue. */
   private detach(w: Wl): void {
     w.queuedIn?.dequeue(w.key);
-    delete w.queuedIn;
+    w.queuedIn = undefined;
     const r = w.reservation;
     if (!r) return;
     w.reservation = undefined;
@@ -411,21 +417,29 @@ export class AdmissionEngine {
     this.bump(r.cq);
   }
 
+  /**
+   * Quota freed up: the workloads set aside in the cohort tree get another look, at the start of
+   * the next call, so that many releases between two calls cost one pass (Kueue batches these
+   * requeues too).
+   */
   private released(cq: ClusterQueueState): void {
     cq.generation++;
-    this.requeueInadmissible(cq);
+    this.requeueTrees.add(this.treeOf(cq));
   }
 
-  /** Quota freed up: the workloads set aside in the cohort tree get another look. */
-  private requeueInadmissible(cq: ClusterQueueState): void {
-    const tree = this.treeOf(cq);
-    const members = tree instanceof CohortNode ? (tree.subtreeCQs() as ClusterQueueState[]) : [cq];
+  private requeueInadmissible(tree: QuotaNode): void {
+    const members = tree instanceof CohortNode ? (tree.subtreeCQs() as ClusterQueueState[]) : [tree as ClusterQueueState];
     for (const m of members) {
       m.bulkMoved.clear();
-      for (const w of [...m.inadmissible.values()]) {
-        if (!this.namespaceMatches(m, w) || (w.requeueAt !== undefined && w.requeueAt > this.now)) continue;
-        m.pushActive(w);
+      const matches = new Map<string, boolean>();
+      const back: Wl[] = [];
+      for (const w of m.inadmissible.values()) {
+        let ok = matches.get(w.namespace);
+        if (ok === undefined) matches.set(w.namespace, (ok = this.namespaceMatches(m, w)));
+        if (!ok || (w.requeueAt !== undefined && w.requeueAt > this.now)) continue;
+        back.push(w);
       }
+      m.pushAllActive(back);
     }
   }
 
@@ -437,18 +451,27 @@ export class AdmissionEngine {
   private setAsideBulk(cq: ClusterQueueState, w: Wl): void {
     cq.setAside(w);
     w.reason = cq.bulkMoved.get(w.shape) ?? 'PendingEvaluation';
-    w.message = 'Bypassed scheduling evaluation because an equivalent workload recently failed';
+    w.message = bypassed;
+    w.bulk = true;
   }
 
   // ---- scheduling ----
 
-  /** Runs scheduling cycles until nothing changes, and reports the decisions and every queue's state. */
-  schedule(now: Date | number | string = Date.now()): CycleResult {
+  /**
+   * Runs scheduling cycles until nothing changes, and reports the decisions and every queue's state.
+   * With `report: 'decisions'` the pending list holds only the workloads whose verdict this call
+   * reached, without positions, and LocalQueue statuses are left out: a call then costs the
+   * workloads it looked at, not every pending one (ask `positions()` when they are needed).
+   */
+  schedule(now: Date | number | string = Date.now(), opts: { report?: 'full' | 'decisions' } = {}): CycleResult {
     this.now = toMs(now);
     if (this.dirty) this.rebuild();
     this.admissions = [];
     this.preemptions = [];
     this.callCycles = 0;
+    this.touched = new Set();
+    for (const t of this.requeueTrees) this.requeueInadmissible(t);
+    this.requeueTrees.clear();
     // backoffs that ended
     for (const cq of this.cqOrder) {
       for (const w of [...cq.inadmissible.values()]) {
@@ -467,6 +490,7 @@ export class AdmissionEngine {
     }
     return report({
       wls: this.wls.values(),
+      only: opts.report === 'decisions' ? this.touched : undefined,
       cqs: this.cqOrder,
       cohorts: this.cohorts,
       lqs: this.lqs,
@@ -510,7 +534,7 @@ export class AdmissionEngine {
 
   /** The flavors and the preemption targets for a workload, trying smaller pod sets when it allows. */
   private assignments(w: Wl, cq: ClusterQueueState, p: Preemptor, pin?: Map<number, Map<string, string>>): [Assignment, Target[]] {
-    if (w.last && this.outdated(w.last, w, cq)) delete w.last;
+    if (w.last && this.outdated(w.last, w, cq)) w.last = undefined;
     const assigner = new FlavorAssigner(this.assignerContext(p), w, cq, pin);
     const full = assigner.assign();
     const mode = representativeMode(full);
@@ -605,7 +629,7 @@ export class AdmissionEngine {
     if (e.targets.some((t) => preempted.has(t.wl.key))) {
       const victims = [...preempted.values()];
       for (const v of victims) if (v.reservation) removeAll(v.reservation.cq, v.reservation.usage);
-      delete w.last;
+      w.last = undefined;
       const pin = new Map<number, Map<string, string>>();
       a.podSets.forEach((ps, i) => pin.set(i, new Map([...ps.flavors].map(([r, c]) => [r, c.flavor]))));
       const [na, nt] = this.assignments(w, cq, p, pin);
@@ -639,7 +663,7 @@ export class AdmissionEngine {
       e.message = 'Workload has overlapping preemption targets with another workload, but will fit after these preemptions complete';
       e.reason = 'WaitingForPreemptedWorkloads';
       e.requeue = 'PendingPreemption';
-      delete w.last;
+      w.last = undefined;
       addAll(cq, a.usage);
       cycleReserved.push([cq, a.usage]);
       e.reserved = true;
@@ -670,7 +694,7 @@ export class AdmissionEngine {
       this.issuePreemptions(e);
       e.requeue = 'PendingPreemption';
       e.message += `. Pending the preemption of ${e.targets.length} workload(s)`;
-      delete w.last;
+      w.last = undefined;
       return;
     }
     this.admit(e, a);
@@ -720,7 +744,7 @@ export class AdmissionEngine {
   private admit(e: Entry, a: Assignment): void {
     const { cq, wl: w } = e;
     cq.dequeue(w.key);
-    delete w.queuedIn;
+    w.queuedIn = undefined;
     const podSetAssignments = a.podSets.map((ps) => {
       const flavors: Record<string, string> = {};
       const resourceUsage: Record<string, string> = {};
@@ -733,17 +757,12 @@ export class AdmissionEngine {
     const used = new Set(podSetAssignments.flatMap((ps) => Object.values(ps.flavors)));
     const checks = cq.admissionChecks.filter((c) => !c.onFlavors || c.onFlavors.some((f) => used.has(f))).map((c) => c.name);
     const admitted = checks.length === 0;
-    const podSets = a.podSets.map((ps, i) => {
-      const perPod = new Map<string, number>();
-      for (const [k, v] of ps.requests) perPod.set(k, ps.count ? Math.trunc(v / ps.count) : 0);
-      return { name: ps.name, count: ps.count, perPod, total: new Map(ps.requests), spec: w.podSets[i]?.spec, flavors: Object.fromEntries([...ps.flavors].map(([r, c]) => [r, c.flavor])) };
-    });
     // the usage is already in the tree: process() added it before admitting
-    w.reservation = { cq, podSets, usage: a.usage, reservedAt: this.now, admitted };
+    w.reservation = { cq, usage: a.usage, reservedAt: this.now, admitted };
     w.evicted = false;
     w.reason = undefined;
     w.message = undefined;
-    delete w.last;
+    w.last = undefined;
     cq.reserving.set(w.key, w);
     if (admitted) {
       cq.admittedCount++;
@@ -771,6 +790,8 @@ export class AdmissionEngine {
     if (e.nominated && e.skipped && reason === '') reason = 'FailedAfterNomination';
     w.reason = (e.reason || 'Pending') as PendingReasonCode;
     w.message = e.message;
+    w.bulk = false;
+    this.touched.add(w);
     let immediate: boolean;
     if (cq.strategy === 'StrictFIFO') immediate = reason !== 'NamespaceMismatch';
     else immediate = reason === 'FailedAfterNomination' || reason === 'PendingPreemption';
@@ -794,11 +815,12 @@ export class AdmissionEngine {
     cq.setAside(w);
     w.backoff = waiting;
     if (cq.strategy === 'BestEffortFIFO' && (reason === 'NoFit' || reason === 'PreemptionNoCandidates')) {
-      cq.bulkMoved.set(w.shape, (e.reason || 'PendingEvaluation') as PendingReasonCode);
-      const same = cq.shapes.get(w.shape);
-      for (const key of [...(same ?? [])]) {
-        const o = cq.heap.get(key);
-        if (o) this.setAsideBulk(cq, o);
+      const bulkReason = (e.reason || 'PendingEvaluation') as PendingReasonCode;
+      cq.bulkMoved.set(w.shape, bulkReason);
+      for (const o of cq.setAsideShape(w.shape)) {
+        o.reason = bulkReason;
+        o.message = bypassed;
+        o.bulk = true;
       }
     }
     return true;

@@ -41,6 +41,44 @@ export class KeyedHeap<T> {
     this.up(this.items.length - 1);
   }
 
+  /** Adds many items: one heapify when they are many, which is linear instead of n log n. */
+  pushMany(items: T[]): void {
+    if (items.length < 16 || items.length < this.items.length / 4) {
+      for (const it of items) this.push(it);
+      return;
+    }
+    for (const it of items) {
+      const key = this.keyOf(it);
+      const at = this.index.get(key);
+      if (at !== undefined) this.items[at] = it;
+      else {
+        this.index.set(key, this.items.length);
+        this.items.push(it);
+      }
+    }
+    this.rebuild();
+  }
+
+  /** Removes the items with these keys; returns them. Linear when they are many. */
+  removeMany(keys: Iterable<string>): T[] {
+    const set = keys instanceof Set ? (keys as Set<string>) : new Set(keys);
+    if (set.size < 16 || set.size < this.items.length / 8) {
+      const out: T[] = [];
+      for (const k of set) {
+        const it = this.remove(k);
+        if (it !== undefined) out.push(it);
+      }
+      return out;
+    }
+    const out: T[] = [];
+    const kept: T[] = [];
+    for (const it of this.items) (set.has(this.keyOf(it)) ? out : kept).push(it);
+    this.items = kept;
+    this.index = new Map(kept.map((it, i) => [this.keyOf(it), i]));
+    this.rebuild();
+    return out;
+  }
+
   pop(): T | undefined {
     if (this.items.length === 0) return undefined;
     return this.removeAt(0);

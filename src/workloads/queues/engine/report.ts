@@ -21,6 +21,8 @@ import { QuotaReserved, findCondition } from './workload-info.js';
 
 export interface ReportInput {
   wls: Iterable<Wl>;
+  /** report only these pending workloads, without positions or LocalQueue statuses */
+  only?: Set<Wl> | undefined;
   cqs: ClusterQueueState[];
   cohorts: Map<string, CohortNode>;
   lqs: Map<string, LocalQueueLike>;
@@ -83,7 +85,8 @@ export function positionsOf(cqs: ClusterQueueState[]): Record<string, PendingPos
 export function report(input: ReportInput): CycleResult {
   const positions = new Map<string, { cq: number; lq: number }>();
   const cqByName = new Map(input.cqs.map((c) => [c.name, c]));
-  for (const cq of input.cqs) {
+  const full = !input.only;
+  for (const cq of full ? input.cqs : []) {
     const perLq = new Map<string, number>();
     queueOrder(cq).forEach((w, i) => {
       const lq = perLq.get(w.lqKey) ?? 0;
@@ -95,7 +98,7 @@ export function report(input: ReportInput): CycleResult {
   const pending: PendingWorkload[] = [];
   const lqPending = new Map<string, number>();
   const lqReserving = new Map<string, Wl[]>();
-  for (const w of input.wls) {
+  for (const w of input.only ?? input.wls) {
     if (w.finished) continue;
     if (w.reservation) {
       const l = lqReserving.get(w.lqKey) ?? [];
@@ -147,7 +150,10 @@ export function report(input: ReportInput): CycleResult {
     }
     pending.push(p);
   }
-  pending.sort((a, b) => byName(a.clusterQueue ?? '\uffff', b.clusterQueue ?? '\uffff') || (a.positionInClusterQueue ?? Infinity) - (b.positionInClusterQueue ?? Infinity) || byName(`${a.namespace}/${a.name}`, `${b.namespace}/${b.name}`));
+  const sortKey = (p: PendingWorkload): string => `${p.clusterQueue ?? '\uffff'}\u0000${String(p.positionInClusterQueue ?? 999_999_999).padStart(9, '0')}\u0000${p.namespace}/${p.name}`;
+  const keyed = pending.map((p) => [sortKey(p), p] as const).sort(([a], [b]) => byName(a, b));
+  pending.length = 0;
+  for (const [, p] of keyed) pending.push(p);
 
   const clusterQueues: Record<string, ClusterQueueStatus> = {};
   for (const cq of input.cqs) {
@@ -165,7 +171,7 @@ export function report(input: ReportInput): CycleResult {
   }
 
   const localQueues: Record<string, LocalQueueStatus> = {};
-  for (const [key, lq] of input.lqs) {
+  for (const [key, lq] of full ? input.lqs : []) {
     const cq = cqByName.get(lq.spec?.clusterQueue ?? '');
     const reserving = lqReserving.get(key) ?? [];
     const reserved: FRAmounts = new Map();

@@ -21,7 +21,6 @@ export function pendingFlavors(last: LastAssignment | undefined): boolean {
 
 export interface Reservation {
   cq: ClusterQueueState;
-  podSets: PodSetInfo[];
   usage: FRAmounts;
   /** when QuotaReserved became true (ms): the most recently admitted are preempted first */
   reservedAt: number;
@@ -57,6 +56,8 @@ export class Wl {
   /** Requeued=False: kept out of the queue */
   requeueBlocked = false;
   last?: LastAssignment;
+  /** set aside with look-alikes, its verdict is its equivalent's */
+  bulk = false;
   /** the latest verdict for a pending workload */
   reason?: PendingReasonCode;
   message?: string;
@@ -183,6 +184,30 @@ export class ClusterQueueState extends QuotaNode {
       if (!set) this.shapes.set(w.shape, (set = new Set()));
       set.add(w.key);
     }
+  }
+
+  /** Queues many workloads at once (quota came back and the set-aside ones return). */
+  pushAllActive(ws: Wl[]): void {
+    for (const w of ws) {
+      this.inadmissible.delete(w.key);
+      w.queuedIn = this;
+      if (this.strategy === 'BestEffortFIFO') {
+        let set = this.shapes.get(w.shape);
+        if (!set) this.shapes.set(w.shape, (set = new Set()));
+        set.add(w.key);
+      }
+    }
+    this.heap.pushMany(ws);
+  }
+
+  /** Sets aside every queued workload of a shape; returns them. */
+  setAsideShape(shape: string): Wl[] {
+    const keys = this.shapes.get(shape);
+    if (!keys) return [];
+    this.shapes.delete(shape);
+    const out = this.heap.removeMany(keys);
+    for (const w of out) this.inadmissible.set(w.key, w);
+    return out;
   }
 
   setAside(w: Wl): void {
