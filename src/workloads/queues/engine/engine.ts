@@ -382,10 +382,15 @@ export class AdmissionEngine {
     const cq = this.queueFor(w);
     if (!cq) return;
     if (w.requeueAt !== undefined && w.requeueAt > this.now) {
-      cq.setAside(w);
+      cq.queue.setAside(w);
+      w.queuedIn = cq;
       w.backoff = true;
-    } else if (cq.strategy === 'BestEffortFIFO' && cq.bulkMoved.has(w.shape)) this.setAsideBulk(cq, w);
-    else cq.pushActive(w);
+      return;
+    }
+    cq.queue.push(w);
+    w.queuedIn = cq;
+    // a look-alike of a workload that did not fit waits with it
+    if (cq.queue.shapeAside(w.shape)) this.markBulk(cq, w);
   }
 
   private reserve(w: Wl, building: boolean): void {
@@ -432,14 +437,11 @@ export class AdmissionEngine {
     for (const m of members) {
       m.bulkMoved.clear();
       const matches = new Map<string, boolean>();
-      const back: Wl[] = [];
-      for (const w of m.inadmissible.values()) {
+      m.queue.requeue((w) => {
         let ok = matches.get(w.namespace);
         if (ok === undefined) matches.set(w.namespace, (ok = this.namespaceMatches(m, w)));
-        if (!ok || (w.requeueAt !== undefined && w.requeueAt > this.now)) continue;
-        back.push(w);
-      }
-      m.pushAllActive(back);
+        return !ok || (w.requeueAt !== undefined && w.requeueAt > this.now);
+      });
     }
   }
 
@@ -448,11 +450,9 @@ export class AdmissionEngine {
     return !!ns && selectorMatches(cq.namespaceSelector, ns.metadata.labels);
   }
 
-  private setAsideBulk(cq: ClusterQueueState, w: Wl): void {
-    cq.setAside(w);
+  private markBulk(cq: ClusterQueueState, w: Wl): void {
     w.reason = cq.bulkMoved.get(w.shape) ?? 'PendingEvaluation';
     w.message = bypassed;
-    w.bulk = true;
   }
 
   // ---- scheduling ----
@@ -474,10 +474,10 @@ export class AdmissionEngine {
     this.requeueTrees.clear();
     // backoffs that ended
     for (const cq of this.cqOrder) {
-      for (const w of [...cq.inadmissible.values()]) {
+      for (const w of [...cq.queue.aside.values()]) {
         if (w.backoff && (w.requeueAt ?? 0) <= this.now) {
           w.backoff = false;
-          cq.pushActive(w);
+          cq.queue.push(w, true);
         }
       }
     }
@@ -567,11 +567,11 @@ export class AdmissionEngine {
     const heads: Entry[] = [];
     for (const cq of this.cqOrder) {
       if (!cq.active()) continue;
-      const top = cq.heap.peek();
+      const top = cq.queue.peek();
       if (!top) continue;
       const stamp = this.stampOf(cq);
       if (cq.parked && cq.parked.key === top.key && cq.parked.stamp === stamp) continue;
-      cq.popHead();
+      cq.queue.pop();
       heads.push({ wl: top, cq, targets: [], nominated: false, skipped: false, assumed: false, message: '', reason: '', requeue: '', reserved: false, issued: 0, stamp });
     }
     if (heads.length === 0) return [0, false];
@@ -790,39 +790,27 @@ export class AdmissionEngine {
     if (e.nominated && e.skipped && reason === '') reason = 'FailedAfterNomination';
     w.reason = (e.reason || 'Pending') as PendingReasonCode;
     w.message = e.message;
-    w.bulk = false;
     this.touched.add(w);
     let immediate: boolean;
     if (cq.strategy === 'StrictFIFO') immediate = reason !== 'NamespaceMismatch';
     else immediate = reason === 'FailedAfterNomination' || reason === 'PendingPreemption';
-    if (reason === 'PendingPreemption') {
-      const old = cq.sticky;
-      cq.sticky = w.key;
-      cq.stickyPinned = cq.strategy === 'BestEffortFIFO';
-      if (old && old !== w.key) {
-        const o = cq.heap.get(old);
-        if (o) cq.heap.push(o);
-      }
-    }
     const waiting = w.requeueAt !== undefined && w.requeueAt > this.now;
     const scanLeft = pendingFlavors(w.last);
+    w.queuedIn = cq;
     if (!waiting && (immediate || scanLeft)) {
-      cq.pushActive(w);
+      // a preemptor waiting for its victims keeps the head of a BestEffortFIFO queue
+      if (reason === 'PendingPreemption' && cq.strategy === 'BestEffortFIFO') cq.queue.pushFront(w);
+      else cq.queue.push(w, true);
       if (scanLeft) return true;
       if (!e.reserved) cq.parked = { key: w.key, stamp: e.stamp };
       return false;
     }
-    cq.setAside(w);
     w.backoff = waiting;
-    if (cq.strategy === 'BestEffortFIFO' && (reason === 'NoFit' || reason === 'PreemptionNoCandidates')) {
-      const bulkReason = (e.reason || 'PendingEvaluation') as PendingReasonCode;
-      cq.bulkMoved.set(w.shape, bulkReason);
-      for (const o of cq.setAsideShape(w.shape)) {
-        o.reason = bulkReason;
-        o.message = bypassed;
-        o.bulk = true;
-      }
-    }
+    if (!waiting && cq.strategy === 'BestEffortFIFO' && (reason === 'NoFit' || reason === 'PreemptionNoCandidates')) {
+      // every queued look-alike would fail the same way: they wait together
+      cq.bulkMoved.set(w.shape, w.reason);
+      for (const o of cq.queue.setAsideShape(w)) this.markBulk(cq, o);
+    } else cq.queue.setAside(w);
     return true;
   }
 

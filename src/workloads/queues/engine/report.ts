@@ -3,7 +3,8 @@
 // ClusterQueue, LocalQueue and Cohort controllers write.
 import { drsOf, reportedShare, type CohortNode, type FRAmounts, type FlavorResources } from './hierarchy.js';
 import { formatAmount } from './quantities.js';
-import { queueLess, type ClusterQueueState, type Wl } from './state.js';
+import { queueBefore } from './pending-queue.js';
+import type { ClusterQueueState, Wl } from './state.js';
 import type {
   AdmissionDecision,
   ClusterQueueStatus,
@@ -40,8 +41,10 @@ const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Pending workloads of a ClusterQueue in the order the visibility API lists them. */
 export function queueOrder(cq: ClusterQueueState): Wl[] {
-  const less = queueLess(() => (cq.stickyPinned ? cq.sticky : undefined));
-  return [...cq.heap.values(), ...cq.inadmissible.values()].sort((a, b) => (less(a, b) ? -1 : less(b, a) ? 1 : 0));
+  const front = cq.queue.pinned();
+  const rest = cq.queue.all().filter((w) => w !== front);
+  rest.sort((a, b) => (queueBefore(a, b) ? -1 : queueBefore(b, a) ? 1 : 0));
+  return front ? [front, ...rest] : rest;
 }
 
 function flavorUsage(cq: ClusterQueueState, usage: FRAmounts, frs: FlavorResources, withBorrowed: boolean): FlavorUsageStatus[] {

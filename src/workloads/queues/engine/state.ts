@@ -2,8 +2,8 @@
 // cycle costs the heads it looks at, not the size of the queues. A ClusterQueue is a node of the
 // cohort tree (its quota and usage) and a queue (a heap of pending workloads in Kueue's order, the
 // inadmissible ones set aside, the workloads holding its quota).
-import { KeyedHeap } from './heap.js';
 import { QuotaNode, type FRAmounts } from './hierarchy.js';
+import { PendingQueue } from './pending-queue.js';
 import type { PodSetInfo } from './workload-info.js';
 import type { ClusterQueueLike, LabelSelector, PendingReasonCode, WorkloadLike } from './types.js';
 
@@ -56,8 +56,6 @@ export class Wl {
   /** Requeued=False: kept out of the queue */
   requeueBlocked = false;
   last?: LastAssignment;
-  /** set aside with look-alikes, its verdict is its equivalent's */
-  bulk = false;
   /** the latest verdict for a pending workload */
   reason?: PendingReasonCode;
   message?: string;
@@ -95,22 +93,6 @@ export interface FungibilityConfig {
   preference: 'BorrowingOverPreemption' | 'PreemptionOverBorrowing';
 }
 
-/** Kueue's queue order: the sticky preemptor, then priority, then queue-order time, then uid. */
-export function queueLess(sticky: () => string | undefined): (a: Wl, b: Wl) => boolean {
-  return (a, b) => {
-    const s = sticky();
-    if (s !== undefined) {
-      const as = a.key === s;
-      const bs = b.key === s;
-      if (as !== bs) return as;
-    }
-    if (a.priority !== b.priority) return a.priority > b.priority;
-    if (a.orderTs !== b.orderTs) return a.orderTs < b.orderTs;
-    if (a.uid !== b.uid) return a.uid < b.uid;
-    return a.key < b.key;
-  };
-}
-
 export class ClusterQueueState extends QuotaNode {
   obj: ClusterQueueLike;
   cohortName?: string;
@@ -129,13 +111,8 @@ export class ClusterQueueState extends QuotaNode {
   /** bumped when quota frees up or the groups change: an older flavor scan is stale */
   generation = 1;
 
-  /** the workload that issued preemptions and waits for them; BestEffortFIFO keeps it at the head */
-  sticky?: string;
-  stickyPinned = false;
-  readonly heap: KeyedHeap<Wl>;
-  readonly inadmissible = new Map<string, Wl>();
-  /** pending workloads in the heap by scheduling shape (BestEffortFIFO), to set look-alikes aside together */
-  readonly shapes = new Map<string, Set<string>>();
+  /** pending workloads: queued in Kueue's order, or set aside until quota frees up */
+  readonly queue = new PendingQueue();
   /** shapes set aside since the last requeue, with the reason */
   readonly bulkMoved = new Map<string, PendingReasonCode>();
   /** workloads holding quota here */
@@ -148,7 +125,6 @@ export class ClusterQueueState extends QuotaNode {
   constructor(name: string, obj: ClusterQueueLike) {
     super('ClusterQueue', name);
     this.obj = obj;
-    this.heap = new KeyedHeap<Wl>((w) => w.key, queueLess(() => (this.stickyPinned ? this.sticky : undefined)));
   }
 
   active(): boolean {
@@ -172,77 +148,12 @@ export class ClusterQueueState extends QuotaNode {
   }
 
   pendingCount(): number {
-    return this.heap.size + this.inadmissible.size;
-  }
-
-  pushActive(w: Wl): void {
-    this.inadmissible.delete(w.key);
-    this.heap.push(w);
-    w.queuedIn = this;
-    if (this.strategy === 'BestEffortFIFO') {
-      let set = this.shapes.get(w.shape);
-      if (!set) this.shapes.set(w.shape, (set = new Set()));
-      set.add(w.key);
-    }
-  }
-
-  /** Queues many workloads at once (quota came back and the set-aside ones return). */
-  pushAllActive(ws: Wl[]): void {
-    for (const w of ws) {
-      this.inadmissible.delete(w.key);
-      w.queuedIn = this;
-      if (this.strategy === 'BestEffortFIFO') {
-        let set = this.shapes.get(w.shape);
-        if (!set) this.shapes.set(w.shape, (set = new Set()));
-        set.add(w.key);
-      }
-    }
-    this.heap.pushMany(ws);
-  }
-
-  /** Sets aside every queued workload of a shape; returns them. */
-  setAsideShape(shape: string): Wl[] {
-    const keys = this.shapes.get(shape);
-    if (!keys) return [];
-    this.shapes.delete(shape);
-    const out = this.heap.removeMany(keys);
-    for (const w of out) this.inadmissible.set(w.key, w);
-    return out;
-  }
-
-  setAside(w: Wl): void {
-    this.removeFromHeap(w.key);
-    this.inadmissible.set(w.key, w);
-    w.queuedIn = this;
-  }
-
-  removeFromHeap(key: string): Wl | undefined {
-    const w = this.heap.remove(key);
-    if (w) this.forgetShape(w);
-    return w;
-  }
-
-  popHead(): Wl | undefined {
-    const w = this.heap.pop();
-    if (w) this.forgetShape(w);
-    return w;
-  }
-
-  private forgetShape(w: Wl): void {
-    const set = this.shapes.get(w.shape);
-    if (!set) return;
-    set.delete(w.key);
-    if (set.size === 0) this.shapes.delete(w.shape);
+    return this.queue.size;
   }
 
   /** Takes a pending workload out of this queue, wherever it is. */
   dequeue(key: string): void {
-    this.removeFromHeap(key);
-    this.inadmissible.delete(key);
-    if (this.sticky === key) {
-      this.sticky = undefined;
-      this.stickyPinned = false;
-    }
+    this.queue.remove(key);
     if (this.parked?.key === key) this.parked = undefined;
   }
 }
