@@ -35,6 +35,7 @@ import type {
   CohortLike,
   CycleResult,
   EngineOptions,
+  EvictionDecision,
   LocalQueueLike,
   NamespaceLike,
   PendingPosition,
@@ -488,7 +489,9 @@ export class AdmissionEngine {
       const [heads, progress] = this.cycle();
       if (heads === 0 || !progress) break;
     }
+    const evictions = this.drain();
     return report({
+      evictions,
       wls: this.wls.values(),
       only: opts.report === 'decisions' ? this.touched : undefined,
       cqs: this.cqOrder,
@@ -500,6 +503,30 @@ export class AdmissionEngine {
       preemptions: this.preemptions,
       cycles: this.callCycles,
     });
+  }
+
+  /**
+   * HoldAndDrain: the admitted workloads of a stopped LocalQueue or ClusterQueue are evicted, as
+   * Kueue's workload controller does (the LocalQueue's stop checked first).
+   */
+  private drain(): EvictionDecision[] {
+    const out: EvictionDecision[] = [];
+    const drainingLqs = new Set<string>();
+    for (const [key, lq] of this.lqs) if (lq.spec?.stopPolicy === 'HoldAndDrain') drainingLqs.add(key);
+    for (const cq of this.cqOrder) {
+      if (cq.stopPolicy !== 'HoldAndDrain' && drainingLqs.size === 0) continue;
+      for (const w of cq.reserving.values()) {
+        if (w.evicted || !w.reservation?.admitted) continue;
+        let d: EvictionDecision | undefined;
+        if (drainingLqs.has(w.lqKey)) d = { ...w.ref(), clusterQueue: cq.name, reason: 'LocalQueueStopped', message: 'The LocalQueue is stopped' };
+        else if (cq.stopPolicy === 'HoldAndDrain') d = { ...w.ref(), clusterQueue: cq.name, reason: 'ClusterQueueStopped', message: 'The ClusterQueue is stopped' };
+        if (!d) continue;
+        w.evicted = true;
+        this.bump(cq);
+        out.push(d);
+      }
+    }
+    return out;
   }
 
   /** The pending workloads of every ClusterQueue in queue order, as Kueue's visibility API lists them. */

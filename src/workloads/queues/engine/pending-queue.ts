@@ -5,37 +5,46 @@
 // that did not fit (BestEffortFIFO), and brings them all back when quota frees up: with lanes
 // either move is one step for the whole shape instead of one per workload.
 import { KeyedHeap } from './heap.js';
-import type { Wl } from './state.js';
+
+/** what the queue needs to know of a workload */
+export interface Queued {
+  key: string;
+  uid: string;
+  /** its scheduling shape: look-alikes share it */
+  shape: string;
+  priority: number;
+  orderTs: number;
+}
 
 /** Kueue's queue order within one priority */
-function byTime(a: Wl, b: Wl): boolean {
+function byTime(a: Queued, b: Queued): boolean {
   if (a.orderTs !== b.orderTs) return a.orderTs < b.orderTs;
   if (a.uid !== b.uid) return a.uid < b.uid;
   return a.key < b.key;
 }
 
 /** Kueue's queue order: priority, then time */
-export function queueBefore(a: Wl, b: Wl): boolean {
+export function queueBefore(a: Queued, b: Queued): boolean {
   if (a.priority !== b.priority) return a.priority > b.priority;
   return byTime(a, b);
 }
 
-class Lane {
+class Lane<Wl extends Queued> {
   readonly members = new KeyedHeap<Wl>((w) => w.key, byTime);
   aside = false;
   constructor(readonly id: string) {}
 }
 
-export class PendingQueue {
-  private readonly lanes = new Map<string, Lane>();
-  private readonly active = new KeyedHeap<Lane>(
+export class PendingQueue<Wl extends Queued> {
+  private readonly lanes = new Map<string, Lane<Wl>>();
+  private readonly active = new KeyedHeap<Lane<Wl>>(
     (l) => l.id,
     (a, b) => queueBefore(a.members.peek() as Wl, b.members.peek() as Wl),
   );
   /** set aside one by one: each waits for its own reason to pass */
   readonly aside = new Map<string, Wl>();
   /** where each workload is: its lane, or the aside map */
-  private readonly where = new Map<string, Lane | 'aside' | 'front'>();
+  private readonly where = new Map<string, Lane<Wl> | 'aside' | 'front'>();
   /** the preemptor kept in front of everything (BestEffortFIFO) */
   private front: Wl | undefined;
   private asideInLanes = 0;
@@ -73,16 +82,16 @@ export class PendingQueue {
   }
 
   /** re-places a lane in the lane heap after its head changed, or drops it when empty */
-  private settle(lane: Lane): void {
+  private settle(lane: Lane<Wl>): void {
     if (lane.members.size === 0) {
       this.active.remove(lane.id);
       this.lanes.delete(lane.id);
     } else if (!lane.aside) this.active.push(lane);
   }
 
-  private laneFor(id: string): Lane {
+  private laneFor(id: string): Lane<Wl> {
     let lane = this.lanes.get(id);
-    if (!lane) this.lanes.set(id, (lane = new Lane(id)));
+    if (!lane) this.lanes.set(id, (lane = new Lane<Wl>(id)));
     return lane;
   }
 

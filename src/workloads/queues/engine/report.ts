@@ -10,6 +10,7 @@ import type {
   ClusterQueueStatus,
   Condition,
   CycleResult,
+  EvictionDecision,
   FlavorUsageStatus,
   LocalQueueLike,
   LocalQueueStatus,
@@ -31,6 +32,7 @@ export interface ReportInput {
   fairSharing: boolean;
   admissions: AdmissionDecision[];
   preemptions: PreemptionDecision[];
+  evictions: EvictionDecision[];
   cycles: number;
 }
 
@@ -207,5 +209,5 @@ export function report(input: ReportInput): CycleResult {
   const cohorts: CycleResult['cohorts'] = {};
   for (const [name, c] of input.cohorts) cohorts[name] = input.fairSharing ? { fairSharing: { weightedShare: reportedShare(drsOf(c, input.frs)) } } : {};
 
-  return { admissions: input.admissions, preemptions: input.preemptions, pending, clusterQueues, localQueues, cohorts, cycles: input.cycles };
+  return { admissions: input.admissions, preemptions: input.preemptions, evictions: input.evictions, pending, clusterQueues, localQueues, cohorts, cycles: input.cycles };
 }

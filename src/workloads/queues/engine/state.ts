@@ -112,7 +112,7 @@ export class ClusterQueueState extends QuotaNode {
   generation = 1;
 
   /** pending workloads: queued in Kueue's order, or set aside until quota frees up */
-  readonly queue = new PendingQueue();
+  readonly queue = new PendingQueue<Wl>();
   /** shapes set aside since the last requeue, with the reason */
   readonly bulkMoved = new Map<string, PendingReasonCode>();
   /** workloads holding quota here */

@@ -282,6 +282,14 @@ export interface PreemptionDecision extends WorkloadRef {
   cycle: number;
 }
 
+/** A stopPolicy of HoldAndDrain evicts what its queue has admitted. */
+export interface EvictionDecision extends WorkloadRef {
+  clusterQueue: string;
+  /** the Evicted condition's reason */
+  reason: 'ClusterQueueStopped' | 'LocalQueueStopped';
+  message: string;
+}
+
 /** QuotaReserved=False reasons, as Kueue's scheduler and workload controller write them. */
 export type PendingReasonCode =
   | 'NoMatchingFlavor'
@@ -355,6 +363,8 @@ export interface CycleResult {
   admissions: AdmissionDecision[];
   /** admitted workloads to evict so that others fit */
   preemptions: PreemptionDecision[];
+  /** admitted workloads to evict because their queue is stopped with HoldAndDrain */
+  evictions: EvictionDecision[];
   /** every pending workload that stays pending, with Kueue's reason and message, and its positions */
   pending: PendingWorkload[];
   clusterQueues: Record<string, ClusterQueueStatus>;
