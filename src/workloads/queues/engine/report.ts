@@ -87,77 +87,66 @@ export function positionsOf(cqs: ClusterQueueState[]): Record<string, PendingPos
   return out;
 }
 
-export function report(input: ReportInput): CycleResult {
-  const positions = new Map<string, { cq: number; lq: number }>();
-  const cqByName = new Map(input.cqs.map((c) => [c.name, c]));
-  const full = !input.only;
-  for (const cq of full ? input.cqs : []) {
-    const perLq = new Map<string, number>();
-    queueOrder(cq).forEach((w, i) => {
-      const lq = perLq.get(w.lqKey) ?? 0;
-      perLq.set(w.lqKey, lq + 1);
-      positions.set(w.key, { cq: i, lq });
-    });
-  }
+/** Why a pending workload waits: its queue's state first, then the scheduler's last verdict. */
+function verdict(w: Wl, lq: LocalQueueLike | undefined, cq: ClusterQueueState | undefined): [PendingReasonCode, string] {
+  const cond = findCondition(w.obj.status?.conditions, QuotaReserved);
+  if (!w.active) return ['Deactivated', 'The workload is deactivated'];
+  if (w.onHold && cond) return ['Pending', cond.message ?? ''];
+  if (!lq) return ['Misconfigured', `LocalQueue ${w.queueName} doesn't exist`];
+  if ((lq.spec?.stopPolicy ?? 'None') !== 'None') return ['Suspended', `LocalQueue ${w.queueName} is inactive`];
+  if (!cq) return ['Misconfigured', `ClusterQueue ${lq.spec?.clusterQueue ?? ''} doesn't exist`];
+  if (!cq.active()) return ['Suspended', `ClusterQueue ${cq.name} is inactive`];
+  if (w.reason !== undefined) return [w.reason, w.message ?? ''];
+  if (cond?.status === 'False' && cond.reason && schedulerReasons.has(cond.reason)) return [cond.reason as PendingReasonCode, cond.message ?? ''];
+  return ['PendingEvaluation', 'Workload is pending evaluation in the scheduling queue'];
+}
 
+export function report(input: ReportInput): CycleResult {
+  const cqByName = new Map(input.cqs.map((c) => [c.name, c]));
+  const pendingEntry = (w: Wl): PendingWorkload => {
+    const lq = input.lqs.get(w.lqKey);
+    const cqName = lq?.spec?.clusterQueue;
+    const [reason, message] = verdict(w, lq, cqName === undefined ? undefined : cqByName.get(cqName));
+    const p: PendingWorkload = w.uid
+      ? { namespace: w.namespace, name: w.name, uid: w.uid, localQueue: w.queueName, reason, message, priority: w.priority }
+      : { namespace: w.namespace, name: w.name, localQueue: w.queueName, reason, message, priority: w.priority };
+    if (cqName !== undefined) p.clusterQueue = cqName;
+    return p;
+  };
+
+  // queued workloads in each ClusterQueue's order, with their positions; then the ones no queue holds
   const pending: PendingWorkload[] = [];
   const lqPending = new Map<string, number>();
+  const listed = new Set<Wl>();
+  if (!input.only) {
+    for (const cq of input.cqs) {
+      const perLq = new Map<string, number>();
+      queueOrder(cq).forEach((w, i) => {
+        const lq = perLq.get(w.lqKey) ?? 0;
+        perLq.set(w.lqKey, lq + 1);
+        lqPending.set(w.lqKey, (lqPending.get(w.lqKey) ?? 0) + 1);
+        const p = pendingEntry(w);
+        p.positionInClusterQueue = i;
+        p.positionInLocalQueue = lq;
+        pending.push(p);
+        listed.add(w);
+      });
+    }
+  }
+  const rest: PendingWorkload[] = [];
   const lqReserving = new Map<string, Wl[]>();
   for (const w of input.only ?? input.wls) {
-    if (w.finished) continue;
+    if (w.finished || listed.has(w)) continue;
     if (w.reservation) {
       const l = lqReserving.get(w.lqKey) ?? [];
       l.push(w);
       lqReserving.set(w.lqKey, l);
       continue;
     }
-    const lq = input.lqs.get(w.lqKey);
-    const cqName = lq?.spec?.clusterQueue;
-    const cq = cqName === undefined ? undefined : cqByName.get(cqName);
-    let reason: PendingReasonCode;
-    let message: string;
-    const cond = findCondition(w.obj.status?.conditions, QuotaReserved);
-    if (!w.active) {
-      reason = 'Deactivated';
-      message = 'The workload is deactivated';
-    } else if (w.onHold && cond) {
-      reason = 'Pending';
-      message = cond.message ?? '';
-    } else if (!lq) {
-      reason = 'Misconfigured';
-      message = `LocalQueue ${w.queueName} doesn't exist`;
-    } else if ((lq.spec?.stopPolicy ?? 'None') !== 'None') {
-      reason = 'Suspended';
-      message = `LocalQueue ${w.queueName} is inactive`;
-    } else if (!cq) {
-      reason = 'Misconfigured';
-      message = `ClusterQueue ${cqName ?? ''} doesn't exist`;
-    } else if (!cq.active()) {
-      reason = 'Suspended';
-      message = `ClusterQueue ${cq.name} is inactive`;
-    } else if (w.reason !== undefined) {
-      reason = w.reason;
-      message = w.message ?? '';
-    } else if (cond?.status === 'False' && cond.reason && schedulerReasons.has(cond.reason)) {
-      reason = cond.reason as PendingReasonCode;
-      message = cond.message ?? '';
-    } else {
-      reason = 'PendingEvaluation';
-      message = 'Workload is pending evaluation in the scheduling queue';
-    }
-    const p: PendingWorkload = { ...w.ref(), localQueue: w.queueName, reason, message, priority: w.priority };
-    if (cqName !== undefined) p.clusterQueue = cqName;
-    const pos = positions.get(w.key);
-    if (pos && w.queuedIn) {
-      p.positionInClusterQueue = pos.cq;
-      p.positionInLocalQueue = pos.lq;
-      lqPending.set(w.lqKey, (lqPending.get(w.lqKey) ?? 0) + 1);
-    }
-    pending.push(p);
+    rest.push(pendingEntry(w));
   }
-  const sortKey = (p: PendingWorkload): string => `${p.clusterQueue ?? '\uffff'}\u0000${String(p.positionInClusterQueue ?? 999_999_999).padStart(9, '0')}\u0000${p.namespace}/${p.name}`;
-  const keyed = pending.map((p) => [sortKey(p), p] as const).sort(([a], [b]) => byName(a, b));
-  pending.length = 0;
+  const key = (p: PendingWorkload): string => `${p.clusterQueue ?? '\uffff'}\u0000${p.namespace}/${p.name}`;
+  const keyed = rest.map((p) => [key(p), p] as const).sort(([a], [b]) => byName(a, b));
   for (const [, p] of keyed) pending.push(p);
 
   const clusterQueues: Record<string, ClusterQueueStatus> = {};
@@ -176,7 +165,7 @@ export function report(input: ReportInput): CycleResult {
   }
 
   const localQueues: Record<string, LocalQueueStatus> = {};
-  for (const [key, lq] of full ? input.lqs : []) {
+  for (const [key, lq] of input.only ? [] : input.lqs) {
     const cq = cqByName.get(lq.spec?.clusterQueue ?? '');
     const reserving = lqReserving.get(key) ?? [];
     const reserved: FRAmounts = new Map();
