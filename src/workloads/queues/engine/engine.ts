@@ -8,22 +8,20 @@
 // after the ones before it. Heads that do not fit go back to the queue (StrictFIFO: they stay in
 // front and block) or aside until quota frees up (BestEffortFIFO).
 import { readClusterQueue, readQuotas, fairWeight } from './config.js';
-import { FlavorAssigner, Mode, assignmentMessage, representativeMode, type Assignment, type AssignerContext, type Possibility } from './flavor-assigner.js';
+import { FlavorAssigner, Mode, assignmentMessage, needPreemption, representativeMode, searchCounts, type Assignment, type AssignerContext, type Possibility } from './flavor-assigner.js';
 import {
   CohortNode,
   FlavorResources,
   addAll,
   available,
-  compareDRS,
-  drsOf,
   lowestSubtreeThatFits,
   recomputeStandalone,
   recomputeTree,
   removeAll,
-  type DRS,
   type FRAmounts,
   type QuotaNode,
 } from './hierarchy.js';
+import { classicOrder, fairOrder, type Entry } from './order.js';
 import { Preemptor, humanReason, type Target } from './preemption.js';
 import { formatAmount } from './quantities.js';
 import { positionsOf, report } from './report.js';
@@ -63,27 +61,6 @@ import {
   timeMs,
   workloadPriority,
 } from './workload-info.js';
-
-type RequeueReason = '' | 'FailedAfterNomination' | 'NamespaceMismatch' | 'PendingPreemption' | 'NoFit' | 'PreemptionNoCandidates';
-
-interface Entry {
-  wl: Wl;
-  cq: ClusterQueueState;
-  assignment?: Assignment;
-  targets: Target[];
-  /** went through nomination to processing (not turned away before assigning flavors) */
-  nominated: boolean;
-  skipped: boolean;
-  assumed: boolean;
-  message: string;
-  reason: PendingReasonCode | '';
-  requeue: RequeueReason;
-  /** its usage was added to the cycle's view without admitting it */
-  reserved: boolean;
-  /** preemptions this entry issued now */
-  issued: number;
-  stamp: number;
-}
 
 const nsKey = (ns: string, name: string): string => `${ns}/${name}`;
 const bypassed = 'Bypassed scheduling evaluation because an equivalent workload recently failed';
@@ -633,7 +610,7 @@ export class AdmissionEngine {
     const preempted = new Map<string, Wl>();
     const usedCohorts = new Set<CohortNode>();
     const cycleReserved: [ClusterQueueState, FRAmounts][] = [];
-    for (const e of this.options.fairSharing ? this.fairOrder(entries) : classicOrder(entries)) {
+    for (const e of this.options.fairSharing ? fairOrder(entries, this.frs) : classicOrder(entries)) {
       this.process(e, p, preempted, usedCohorts, cycleReserved);
     }
     // usage held for entries that were not admitted only counts within the cycle
@@ -841,92 +818,12 @@ export class AdmissionEngine {
     return true;
   }
 
-  /** Fair sharing's order: at each cohort, the child whose share would be lowest after admitting its head goes first. */
-  private *fairOrder(entries: Entry[]): Generator<Entry> {
-    const left = new Map<ClusterQueueState, Entry>();
-    for (const e of entries) left.set(e.cq, e);
-    while (left.size > 0) {
-      const first = [...left.keys()].sort((a, b) => byName(a.name, b.name))[0] as ClusterQueueState;
-      if (!first.parent) {
-        const e = left.get(first) as Entry;
-        left.delete(first);
-        yield e;
-        continue;
-      }
-      const root = first.parent.root();
-      const drs = new Map<string, DRS>();
-      const requested = new Map<string, FRAmounts>();
-      for (const cq of root.subtreeCQs() as ClusterQueueState[]) {
-        const e = left.get(cq);
-        if (!e) continue;
-        const usage = (e.assignment as Assignment).usage;
-        addAll(cq, usage);
-        requested.set(e.wl.key, usage);
-        let d = drsOf(cq, this.frs);
-        for (let anc = cq.parent; anc; anc = anc.parent) {
-          drs.set(`${anc.name}\u0000${e.wl.key}`, d);
-          d = drsOf(anc, this.frs);
-        }
-        removeAll(cq, usage);
-      }
-      const less = (x: Entry, y: Entry, cohort: CohortNode): boolean => {
-        const dx = drs.get(`${cohort.name}\u0000${x.wl.key}`) as DRS;
-        const dy = drs.get(`${cohort.name}\u0000${y.wl.key}`) as DRS;
-        const bx = borrowsOn(dx, requested.get(x.wl.key));
-        const by = borrowsOn(dy, requested.get(y.wl.key));
-        if (bx !== by) return !bx;
-        const c = compareDRS(dx, dy);
-        if (c !== 0) return c < 0;
-        if (x.wl.priority !== y.wl.priority) return x.wl.priority > y.wl.priority;
-        return x.wl.orderTs < y.wl.orderTs;
-      };
-      const tournament = (c: CohortNode): Entry | undefined => {
-        const candidates: Entry[] = [];
-        for (const child of c.childCohorts) {
-          const winner = tournament(child);
-          if (winner) candidates.push(winner);
-        }
-        for (const child of c.childCQs) {
-          const e = left.get(child as ClusterQueueState);
-          if (e) candidates.push(e);
-        }
-        let best = candidates[0];
-        for (const x of candidates.slice(1)) if (best && less(x, best, c)) best = x;
-        return best;
-      };
-      const winner = tournament(root) as Entry;
-      left.delete(winner.cq);
-      yield winner;
-    }
-  }
 }
 
 function sameUsage(a: FRAmounts, b: FRAmounts): boolean {
   if (a.size !== b.size) return false;
   for (const [k, v] of a) if (b.get(k) !== v) return false;
   return true;
-}
-
-function borrowsOn(d: DRS, requested: FRAmounts | undefined): boolean {
-  return d.borrowedFRs.some((fr) => (requested?.get(fr) ?? 0) > 0);
-}
-
-/** the classic order: no borrowing first, then higher priority, then older */
-function classicOrder(entries: Entry[]): Entry[] {
-  return entries.sort((x, y) => {
-    const bx = (x.assignment as Assignment).borrowing;
-    const by = (y.assignment as Assignment).borrowing;
-    if (bx !== by) return bx - by;
-    if (x.wl.priority !== y.wl.priority) return y.wl.priority - x.wl.priority;
-    if (x.wl.orderTs !== y.wl.orderTs) return x.wl.orderTs - y.wl.orderTs;
-    return byName(x.cq.name, y.cq.name);
-  });
-}
-
-function needPreemption(a: Assignment, frs: FlavorResources): Set<number> {
-  const out = new Set<number>();
-  for (const ps of a.podSets) for (const [res, c] of ps.flavors) if (c.mode === Mode.Preempt) out.add(frs.id(c.flavor, res));
-  return out;
 }
 
 /** What a preempting head without candidates holds back in a cycle: up to its nominal quota, or its borrowing limit when it borrows. */
@@ -940,33 +837,6 @@ function toReserve(a: Assignment, cq: ClusterQueueState): FRAmounts {
     else out.set(fr, Math.max(0, Math.min(v, nominal - used)));
   }
   return out;
-}
-
-/**
- * Partial admission: the largest pod counts between each pod set's minCount and count that fit,
- * found by bisection over the total reduction as Kueue's PodSetReducer does.
- */
-function searchCounts<R>(w: Wl, fits: (counts: number[]) => R | undefined): R | undefined {
-  const full = w.podSets.map((ps) => ps.count);
-  const deltas = w.podSets.map((ps) => ps.count - (ps.minCount ?? ps.count));
-  const total = deltas.reduce((s, d) => s + d, 0);
-  if (total === 0) return undefined;
-  const countsAt = (i: number): number[] => full.map((c, j) => c - Math.trunc(((deltas[j] as number) * i) / total));
-  let lo = 0;
-  let hi = total + 1;
-  let best: R | undefined;
-  let bestIdx = -1;
-  // the smallest reduction i in [0, total] that fits (fit is monotone in the reduction)
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    const r = fits(countsAt(mid));
-    if (r !== undefined) {
-      best = r;
-      bestIdx = mid;
-      hi = mid;
-    } else lo = mid + 1;
-  }
-  return bestIdx === lo ? best : undefined;
 }
 
 /** The pending workloads' positions in a snapshot, per ClusterQueue, without scheduling anything. */

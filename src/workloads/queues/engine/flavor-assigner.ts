@@ -329,3 +329,37 @@ function noFitReason(a: Assignment, cq: ClusterQueueState): PendingReasonCode | 
   }
   return overall as PendingReasonCode | '';
 }
+
+/** the flavor-resources whose assignment needs preemption */
+export function needPreemption(a: Assignment, frs: FlavorResources): Set<number> {
+  const out = new Set<number>();
+  for (const ps of a.podSets) for (const [res, c] of ps.flavors) if (c.mode === Mode.Preempt) out.add(frs.id(c.flavor, res));
+  return out;
+}
+
+/**
+ * Partial admission: the largest pod counts between each pod set's minCount and count that fit,
+ * found by bisection over the total reduction as Kueue's PodSetReducer does.
+ */
+export function searchCounts<R>(w: Wl, fits: (counts: number[]) => R | undefined): R | undefined {
+  const full = w.podSets.map((ps) => ps.count);
+  const deltas = w.podSets.map((ps) => ps.count - (ps.minCount ?? ps.count));
+  const total = deltas.reduce((s, d) => s + d, 0);
+  if (total === 0) return undefined;
+  const countsAt = (i: number): number[] => full.map((c, j) => c - Math.trunc(((deltas[j] as number) * i) / total));
+  let lo = 0;
+  let hi = total + 1;
+  let best: R | undefined;
+  let bestIdx = -1;
+  // the smallest reduction i in [0, total] that fits (fit is monotone in the reduction)
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    const r = fits(countsAt(mid));
+    if (r !== undefined) {
+      best = r;
+      bestIdx = mid;
+      hi = mid;
+    } else lo = mid + 1;
+  }
+  return bestIdx === lo ? best : undefined;
+}
