@@ -38,6 +38,7 @@ import { fanOut1000, fanOut200 } from './pipelines/fanout.js';
 import { fmtMs, median, nowMs, percentile } from './stats.js';
 import { servingBench } from './serving.js';
 import { tenancyBench } from './tenancy.js';
+import { queuesEngineBench } from './queues/engine.js';
 import { trainingBench } from './training.js';
 import { FULL, QUICK, tuningBench } from './tuning/bench.js';
 import { trialOverheadBench } from './tuning-overhead.js';
@@ -255,5 +256,9 @@ if (wanted(10) && existsSync(join(repoRoot, '.venv', 'bin', 'python'))) {
   await tuningBench(full ? FULL : QUICK, { row, overheadMs });
 }
 if (wanted(11)) await tenancyBench(row, { runs, gets: arg('tenancy-gets', 2000), chainRuns: arg('tenancy-chains', 5) });
+if (wanted(12)) {
+  console.log('\n12. queue admission: Kueue\'s decisions in Skiff\'s engine (15,000 Workloads), against Kueue\'s published figures');
+  await queuesEngineBench(row, { workloads: arg('queue-workloads', 15_000), freedSamples: 50, baseline: true });
+}
 for (const b of burners) b.kill('SIGKILL');
 console.log(`\nall benchmarks: ${((nowMs() - t0) / 1000).toFixed(0)} s`);
