@@ -8,6 +8,7 @@ import { Kinds } from '../api/index.js';
 import { LocalArtifactStore } from '../artifacts/local.js';
 import { isConflict } from '../api/errors.js';
 import { Manager } from '../control/controller.js';
+import { ControlMetrics } from '../control/metrics.js';
 import { EventRecorder, sweepEvents } from '../control/events.js';
 import { GarbageCollector } from '../control/gc.js';
 import { addClusterRoleAggregationController } from '../control/clusterrole-aggregation.js';
@@ -93,7 +94,9 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   // the roles and bindings every cluster starts with (cluster-admin, admin/edit/view, Kubeflow's)
   await ensureBootstrapPolicy(client);
   const recorder = new EventRecorder(client, 'skiff');
-  const manager = new Manager(client, log, config.verbose);
+  // the controllers' reconciles and work queues, under controller-runtime's metric names
+  const controlMetrics = new ControlMetrics(metrics);
+  const manager = new Manager(client, log, config.verbose, controlMetrics);
   const basePython = join(repoRoot, '.venv', 'bin', 'python');
   const pipelineRoot = join(config.dataDir, 'pipeline-root');
   // with tenancy, Pods are isolated by the kernel where this machine allows it (podIsolation says why not)
@@ -133,7 +136,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
       endpoints: { server: () => serverUrl, pods: () => podGateway },
     }));
   }
-  const gc = new GarbageCollector(client, store, registry, log);
+  const gc = new GarbageCollector(client, store, registry, log, controlMetrics);
   let ready = false;
   const usageHistory = new UsageHistory({ usage: substrate, intervalMs: config.metricsResolutionMs });
   usageHistory.start();
