@@ -106,6 +106,7 @@ describe('controller-runtime metrics', () => {
         assert.equal(sample(before, `controller_runtime_reconcile_total{controller="configmap",result="${result}"}`), 0, result);
       }
       assert.equal(sample(before, 'controller_runtime_max_concurrent_reconciles{controller="configmap"}'), 3);
+      assert.doesNotMatch(before, /^controller_runtime_reconcile_time_seconds_count/m, 'the time histogram\'s series comes with the first reconcile');
       await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default' } });
       mgr.start();
       for (const name of ['ok', 'later', 'again', 'flaky', 'broken']) await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default' } });

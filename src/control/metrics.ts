@@ -122,11 +122,14 @@ export class ControlMetrics {
     this.addQueue(c.name, c.name, queue);
     // every result's series exists from the start (0), as controller-runtime's initMetrics makes them
     const total = Object.fromEntries(results.map((r) => [r, this.reconcileTotal.child([c.name, r])])) as Record<ReconcileResult, CounterChild>;
+    // the time histogram's series, from the first reconcile on (controller-runtime's too)
+    let time: HistogramChild | undefined;
+    const histogram = this.reconcileTime;
     return {
       total,
       errors: this.reconcileErrors.child([c.name]),
       terminalErrors: this.terminalErrors.child([c.name]),
-      time: this.reconcileTime.child([c.name]),
+      time: { observe: (v) => (time ??= histogram.child([c.name])).observe(v) },
     };
   }
 
