@@ -85,8 +85,10 @@ function parseExposition(text: string): Map<string, Family> {
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)(?: -?\d+)?$/.exec(line);
     if (!m) throw new Error(`not a sample line: ${line}`);
     const [, name = '', labelText = '', valueText = ''] = m;
-    const value = valueText === '+Inf' ? Infinity : valueText === '-Inf' ? -Infinity : valueText === 'NaN' ? NaN : Number(valueText);
-    if (Number.isNaN(value) && valueText !== 'NaN') throw new Error(`bad value: ${line}`);
+    // Prometheus reads values with Go's ParseFloat: NaN and Inf in any case (prom-client writes `Nan`)
+    const special = valueText.toLowerCase();
+    const value = special === '+inf' || special === 'inf' ? Infinity : special === '-inf' ? -Infinity : special === 'nan' ? NaN : Number(valueText);
+    if (Number.isNaN(value) && special !== 'nan') throw new Error(`bad value: ${line}`);
     const f = current;
     const belongs = f && (name === f.name || (suffixes[f.type] ?? []).some((s) => name === f.name + s));
     if (!f || !belongs) throw new Error(`sample outside its family (${f?.name}): ${line}`);

@@ -178,6 +178,12 @@ export class Gauge extends BoundMetric {
     return this.series.get(values.join('\u0000'))?.v ?? 0;
   }
 
+  /** one series, for callers that change it often (no label lookup per call) */
+  child(values: readonly string[]): { inc(): void; dec(): void; set(v: number): void } {
+    const s = this.seriesFor(values);
+    return { inc: () => void s.v++, dec: () => void s.v--, set: (v) => void (s.v = v) };
+  }
+
   protected samples(): Sample[] {
     return [...this.series.values()].map((s) => ({ value: s.v, labels: s.labels }));
   }

@@ -173,6 +173,22 @@ describe('RequestMetrics', () => {
     assert.equal(sample(text, 'apiserver_request_total{verb="WATCH",dry_run="",group="batch",version="v1",resource="jobs",subresource="",scope="cluster",component="apiserver",code="200"}'), 1);
   });
 
+  it('reuses a request line\'s series only where the query does not change its labels', async () => {
+    const m = new MetricsRegistry({ processMetrics: false });
+    const r = new RequestMetrics(m, new Discovery(defaultRegistry()));
+    for (const url of ['/api/v1/pods?limit=5', '/api/v1/pods?limit=5&continue=x', '/api/v1/pods?watch=1&resourceVersion=9', '/api/v1/pods?watch=1&resourceVersion=10', '/apis/v2beta1/runs?namespace=a', '/apis/v2beta1/runs?page_size=3']) {
+      const res = new FakeResponse();
+      r.track(request('GET', url), res as unknown as ServerResponse);
+      res.answer(200);
+    }
+    const text = await m.render();
+    const count = (labels: string): number | undefined => sample(text, `apiserver_request_total{${labels},code="200"}`);
+    assert.equal(count('verb="LIST",dry_run="",group="",version="v1",resource="pods",subresource="",scope="cluster",component="apiserver"'), 2, text);
+    assert.equal(count('verb="WATCH",dry_run="",group="",version="v1",resource="pods",subresource="",scope="cluster",component="apiserver"'), 2);
+    assert.equal(count('verb="LIST",dry_run="",group="pipelines.kubeflow.org",version="v2beta1",resource="runs",subresource="",scope="namespace",component="ml-pipeline"'), 1);
+    assert.equal(count('verb="LIST",dry_run="",group="pipelines.kubeflow.org",version="v2beta1",resource="runs",subresource="",scope="cluster",component="ml-pipeline"'), 1);
+  });
+
   it('counts an upgrade once, with the status its connection answered', async () => {
     const m = new MetricsRegistry({ processMetrics: false });
     const r = new RequestMetrics(m, new Discovery(defaultRegistry()));

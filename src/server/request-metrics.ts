@@ -38,36 +38,32 @@ export interface RequestLabels {
 /** what the server serves, the only names that become label values */
 export interface ServedApi {
   group(group: string): boolean;
-  groupVersion(group: string, version: string): boolean;
-  resource(group: string, version: string, resource: string): boolean;
-  subresource(group: string, version: string, resource: string, subresource: string): boolean;
+  /** a served group-version's resources, each with its subresources */
+  resources(group: string, version: string): Map<string, Set<string>> | undefined;
 }
 
 /** the served table read from discovery, built again when it changes */
 export function servedApi(discovery: Discovery): ServedApi {
-  let keys: Set<string> | undefined;
-  discovery.onChange(() => (keys = undefined));
-  const has = (k: string): boolean => {
-    if (!keys) {
-      keys = new Set();
-      for (const g of discovery.groups()) {
-        keys.add(g.name);
-        for (const v of g.versions) {
-          keys.add(`${g.name}/${v.version}`);
-          for (const r of v.resources) {
-            keys.add(`${g.name}/${v.version}/${r.resource}`);
-            for (const s of r.subresources ?? []) keys.add(`${g.name}/${v.version}/${r.resource}/${s.name}`);
-          }
-        }
+  // group → version → resource → its subresources
+  let table: Map<string, Map<string, Map<string, Set<string>>>> | undefined;
+  discovery.onChange(() => (table = undefined));
+  const get = (): Map<string, Map<string, Map<string, Set<string>>>> => {
+    if (table) return table;
+    table = new Map();
+    for (const g of discovery.groups()) {
+      const versions = new Map<string, Map<string, Set<string>>>();
+      table.set(g.name, versions);
+      for (const v of g.versions) {
+        const resources = new Map<string, Set<string>>();
+        versions.set(v.version, resources);
+        for (const r of v.resources) resources.set(r.resource, new Set((r.subresources ?? []).map((x) => x.name)));
       }
     }
-    return keys.has(k);
+    return table;
   };
   return {
-    group: (g) => has(g),
-    groupVersion: (g, v) => has(`${g}/${v}`),
-    resource: (g, v, r) => has(`${g}/${v}/${r}`),
-    subresource: (g, v, r, s) => has(`${g}/${v}/${r}/${s}`),
+    group: (g) => get().has(g),
+    resources: (g, v) => get().get(g)?.get(v),
   };
 }
 
@@ -89,6 +85,12 @@ function watchQuery(query: string): boolean {
   if (!query.includes('watch')) return false;
   const v = new URLSearchParams(query).getAll('watch')[0];
   return v !== undefined && v.toLowerCase() !== '0' && v.toLowerCase() !== 'false';
+}
+
+/** what of a query the labels read, as a key */
+function queryFacts(query: string): string {
+  const ns = query.includes('namespace') && new URLSearchParams(query).get('namespace') ? 'ns' : '';
+  return `${watchQuery(query) ? 'watch' : ''}|${dryRunLabel(query)}|${ns}`;
 }
 
 /** CanonicalVerb then CleanVerb, as MonitorRequest reports a request */
@@ -154,45 +156,52 @@ export function requestLabels(method: string, url: string, contentType: string |
   const q = url.indexOf('?');
   const path = q < 0 ? url : url.slice(0, q);
   const query = q < 0 ? '' : url.slice(q + 1);
-  const segs = path.split('/').filter((s) => s !== '').map(decode);
-  const dryRun = dryRunLabel(query);
-  const plain = (subresource: string, component = ''): RequestLabels => ({
-    verb: reportedVerb(m, '', query, contentType, false), dryRun, group: '', version: '', resource: '', subresource, scope: '', component, longRunning: false,
-  });
+  const segs: string[] = [];
+  for (const s of path.split('/')) if (s !== '') segs.push(decode(s));
+  const dryRun = query === '' ? '' : dryRunLabel(query);
   const head = segs[0];
-  if (head === 'apis' && segs[1] === 'v2beta1') return kfpLabels(m, segs.slice(2), query, contentType, dryRun) ?? plain('');
+  if (head === 'apis' && segs[1] === 'v2beta1') return kfpLabels(m, segs.slice(2), query, contentType, dryRun) ?? plain(m, query, contentType, dryRun, '');
   if (head === 'notebook' && segs.length >= 3 && segs[1] !== '_session') {
     // a notebook's server, reached as kube's service proxy reaches a service (and authorized so)
     return { verb: 'CONNECT', dryRun, group: 'kubeflow.org', version: 'v1', resource: 'notebooks', subresource: 'proxy', scope: 'resource', component: 'apiserver', longRunning: true };
   }
-  if (head !== 'api' && head !== 'apis') return plain(nonResourcePath(segs));
+  if (head !== 'api' && head !== 'apis') return plain(m, query, contentType, dryRun, nonResourcePath(segs));
   // discovery: the aggregated documents at /api and /apis as kube-apiserver labels them, a served
   // group or group-version by its names
-  if (segs.length === 1) return plain(`/${head}`, 'apiserver');
+  if (segs.length === 1) return plain(m, query, contentType, dryRun, `/${head}`, 'apiserver');
   const legacy = head === 'api';
   const group = legacy ? '' : (segs[1] as string);
-  if (!legacy && segs.length === 2) return api.group(group) ? { ...plain('', 'apiserver'), group } : plain('');
-  const version = segs[legacy ? 1 : 2] as string;
-  let rest = segs.slice(legacy ? 2 : 3);
-  if (!api.groupVersion(group, version)) return plain('');
-  if (rest.length === 0) return { ...plain('', 'apiserver'), group, version };
+  if (!legacy && segs.length === 2) return api.group(group) ? plain(m, query, contentType, dryRun, '', 'apiserver', group) : plain(m, query, contentType, dryRun, '');
+  let i = legacy ? 2 : 3;
+  const version = segs[i - 1] as string;
+  const resources = api.resources(group, version);
+  if (!resources) return plain(m, query, contentType, dryRun, '');
+  if (segs.length === i) return plain(m, query, contentType, dryRun, '', 'apiserver', group, version);
   // the deprecated /watch/ prefix
-  const watchPath = rest[0] === 'watch';
-  if (watchPath) rest = rest.slice(1);
-  let namespace: string | undefined;
-  let parts = rest;
-  if (rest[0] === 'namespaces' && rest.length >= 3 && !(rest.length === 3 && (rest[2] === 'status' || rest[2] === 'finalize'))) {
-    namespace = rest[1];
-    parts = rest.slice(2);
+  const watchPath = segs[i] === 'watch';
+  if (watchPath) i++;
+  // /namespaces/{ns}/{plural}/...; /namespaces[/{name}[/status|/finalize]] is the Namespace itself
+  let namespaced = false;
+  const left = segs.length - i;
+  if (segs[i] === 'namespaces' && left >= 3 && !(left === 3 && (segs[i + 2] === 'status' || segs[i + 2] === 'finalize'))) {
+    namespaced = true;
+    i += 2;
   }
-  const [resource = '', name, subresource, ...extra] = parts;
-  if (extra.length || !api.resource(group, version, resource)) return plain('');
-  if (subresource !== undefined && !api.subresource(group, version, resource, subresource)) return plain('');
+  const resource = segs[i] ?? '';
+  const name = segs[i + 1];
+  const subresource = segs[i + 2];
+  const subresources = resources.get(resource);
+  if (segs.length > i + 3 || !subresources || (subresource !== undefined && !subresources.has(subresource))) return plain(m, query, contentType, dryRun, '');
   // as kube-apiserver's installer scopes its routes: a path with a name, or a create, is one object's
-  const scope = name !== undefined || m === 'POST' ? 'resource' : namespace !== undefined ? 'namespace' : 'cluster';
+  const scope = name !== undefined || m === 'POST' ? 'resource' : namespaced ? 'namespace' : 'cluster';
   const connect = subresource !== undefined && connectSubresources.has(subresource);
   const verb = watchPath ? 'WATCH' : reportedVerb(m, scope, query, contentType, connect);
   return { verb, dryRun, group, version, resource, subresource: subresource ?? '', scope, component: 'apiserver', longRunning: verb === 'WATCH' || verb === 'CONNECT' };
+}
+
+/** the labels of a request that names no served resource: a non-resource path, discovery, or nothing served */
+function plain(m: string, query: string, contentType: string | undefined, dryRun: string, subresource: string, component = '', group = '', version = ''): RequestLabels {
+  return { verb: reportedVerb(m, '', query, contentType, false), dryRun, group, version, resource: '', subresource, scope: '', component, longRunning: false };
 }
 
 /** the KFP API's labels; `rest` is the path after /apis/v2beta1; undefined for what it does not serve */
@@ -264,6 +273,19 @@ class Watermark {
   }
 }
 
+/** one label set's series, bound once, and how its requests count in flight */
+interface Series {
+  values: string[];
+  duration: { observe(v: number): void };
+  codes: Map<number, { inc(): void }>;
+  /** a long-running request's apiserver_longrunning_requests series; else the in-flight count it is in */
+  running?: { inc(): void; dec(): void };
+  inflight?: Watermark;
+}
+
+/** how many recent request lines keep their series at hand */
+const recentLines = 256;
+
 export class RequestMetrics {
   private readonly total: Counter;
   private readonly duration: Histogram;
@@ -272,10 +294,19 @@ export class RequestMetrics {
   private readonly mutating = new Watermark();
   /** upgrade requests, counted when their socket closes; one that falls back to a plain answer is not counted twice */
   private readonly upgrades = new WeakSet<IncomingMessage>();
+  /** each label set's series, by its labels */
+  private readonly series = new Map<string, Series>();
+  /**
+   * the series of recent request lines, by method (and a PATCH's content type), then URL: clients
+   * repeat the same reads, which then cost one lookup instead of reading the path
+   */
+  private readonly recent = new Map<string, Map<string, Series>>();
   private readonly api: ServedApi;
 
   constructor(metrics: MetricsRegistry, discovery: Discovery) {
     this.api = servedApi(discovery);
+    // what a path means changes with what is served
+    discovery.onChange(() => this.recent.clear());
     this.total = metrics.counter('apiserver_request_total', 'Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.',
       ['verb', 'dry_run', 'group', 'version', 'resource', 'subresource', 'scope', 'component', 'code']);
     this.duration = metrics.histogram('apiserver_request_duration_seconds', 'Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.',
@@ -288,18 +319,37 @@ export class RequestMetrics {
       ['verb', 'group', 'version', 'resource', 'subresource', 'scope', 'component']);
   }
 
-  /** the labels of a request, from its method, URL and content type */
+  /** the labels of a request, from its method, URL and (for a PATCH) content type */
   labels(req: IncomingMessage): RequestLabels {
-    return requestLabels(req.method ?? 'GET', req.url ?? '/', req.headers['content-type'], this.api);
+    const method = req.method ?? 'GET';
+    return requestLabels(method, req.url ?? '/', method === 'PATCH' ? req.headers['content-type'] : undefined, this.api);
   }
 
   /** counts a request of node:http's request handler once its response is done (or abandoned) */
   track(req: IncomingMessage, res: ServerResponse): void {
     if (this.upgrades.has(req)) return;
     const started = performance.now();
-    const l = this.labels(req);
-    const done = this.begin(l, started);
-    res.once('close', () => done(res.headersSent ? res.statusCode : 0));
+    const method = req.method ?? 'GET';
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    // the query matters to the labels only for a watch, a dry run and a KFP list's namespace
+    const line = q < 0 ? url : `${url.slice(0, q)} ${queryFacts(url.slice(q + 1))}`;
+    const kind = method === 'PATCH' ? `PATCH ${req.headers['content-type'] ?? ''}` : method;
+    let lines = this.recent.get(kind);
+    if (!lines) {
+      if (this.recent.size >= 16) this.recent.clear();
+      this.recent.set(kind, (lines = new Map()));
+    }
+    let s = lines.get(line);
+    if (!s) {
+      s = this.seriesOf(this.labels(req));
+      if (lines.size >= recentLines) lines.clear();
+      lines.set(line, s);
+    }
+    this.begin(s, started);
+    const series = s;
+    // a response closes once, finished or abandoned
+    res.on('close', () => this.end(series, started, res.headersSent ? res.statusCode : 0));
   }
 
   /**
@@ -309,8 +359,8 @@ export class RequestMetrics {
   trackUpgrade(req: IncomingMessage, socket: Duplex): void {
     this.upgrades.add(req);
     const started = performance.now();
-    const l = { ...this.labels(req), longRunning: true };
-    const done = this.begin(l, started);
+    const series = this.seriesOf({ ...this.labels(req), longRunning: true });
+    this.begin(series, started);
     let code = 0;
     const peek = (chunk: unknown): void => {
       if (code !== 0) return;
@@ -332,29 +382,41 @@ export class RequestMetrics {
       s.end = end;
       return end.apply(this, a);
     };
-    socket.once('close', () => done(Math.max(code, 0)));
+    socket.once('close', () => this.end(series, started, Math.max(code, 0)));
   }
 
-  /** in flight from now: returns what counts the request when it ends */
-  private begin(l: RequestLabels, started: number): (code: number) => void {
-    const values = [l.verb, l.dryRun, l.group, l.version, l.resource, l.subresource, l.scope, l.component];
-    let running: readonly string[] | undefined;
-    let inflight: Watermark | undefined;
-    if (l.longRunning) {
-      running = [l.verb, l.group, l.version, l.resource, l.subresource, l.scope, l.component];
-      this.longRunning.inc(running);
-    } else {
+  private seriesOf(l: RequestLabels): Series {
+    const key = `${l.verb}\u0000${l.dryRun}\u0000${l.group}\u0000${l.version}\u0000${l.resource}\u0000${l.subresource}\u0000${l.scope}\u0000${l.component}\u0000${l.longRunning}`;
+    let s = this.series.get(key);
+    if (!s) {
+      const values = [l.verb, l.dryRun, l.group, l.version, l.resource, l.subresource, l.scope, l.component];
+      s = { values, duration: this.duration.child(values), codes: new Map() };
       // kube-apiserver's max-in-flight filter: get, list and watch are read-only, the rest mutate
-      inflight = l.verb === 'GET' || l.verb === 'LIST' || l.verb === 'WATCH' ? this.readOnly : this.mutating;
-      inflight.inc(started);
+      if (l.longRunning) s.running = this.longRunning.child([l.verb, l.group, l.version, l.resource, l.subresource, l.scope, l.component]);
+      else s.inflight = l.verb === 'GET' || l.verb === 'LIST' || l.verb === 'WATCH' ? this.readOnly : this.mutating;
+      this.series.set(key, s);
     }
-    return (code) => {
-      const now = performance.now();
-      if (running) this.longRunning.dec(running);
-      inflight?.dec(now);
-      this.total.inc([...values, String(code)]);
-      this.duration.observe(values, (now - started) / 1000);
-    };
+    return s;
+  }
+
+  /** in flight from now */
+  private begin(s: Series, started: number): void {
+    s.running?.inc();
+    s.inflight?.inc(started);
+  }
+
+  /** ended: counted with its code, timed, no longer in flight */
+  private end(s: Series, started: number, code: number): void {
+    const now = performance.now();
+    s.running?.dec();
+    s.inflight?.dec(now);
+    let count = s.codes.get(code);
+    if (!count) {
+      count = this.total.child([...s.values, String(code)]);
+      s.codes.set(code, count);
+    }
+    count.inc();
+    s.duration.observe((now - started) / 1000);
   }
 }
 
