@@ -1,12 +1,14 @@
 // The reconcile loop: watches turn changes into keys, workers take keys off a queue and call
 // reconcile(key), which reads fresh state and takes the next step. A thrown error backs off; a
 // `requeueAfter` checks again later; a TerminalError is recorded and not retried.
+import { performance } from 'node:perf_hooks';
 import type { KindDef } from '../api/registry.js';
 import type { ObjectKey, StoredObject } from '../api/meta.js';
 import { keyString, parseKeyString } from '../api/meta.js';
 import type { Client } from '../store/client.js';
 import type { WatchEvent } from '../store/store.js';
 import { InformerCache } from './informer.js';
+import type { ControlMetrics, ReconcileObserver, ReconcileResult } from './metrics.js';
 import { WorkQueue } from './queue.js';
 
 export interface Result {
@@ -46,12 +48,27 @@ export class Controller {
   private readonly stops: { stop(): void }[] = [];
   private readonly running: Promise<void>[] = [];
   private active = 0;
+  private readonly observer?: ReconcileObserver;
 
   /** the informers this controller's watches come from: the Manager's, shared with its other controllers */
   readonly cache: InformerCache;
 
-  constructor(client: Client, readonly opts: ControllerOptions, cache?: InformerCache) {
+  constructor(client: Client, readonly opts: ControllerOptions, cache?: InformerCache, metrics?: ControlMetrics) {
     this.cache = cache ?? new InformerCache(client);
+    if (metrics) this.observer = metrics.addController(this, this.queue);
+  }
+
+  get name(): string {
+    return this.opts.name;
+  }
+
+  /** how many keys it works on at once */
+  get workers(): number {
+    return this.opts.workers ?? 1;
+  }
+
+  get activeWorkers(): number {
+    return this.active;
   }
 
   enqueue(key: ObjectKey): void {
@@ -79,20 +96,28 @@ export class Controller {
         for (const key of w.map(e.object)) this.enqueue(key);
       }));
     }
-    for (let i = 0; i < (opts.workers ?? 1); i++) this.running.push(this.work());
+    for (let i = 0; i < this.workers; i++) this.running.push(this.work());
   }
 
   private async work(): Promise<void> {
+    const o = this.observer;
     for (;;) {
       const key = await this.queue.get();
       if (key === undefined) return;
       this.active++;
+      const started = o ? performance.now() : 0;
+      let outcome: ReconcileResult = 'success';
       try {
         const result = await this.opts.reconcile(parseKeyString(key));
         this.queue.forget(key);
-        if (result?.requeueAfter !== undefined) this.queue.addAfter(key, Math.max(1, result.requeueAfter));
+        if (result?.requeueAfter !== undefined) {
+          this.queue.addAfter(key, Math.max(1, result.requeueAfter));
+          outcome = result.requeueAfter > 0 ? 'requeue_after' : 'requeue';
+        }
       } catch (e) {
+        outcome = 'error';
         if (e instanceof TerminalError) {
+          o?.terminalErrors.inc();
           this.opts.log?.(`${this.opts.name}: ${key}: ${e.message} (not retried)`);
           this.queue.forget(key);
         } else {
@@ -101,6 +126,12 @@ export class Controller {
           if (this.opts.verbose || !/has been modified|not found/.test(msg)) this.opts.log?.(`${this.opts.name}: ${key}: ${msg} (retry in ${delay} ms)`);
         }
       } finally {
+        if (o) {
+          // as controller-runtime counts them: a terminal error is an error too
+          if (outcome === 'error') o.errors.inc();
+          o.total[outcome].inc();
+          o.time.observe((performance.now() - started) / 1000);
+        }
         this.active--;
         this.queue.done(key);
       }
@@ -125,12 +156,13 @@ export class Manager {
   /** one list+watch per kind for all of this Manager's controllers; reconcilers read through it */
   readonly cache: InformerCache;
 
-  constructor(private readonly client: Client, private readonly log: (msg: string) => void = () => undefined, private readonly verbose = false) {
+  /** `metrics`: where its controllers report reconciles and their queues (controller-runtime's metrics) */
+  constructor(private readonly client: Client, private readonly log: (msg: string) => void = () => undefined, private readonly verbose = false, private readonly metrics?: ControlMetrics) {
     this.cache = new InformerCache(client);
   }
 
   add(opts: ControllerOptions): Controller {
-    const c = new Controller(this.client, { log: this.log, verbose: this.verbose, ...opts }, this.cache);
+    const c = new Controller(this.client, { log: this.log, verbose: this.verbose, ...opts }, this.cache, this.metrics);
     this.controllers.push(c);
     return c;
   }

@@ -7,6 +7,7 @@ import type { KindRegistry } from '../api/registry.js';
 import type { Client } from '../store/client.js';
 import type { Store } from '../store/store.js';
 import type { Result } from './controller.js';
+import type { ControlMetrics } from './metrics.js';
 import { WorkQueue } from './queue.js';
 
 export class GarbageCollector {
@@ -16,7 +17,10 @@ export class GarbageCollector {
   /** owners being deleted with a foreground or orphan finalizer, by uid */
   private readonly pendingOwners = new Map<string, { resource: string; namespace: string; name: string }>();
 
-  constructor(private readonly client: Client, private readonly store: Store, private readonly registry: KindRegistry, private readonly log: (m: string) => void = () => undefined) {}
+  constructor(private readonly client: Client, private readonly store: Store, private readonly registry: KindRegistry, private readonly log: (m: string) => void = () => undefined, metrics?: ControlMetrics) {
+    // its queue under the name kube-controller-manager's garbage collector gives the queue it deletes from
+    metrics?.addQueue('garbage_collector_attempt_to_delete', '', this.queue);
+  }
 
   async start(): Promise<void> {
     this.sub = this.store.subscribe((c) => {

@@ -22,6 +22,7 @@ import { Kfam } from './kfam.js';
 import { KfpApi } from './kfp/api.js';
 import { matchNotebook, NotebookProxy } from './notebook-proxy.js';
 import type { MetricsRegistry } from './metrics.js';
+import { RequestMetrics } from './request-metrics.js';
 import type { Gateway } from './inference/gateway.js';
 import { handleTraffic, isTrafficPath } from './traffic-api.js';
 import { UiFiles } from './ui.js';
@@ -45,7 +46,7 @@ export interface AppDeps {
   artifacts?: ArtifactStore;
   /** inference requests (by path `/serving/...` or by an InferenceService's host) go here */
   gateway?: Gateway;
-  /** Prometheus metrics on `GET /metrics` */
+  /** Prometheus metrics on `GET /metrics`, every request counted into them (request-metrics.ts) */
   metrics?: MetricsRegistry;
   /** for `?dryRun=All&render=true`: what storing the object would create (src/server/workloads.ts) */
   dryRender?: (obj: StoredObject) => KObject[];
@@ -69,6 +70,8 @@ export class App {
   private readonly kfam: Kfam;
   /** `/notebook/<ns>/<name>/...`: each Notebook's server, HTTP here and WebSocket through `notebooks.upgrade` */
   readonly notebooks: NotebookProxy;
+  /** kube-apiserver's request metrics, for every request but inference (the gateway counts those) */
+  private readonly requests?: RequestMetrics;
 
   constructor(private readonly deps: AppDeps) {
     this.kube = new KubeApi({ client: deps.client, registry: deps.registry, logs: deps.logs, ...(deps.exec ? { exec: deps.exec } : {}), ...(deps.bookmarkMs !== undefined ? { bookmarkMs: deps.bookmarkMs } : {}), ...(deps.dryRender ? { dryRender: deps.dryRender } : {}), ...(deps.authorizer ? { authorizer: deps.authorizer } : {}) });
@@ -83,19 +86,32 @@ export class App {
     // with tenancy on, the KFP API authorizes each request itself, as KFP's multi-user mode does: only
     // its handlers know the namespace (a run's experiment's, a pipeline's, or the one the request names)
     this.kfp = new KfpApi({ client: deps.client, version: deps.version, pipelineRoot: deps.pipelineRoot, ...(deps.artifacts ? { artifacts: deps.artifacts } : {}), ...(deps.authn ? { authorizer: deps.authorizer ?? allowAll } : {}) });
+    if (deps.metrics) this.requests = new RequestMetrics(deps.metrics, this.kube.discovery);
   }
 
   /** node:http request listener */
   readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
-    if (!this.deps.authn) return this.serve(req, res);
+    const inference = this.deps.gateway?.match(req);
+    if (!inference) this.requests?.track(req, res);
+    if (!this.deps.authn) return this.serve(req, res, inference);
     this.admit(req, false).then(
-      (refusal) => (refusal ? sendError(res, refusal) : this.serve(req, res)),
+      (refusal) => (refusal ? sendError(res, refusal) : this.serve(req, res, this.deps.gateway?.match(req))),
       (e: unknown) => sendError(res, e),
     );
   };
 
   /** wraps an `upgrade` listener (exec, attach, port-forward, the dashboard's streams) so it sees only admitted requests */
   guardUpgrade(listener: (req: IncomingMessage, socket: Duplex, head: Buffer) => void): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
+    const guarded = this.admitUpgrade(listener);
+    const requests = this.requests;
+    if (!requests) return guarded;
+    return (req, socket, head) => {
+      if (!this.deps.gateway?.match(req)) requests.trackUpgrade(req, socket);
+      guarded(req, socket, head);
+    };
+  }
+
+  private admitUpgrade(listener: (req: IncomingMessage, socket: Duplex, head: Buffer) => void): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
     if (!this.deps.authn) return listener;
     return (req, socket, head) => {
       // the socket is nobody else's until admitted: its errors must not go unheard meanwhile
@@ -200,8 +216,8 @@ export class App {
     return requestChecks(method, url, upgrade);
   }
 
-  private serve(req: IncomingMessage, res: ServerResponse): void {
-    const inference = this.deps.gateway?.match(req);
+  /** `inference`: the gateway's match for this request, made just before */
+  private serve(req: IncomingMessage, res: ServerResponse, inference: ReturnType<Gateway['match']>): void {
     if (inference) return this.deps.gateway?.handle(req, res, inference);
     if ((req.url ?? '/').split('?')[0] === notebookSessionPath) return this.notebooks.session(req, res);
     const notebook = matchNotebook(req.url ?? '/');

@@ -8,6 +8,7 @@ import { Kinds } from '../api/index.js';
 import { LocalArtifactStore } from '../artifacts/local.js';
 import { isConflict } from '../api/errors.js';
 import { Manager } from '../control/controller.js';
+import { ControlMetrics } from '../control/metrics.js';
 import { EventRecorder, sweepEvents } from '../control/events.js';
 import { GarbageCollector } from '../control/gc.js';
 import { addClusterRoleAggregationController } from '../control/clusterrole-aggregation.js';
@@ -94,7 +95,9 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   // the roles and bindings every cluster starts with (cluster-admin, admin/edit/view, Kubeflow's)
   await ensureBootstrapPolicy(client);
   const recorder = new EventRecorder(client, 'skiff');
-  const manager = new Manager(client, log, config.verbose);
+  // the controllers' reconciles and work queues, under controller-runtime's metric names
+  const controlMetrics = new ControlMetrics(metrics);
+  const manager = new Manager(client, log, config.verbose, controlMetrics);
   const basePython = join(repoRoot, '.venv', 'bin', 'python');
   const pipelineRoot = join(config.dataDir, 'pipeline-root');
   // with tenancy, Pods are isolated by the kernel where this machine allows it (podIsolation says why not)
@@ -109,7 +112,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     ...(existsSync(basePython) ? { python: { basePython, ...(config.pythonZygote ? { zygote: { script: join(repoRoot, 'python', 'skiff_zygote.py'), client: join(repoRoot, 'build', 'skiff-pyfork') } } : {}) } } : {}),
     version, crashLoopBaseMs: config.crashLoopBackoffMs, crashLoopMaxMs: config.crashLoopBackoffMaxMs, metricsIntervalMs: config.metricsResolutionMs, log,
   });
-  registerUsageMetrics(metrics, substrate);
+  registerUsageMetrics(metrics, substrate, () => manager.cache.list(Kinds.Pod));
   await substrate.start();
   addScheduler(manager, { client, recorder: new EventRecorder(client, 'default-scheduler'), nodeName: config.nodeName, placement: new ResourceFit(config.gpuSharing.gpuSchedulerPolicy) });
   addGpuSharesController(manager, client, config.nodeName);
@@ -136,7 +139,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
       endpoints: { server: () => serverUrl, pods: () => podGateway },
     }));
   }
-  const gc = new GarbageCollector(client, store, registry, log);
+  const gc = new GarbageCollector(client, store, registry, log, controlMetrics);
   let ready = false;
   const usageHistory = new UsageHistory({ usage: substrate, intervalMs: config.metricsResolutionMs });
   usageHistory.start();

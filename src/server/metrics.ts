@@ -140,6 +140,55 @@ export class Histogram extends BoundMetric {
   }
 }
 
+interface GaugeSeries {
+  labels: Record<string, string>;
+  v: number;
+}
+
+export class Gauge extends BoundMetric {
+  declare protected readonly series: Map<string, GaugeSeries>;
+
+  constructor(name: string, help: string, labelNames: readonly string[]) {
+    super(name, help, labelNames, 'gauge');
+  }
+
+  private seriesFor(values: readonly string[]): GaugeSeries {
+    const key = values.join('\u0000');
+    let s = this.series.get(key);
+    if (!s) {
+      s = { labels: this.labelsOf(values), v: 0 };
+      this.series.set(key, s);
+    }
+    return s;
+  }
+
+  set(values: readonly string[], v: number): void {
+    this.seriesFor(values).v = v;
+  }
+
+  inc(values: readonly string[], by = 1): void {
+    this.seriesFor(values).v += by;
+  }
+
+  dec(values: readonly string[], by = 1): void {
+    this.seriesFor(values).v -= by;
+  }
+
+  value(values: readonly string[]): number {
+    return this.series.get(values.join('\u0000'))?.v ?? 0;
+  }
+
+  /** one series, for callers that change it often (no label lookup per call) */
+  child(values: readonly string[]): { inc(): void; dec(): void; set(v: number): void } {
+    const s = this.seriesFor(values);
+    return { inc: () => void s.v++, dec: () => void s.v--, set: (v) => void (s.v = v) };
+  }
+
+  protected samples(): Sample[] {
+    return [...this.series.values()].map((s) => ({ value: s.v, labels: s.labels }));
+  }
+}
+
 /** A metric kept elsewhere (the substrate's CPU and memory samples), whose series are read when collected. */
 export class Collected extends BoundMetric {
   constructor(name: string, help: string, labelNames: readonly string[], type: 'counter' | 'gauge', private readonly read: () => { labels: readonly string[]; value: number }[]) {
@@ -164,6 +213,10 @@ export class MetricsRegistry {
 
   counter(name: string, help: string, labels: readonly string[]): Counter {
     return this.add(new Counter(name, help, labels));
+  }
+
+  gauge(name: string, help: string, labels: readonly string[]): Gauge {
+    return this.add(new Gauge(name, help, labels));
   }
 
   histogram(name: string, help: string, labels: readonly string[], buckets: readonly number[] = latencyBuckets): Histogram {

@@ -87,6 +87,22 @@ describe('Kueue\'s roles in the bootstrap policy', () => {
   });
 });
 
+describe('/metrics in the bootstrap policy', () => {
+  const authz = new RbacAuthorizer(staticPolicy(policy([binding('team-a', 'kubeflow-admin', 'owner')])));
+  const can = (groups: string[], verb: string, path: string): boolean =>
+    authz.authorize({ user: { username: 'u', groups: [...groups, 'system:authenticated'] }, nonResource: { verb, path } }).allowed;
+
+  it('lets system:monitoring and cluster admins read it, as kube-apiserver does, and nobody else', () => {
+    assert.ok(can(['system:monitoring'], 'get', '/metrics'));
+    assert.ok(can(['system:monitoring'], 'get', '/readyz/ping'));
+    assert.ok(!can(['system:monitoring'], 'post', '/metrics'));
+    assert.ok(can(['system:masters'], 'get', '/metrics'));
+    assert.ok(!can([], 'get', '/metrics'), 'a signed-in user');
+    assert.ok(!authz.authorize({ user: { username: 'owner', groups: ['system:authenticated'] }, nonResource: { verb: 'get', path: '/metrics' } }).allowed, 'a namespace\'s owner');
+    assert.ok(!authz.authorize({ user: { username: 'system:anonymous', groups: ['system:unauthenticated'] }, nonResource: { verb: 'get', path: '/metrics' } }).allowed);
+  });
+});
+
 describe('the bootstrap policy in a data directory written by an older Skiff', () => {
   it('adds what a stored role lacks, leaves a role marked autoupdate "false" alone, and then has nothing to do', async () => {
     const store = new SqliteStore({ file: ':memory:' });

@@ -1,7 +1,8 @@
 // The ClusterRoles and ClusterRoleBindings every cluster starts with, written at start-up when absent
 // as kube-apiserver's bootstrap-roles post-start hook writes them (plugin/pkg/auth/authorizer/rbac/
 // bootstrappolicy): cluster-admin for system:masters, the user-facing admin / edit / view built by
-// aggregation, discovery and self-review for every authenticated user, public info for everyone.
+// aggregation, discovery and self-review for every authenticated user, public info for everyone,
+// health and /metrics for system:monitoring.
 // Then Kubeflow's: kubeflow-admin ⊃ kubeflow-edit ⊃ kubeflow-view, aggregated from the roles each
 // Kubeflow component installs (manifests' common/kubeflow-roles, KFP's multi-user view-edit roles,
 // training-operator's, Katib's, the notebook controller's, KServe's), so a Profile's owner and
@@ -62,6 +63,8 @@ const kubernetesRoles: RoleSpec[] = [
   { name: 'system:discovery', rules: [urls(['/api', '/api/*', '/apis', '/apis/*', '/healthz', '/livez', '/openapi', '/openapi/*', '/readyz', '/version', '/version/'], ['get'])] },
   { name: 'system:basic-user', rules: [rule(['authorization.k8s.io'], ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'], ['create']), rule(['authentication.k8s.io'], ['selfsubjectreviews'], ['create'])] },
   { name: 'system:public-info-viewer', rules: [urls(['/healthz', '/livez', '/readyz', '/version', '/version/'], ['get'])] },
+  // who may scrape /metrics besides cluster-admin: the group a Prometheus' credentials carry
+  { name: 'system:monitoring', rules: [urls(['/healthz', '/healthz/*', '/livez', '/livez/*', '/metrics', '/metrics/slis', '/readyz', '/readyz/*'], ['get'])] },
   { name: 'admin', aggregates: k8sAggregate('admin') },
   { name: 'edit', into: [k8sAggregate('admin')], aggregates: k8sAggregate('edit') },
   { name: 'view', into: [k8sAggregate('edit')], aggregates: k8sAggregate('view') },
@@ -275,6 +278,7 @@ export function bootstrapPolicy(): KObject[] {
     clusterRoleBinding('system:discovery', 'system:discovery', ['system:authenticated']),
     clusterRoleBinding('system:basic-user', 'system:basic-user', ['system:authenticated']),
     clusterRoleBinding('system:public-info-viewer', 'system:public-info-viewer', ['system:authenticated', 'system:unauthenticated']),
+    clusterRoleBinding('system:monitoring', 'system:monitoring', ['system:monitoring']),
   ];
 }
 
