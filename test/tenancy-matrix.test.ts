@@ -79,6 +79,9 @@ grant('pipelines.kubeflow.org', ['experiments', 'runs', 'jobs'], { view: ['get',
 // editors have the REST verbs on them, viewers read them; a run's task records and cache are read-only
 grant('pipelines.kubeflow.org', ['runs', 'recurringruns', 'pipelines', 'pipelineversions', 'experiments'], workload);
 grant('pipelines.kubeflow.org', ['runtasks', 'taskcaches'], readEveryone);
+// Kueue's queues and workloads: Kueue's chart aggregates their viewers into view/edit/admin, and Skiff
+// also into kubeflow-view, so a Profile's members see their namespace's queue (writing them is Kueue's)
+grant('kueue.x-k8s.io', ['localqueues', 'workloads'], readEveryone);
 grant('authorization.k8s.io', ['localsubjectaccessreviews'], { view: [], edit: [], owner: ['create'] });
 grant('kubeflow.org', ['viewers'], { view: ['get', 'create', 'delete'], edit: ['get', 'create', 'delete'], owner: ['get', 'create', 'delete'] });
 
