@@ -166,4 +166,32 @@ export const gpuSharingAdmission: AdmissionPlugin = {
   },
 };
 
-export const defaultAdmission: readonly AdmissionPlugin[] = [gpuSharingAdmission, resourceQuotaAdmission];
+const QueueLabel = 'kueue.x-k8s.io/queue-name';
+const DefaultLocalQueue = 'default';
+
+/**
+ * Kueue's mutating webhook for batch Jobs: a Job that names a LocalQueue is created suspended, so that
+ * it runs only once its Workload is admitted. With LocalQueueDefaulting, a Job without the label in a
+ * namespace that has a LocalQueue named "default" is given that queue. The label alone decides.
+ */
+export const queueSuspendAdmission: AdmissionPlugin = {
+  name: 'KueueJobSuspend',
+  async admit(req) {
+    if (req.def.group !== 'batch' || req.def.kind !== 'Job') return;
+    const meta = req.obj.metadata;
+    if (meta.labels?.[QueueLabel] === undefined && meta.namespace) {
+      const lqDef = req.kindOf('kueue.x-k8s.io/localqueues');
+      if (!lqDef) return;
+      try {
+        await req.store.get(lqDef, { namespace: meta.namespace, name: DefaultLocalQueue });
+      } catch (e) {
+        if (e instanceof ApiError && e.reason === StatusReason.NotFound) return;
+        throw e;
+      }
+      meta.labels = { ...meta.labels, [QueueLabel]: DefaultLocalQueue };
+    }
+    (req.obj as KObject & { spec: { suspend?: boolean } }).spec.suspend = true;
+  },
+};
+
+export const defaultAdmission: readonly AdmissionPlugin[] = [queueSuspendAdmission, gpuSharingAdmission, resourceQuotaAdmission];
