@@ -1,0 +1,121 @@
+// Kueue's controllers against `skiff up`, through kubectl: Jobs through a LocalQueue under a quota
+// (never more admitted than the quota, all finish), a queue that does not exist, a Workload that can
+// never fit, Kueue's columns, and a kill -9 with queued and admitted Workloads.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import YAML from 'yaml';
+import { TestServer, sleep } from './harness.js';
+
+const ns = 'default';
+const jobs = `/apis/batch/v1/namespaces/${ns}/jobs`;
+const workloads = `/apis/kueue.x-k8s.io/v1beta2/namespaces/${ns}/workloads`;
+
+const setup = [
+  { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ResourceFlavor', metadata: { name: 'default-flavor' } },
+  {
+    apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ClusterQueue', metadata: { name: 'team' },
+    spec: {
+      namespaceSelector: {},
+      resourceGroups: [{ coveredResources: ['cpu', 'memory'], flavors: [{ name: 'default-flavor', resources: [{ name: 'cpu', nominalQuota: '200m' }, { name: 'memory', nominalQuota: '1Gi' }] }] }],
+    },
+  },
+  { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'LocalQueue', metadata: { namespace: ns, name: 'user-queue' }, spec: { clusterQueue: 'team' } },
+];
+
+function job(name: string, cpu: string, command: string[], queue = 'user-queue'): any {
+  return {
+    apiVersion: 'batch/v1', kind: 'Job', metadata: { name, namespace: ns, labels: { 'kueue.x-k8s.io/queue-name': queue } },
+    spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'python', command, resources: { requests: { cpu, memory: '64Mi' } } }] } } },
+  };
+}
+
+const cond = (o: any, type: string): any => o?.status?.conditions?.find((c: any) => c.type === type);
+
+describe('Kueue\'s controllers end to end', () => {
+  let s: TestServer;
+  before(async () => {
+    s = await TestServer.start();
+    const r = await s.kubectl(['apply', '-f', '-'], setup.map((o) => YAML.stringify(o)).join('---\n'));
+    assert.equal(r.code, 0, r.stderr);
+  });
+  after(async () => {
+    await s.cleanup();
+  });
+
+  const workloadOf = async (jobName: string): Promise<any> => {
+    const j = await s.get(`${jobs}/${jobName}`);
+    const list = await s.get(workloads);
+    return list.items.find((w: any) => w.metadata.ownerReferences?.[0]?.uid === j.metadata.uid);
+  };
+
+  it('runs Jobs through a LocalQueue, never more admitted than the quota, all to completion', async () => {
+    const names = ['q1', 'q2', 'q3', 'q4', 'q5'];
+    for (const n of names) await s.create(jobs, job(n, '100m', ['python', '-c', 'import time; time.sleep(1.5)']));
+    let most = 0;
+    await s.until('all complete', async () => {
+      const list = await s.get(jobs);
+      const ours = list.items.filter((j: any) => names.includes(j.metadata.name));
+      const running = ours.filter((j: any) => !j.spec.suspend && !cond(j, 'Complete'));
+      most = Math.max(most, running.length);
+      assert.ok(running.length <= 2, `more admitted than the quota: ${running.map((j: any) => j.metadata.name).join()}`);
+      return ours.length === names.length && ours.every((j: any) => cond(j, 'Complete')?.status === 'True');
+    }, 90_000);
+    assert.equal(most, 2);
+    for (const n of names) assert.equal(cond(await workloadOf(n), 'Finished')?.reason, 'Succeeded');
+    const cq = await s.get('/apis/kueue.x-k8s.io/v1beta2/clusterqueues/team');
+    assert.equal(cq.status.admittedWorkloads, 0);
+    assert.equal(cond(cq, 'Active')?.status, 'True');
+    const table = await s.kubectl(['get', 'clusterqueues']);
+    assert.equal(table.code, 0, table.stderr);
+    assert.match(table.stdout, /^NAME\s+COHORT\s+PENDING WORKLOADS/);
+    const wl = await s.kubectl(['get', 'workloads', '-n', ns]);
+    assert.equal(wl.code, 0, wl.stderr);
+    assert.match(wl.stdout, /job-q1-\w{5}\s+user-queue\s+team\s+True\s+True/);
+  });
+
+  it('keeps a Job of a queue that does not exist suspended, with the reason on its Workload', async () => {
+    await s.create(jobs, job('orphan', '100m', ['true'], 'no-such-queue'));
+    const w = await s.until('pending', async () => {
+      const wl = await workloadOf('orphan');
+      return cond(wl, 'QuotaReserved')?.status === 'False' ? wl : undefined;
+    });
+    assert.equal(cond(w, 'QuotaReserved').message, "LocalQueue no-such-queue doesn't exist");
+    await sleep(500);
+    assert.equal((await s.get(`${jobs}/orphan`)).spec.suspend, true);
+    const pods = await s.get(`/api/v1/namespaces/${ns}/pods?labelSelector=batch.kubernetes.io%2Fjob-name%3Dorphan`);
+    assert.equal(pods.items.length, 0);
+  });
+
+  it('leaves a Workload that can never fit pending, saying so', async () => {
+    await s.create(jobs, job('too-big', '4', ['true']));
+    const w = await s.until('pending', async () => {
+      const wl = await workloadOf('too-big');
+      return cond(wl, 'QuotaReserved')?.status === 'False' ? wl : undefined;
+    });
+    assert.match(cond(w, 'QuotaReserved').message, /insufficient quota for cpu in flavor default-flavor, .*current podset request \(4\) > maximum capacity \(200m\)/);
+    assert.equal((await s.get(`${jobs}/too-big`)).spec.suspend, true);
+  });
+
+  it('survives kill -9 with queued and admitted Workloads: nothing admitted twice, nothing lost', async () => {
+    const names = ['c1', 'c2', 'c3', 'c4'];
+    for (const n of names) await s.create(jobs, job(n, '100m', ['python', '-c', 'import time; time.sleep(2)']));
+    await s.until('two admitted', async () => {
+      const list = await s.get(jobs);
+      return list.items.filter((j: any) => names.includes(j.metadata.name) && !j.spec.suspend).length === 2;
+    });
+    await s.crash();
+    await s.launch();
+    await s.until('all complete after the restart', async () => {
+      const list = await s.get(jobs);
+      const ours = list.items.filter((j: any) => names.includes(j.metadata.name));
+      const running = ours.filter((j: any) => !j.spec.suspend && !cond(j, 'Complete'));
+      assert.ok(running.length <= 2, `more admitted than the quota after the restart: ${running.map((j: any) => j.metadata.name).join()}`);
+      return ours.length === names.length && ours.every((j: any) => cond(j, 'Complete')?.status === 'True');
+    }, 90_000);
+    const list = await s.get(workloads);
+    const ours = list.items.filter((w: any) => names.some((n) => w.metadata.name.startsWith(`job-${n}-`)));
+    // one Workload per Job, each Finished once
+    assert.equal(ours.length, names.length);
+    assert.ok(ours.every((w: any) => cond(w, 'Finished')?.status === 'True'));
+  });
+});
