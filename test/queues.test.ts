@@ -73,6 +73,36 @@ describe('Kueue\'s controllers end to end', () => {
     assert.match(wl.stdout, /job-q1-\w{5}\s+user-queue\s+team\s+True\s+True/);
   });
 
+  it('admits a PyTorchJob whole (one pod set per replica type), one at a time under the quota', async () => {
+    const path = `/apis/kubeflow.org/v1/namespaces/${ns}/pytorchjobs`;
+    const replica = (n: number) => ({
+      replicas: n, restartPolicy: 'Never',
+      template: { spec: { containers: [{ name: 'pytorch', image: 'python', command: ['python', '-c', 'import time; time.sleep(1)'], resources: { requests: { cpu: '100m', memory: '64Mi' } } }] } },
+    });
+    const ptj = (name: string) => ({
+      apiVersion: 'kubeflow.org/v1', kind: 'PyTorchJob', metadata: { name, namespace: ns, labels: { 'kueue.x-k8s.io/queue-name': 'user-queue' } },
+      spec: { pytorchReplicaSpecs: { Master: replica(1), Worker: replica(1) } },
+    });
+    const created = await s.create(path, ptj('pt1'));
+    assert.equal(created.spec.runPolicy.suspend, true);
+    await s.create(path, ptj('pt2'));
+    const done = (j: any) => (j.status?.conditions ?? []).some((c: any) => (c.type === 'Succeeded' || c.type === 'Failed') && c.status === 'True');
+    await s.until('both PyTorchJobs finished', async () => {
+      const list = (await s.get(path)).items;
+      const running = list.filter((j: any) => !j.spec.runPolicy?.suspend && !done(j));
+      assert.ok(running.length <= 1, `two PyTorchJobs admitted on a quota for one: ${running.map((j: any) => j.metadata.name).join()}`);
+      return list.length === 2 && list.every(done);
+    }, 90_000);
+    for (const n of ['pt1', 'pt2']) {
+      const j = await s.get(`${path}/${n}`);
+      assert.ok(j.status.conditions.some((c: any) => c.type === 'Succeeded' && c.status === 'True'), JSON.stringify(j.status.conditions));
+      const list = await s.get(workloads);
+      const w = list.items.find((x: any) => x.metadata.ownerReferences?.[0]?.uid === j.metadata.uid);
+      assert.deepEqual(w.spec.podSets.map((p: any) => [p.name, p.count]), [['master', 1], ['worker', 1]]);
+      assert.equal(cond(w, 'Finished')?.reason, 'Succeeded');
+    }
+  });
+
   it('keeps a Job of a queue that does not exist suspended, with the reason on its Workload', async () => {
     await s.create(jobs, job('orphan', '100m', ['true'], 'no-such-queue'));
     const w = await s.until('pending', async () => {

@@ -169,15 +169,21 @@ export const gpuSharingAdmission: AdmissionPlugin = {
 const QueueLabel = 'kueue.x-k8s.io/queue-name';
 const DefaultLocalQueue = 'default';
 
+/** the Kubeflow training kinds Kueue integrates, suspended through spec.runPolicy.suspend */
+const TrainingKinds = new Set(['PyTorchJob', 'TFJob', 'XGBoostJob', 'PaddleJob', 'JAXJob', 'MPIJob']);
+
 /**
- * Kueue's mutating webhook for batch Jobs: a Job that names a LocalQueue is created suspended, so that
- * it runs only once its Workload is admitted. With LocalQueueDefaulting, a Job without the label in a
- * namespace that has a LocalQueue named "default" is given that queue. The label alone decides.
+ * Kueue's mutating webhooks for batch Jobs and training jobs: a job that names a LocalQueue is created
+ * suspended, so that it runs only once its Workload is admitted. With LocalQueueDefaulting, a job
+ * without the label in a namespace that has a LocalQueue named "default" is given that queue. The
+ * label alone decides.
  */
 export const queueSuspendAdmission: AdmissionPlugin = {
   name: 'KueueJobSuspend',
   async admit(req) {
-    if (req.def.group !== 'batch' || req.def.kind !== 'Job') return;
+    const batchJob = req.def.group === 'batch' && req.def.kind === 'Job';
+    const training = req.def.group === 'kubeflow.org' && TrainingKinds.has(req.def.kind);
+    if (!batchJob && !training) return;
     const meta = req.obj.metadata;
     if (meta.labels?.[QueueLabel] === undefined && meta.namespace) {
       const lqDef = req.kindOf('kueue.x-k8s.io/localqueues');
@@ -190,7 +196,9 @@ export const queueSuspendAdmission: AdmissionPlugin = {
       }
       meta.labels = { ...meta.labels, [QueueLabel]: DefaultLocalQueue };
     }
-    (req.obj as KObject & { spec: { suspend?: boolean } }).spec.suspend = true;
+    const spec = (req.obj as KObject & { spec: { suspend?: boolean; runPolicy?: { suspend?: boolean } } }).spec;
+    if (batchJob) spec.suspend = true;
+    else spec.runPolicy = { ...spec.runPolicy, suspend: true };
   },
 };
 

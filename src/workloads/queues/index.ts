@@ -4,6 +4,7 @@
 import type { Workload } from '../workload.js';
 import { addQueueJobController } from './jobs.js';
 import { QueueManager } from './manager.js';
+import { addTrainingIntegrations } from './training.js';
 
 /** the running queue manager, for the visibility API and metrics (one server, one manager) */
 let current: QueueManager | undefined;
@@ -20,7 +21,9 @@ export const queuesWorkload: Workload = {
     const fair = q.fairSharing?.enable ? { fairSharing: { preemptionStrategies: q.fairSharing.preemptionStrategies ?? [] } } : {};
     const qm = new QueueManager({ client, cache: manager.cache, recorder: recorder('kueue-admission'), engine: fair });
     qm.register(manager);
-    addQueueJobController(manager, { client, cache: manager.cache, recorder: recorder('kueue-job-controller'), manageJobsWithoutQueueName: q.manageJobsWithoutQueueName ?? false });
+    const integration = { client, cache: manager.cache, recorder: recorder('kueue-job-controller'), manageJobsWithoutQueueName: q.manageJobsWithoutQueueName ?? false };
+    addQueueJobController(manager, integration);
+    addTrainingIntegrations(manager, integration);
     current = qm;
     return {
       stop() {
