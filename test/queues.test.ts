@@ -124,6 +124,37 @@ describe('Kueue\'s controllers end to end', () => {
     });
     assert.match(cond(w, 'QuotaReserved').message, /insufficient quota for cpu in flavor default-flavor, .*current podset request \(4\) > maximum capacity \(200m\)/);
     assert.equal((await s.get(`${jobs}/too-big`)).spec.suspend, true);
+    // its Workload goes with it (owner reference), and with it its place in the queue
+    await s.req('DELETE', `${jobs}/too-big?propagationPolicy=Background`);
+    await s.until('its Workload deleted', async () => (await s.get(workloads)).items.every((w: any) => !w.metadata.name.startsWith('job-too-big-')));
+  });
+
+  it('lists pending Workloads in order through the visibility API, and exports Kueue\'s metrics', async () => {
+    for (const n of ['v-run1', 'v-run2']) await s.create(jobs, job(n, '100m', ['python', '-c', 'import time; time.sleep(4)']));
+    await s.until('blockers admitted', async () => (await s.get(jobs)).items.filter((j: any) => j.metadata.name.startsWith('v-run') && !j.spec.suspend).length === 2);
+    for (const n of ['v-wait1', 'v-wait2', 'v-wait3']) await s.create(jobs, job(n, '100m', ['true']));
+    const summary = await s.until('three pending', async () => {
+      const r = await s.get('/apis/visibility.kueue.x-k8s.io/v1beta1/clusterqueues/team/pendingworkloads');
+      return r.items?.length === 3 ? r : undefined;
+    });
+    assert.equal(summary.kind, 'PendingWorkloadsSummary');
+    // positions from 0, the same in the ClusterQueue and the LocalQueue (one LocalQueue feeds it)
+    assert.deepEqual(summary.items.map((i: any) => [i.positionInClusterQueue, i.positionInLocalQueue, i.localQueueName]), [[0, 0, 'user-queue'], [1, 1, 'user-queue'], [2, 2, 'user-queue']]);
+    assert.deepEqual(summary.items.map((i: any) => i.metadata.name.replace(/-\w{5}$/, '')).sort(), ['job-v-wait1', 'job-v-wait2', 'job-v-wait3']);
+    const lq = await s.get(`/apis/visibility.kueue.x-k8s.io/v1beta1/namespaces/${ns}/localqueues/user-queue/pendingworkloads?offset=1&limit=1`);
+    assert.deepEqual(lq.items.map((i: any) => i.positionInLocalQueue), [1]);
+    const raw = await s.kubectl(['get', '--raw', '/apis/visibility.kueue.x-k8s.io/v1beta1/clusterqueues/team/pendingworkloads']);
+    assert.equal(raw.code, 0, raw.stderr);
+    const groups = await s.get('/apis');
+    assert.ok(groups.groups.some((g: any) => g.name === 'visibility.kueue.x-k8s.io'));
+    const metrics = (await s.req('GET', '/metrics')).text;
+    assert.match(metrics, /kueue_pending_workloads\{cluster_queue="team",status="(active|inadmissible)"\} [1-3]/);
+    assert.match(metrics, /kueue_admitted_workloads_total\{cluster_queue="team"\} \d+/);
+    assert.match(metrics, /kueue_cluster_queue_nominal_quota\{cohort="",cluster_queue="team",flavor="default-flavor",resource="cpu"\} 0\.2/);
+    assert.match(metrics, /kueue_cluster_queue_resource_usage\{cohort="",cluster_queue="team",flavor="default-flavor",resource="cpu"\} 0\.2/);
+    assert.match(metrics, /kueue_cluster_queue_status\{cluster_queue="team",status="active"\} 1/);
+    assert.match(metrics, /kueue_admission_wait_time_seconds_bucket\{cluster_queue="team",le="1"\}/);
+    await s.until('all run', async () => (await s.get('/apis/visibility.kueue.x-k8s.io/v1beta1/clusterqueues/team/pendingworkloads')).items.length === 0, 60_000);
   });
 
   it('survives kill -9 with queued and admitted Workloads: nothing admitted twice, nothing lost', async () => {
