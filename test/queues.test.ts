@@ -103,6 +103,21 @@ describe('Kueue\'s controllers end to end', () => {
     }
   });
 
+  it('runs a plain Pod through the queue: gated until admitted, its Workload Finished when it ends', async () => {
+    const pods = `/api/v1/namespaces/${ns}/pods`;
+    const created = await s.create(pods, {
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'plain', namespace: ns, labels: { 'kueue.x-k8s.io/queue-name': 'user-queue' } },
+      spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'python', command: ['true'], resources: { requests: { cpu: '100m', memory: '64Mi' } } }] },
+    });
+    assert.deepEqual(created.spec.schedulingGates, [{ name: 'kueue.x-k8s.io/admission' }]);
+    await s.until('pod succeeded', async () => (await s.get(`${pods}/plain`)).status?.phase === 'Succeeded', 60_000);
+    await s.until('its Workload finished', async () => {
+      const p = await s.get(`${pods}/plain`);
+      const w = (await s.get(workloads)).items.find((x: any) => x.metadata.ownerReferences?.[0]?.uid === p.metadata.uid);
+      return cond(w, 'Finished')?.status === 'True';
+    });
+  });
+
   it('keeps a Job of a queue that does not exist suspended, with the reason on its Workload', async () => {
     await s.create(jobs, job('orphan', '100m', ['true'], 'no-such-queue'));
     const w = await s.until('pending', async () => {

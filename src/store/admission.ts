@@ -168,6 +168,7 @@ export const gpuSharingAdmission: AdmissionPlugin = {
 
 const QueueLabel = 'kueue.x-k8s.io/queue-name';
 const DefaultLocalQueue = 'default';
+const AdmissionGate = 'kueue.x-k8s.io/admission';
 
 /** the Kubeflow training kinds Kueue integrates, suspended through spec.runPolicy.suspend */
 const TrainingKinds = new Set(['PyTorchJob', 'TFJob', 'XGBoostJob', 'PaddleJob', 'JAXJob', 'MPIJob']);
@@ -183,6 +184,14 @@ export const queueSuspendAdmission: AdmissionPlugin = {
   async admit(req) {
     const batchJob = req.def.group === 'batch' && req.def.kind === 'Job';
     const training = req.def.group === 'kubeflow.org' && TrainingKinds.has(req.def.kind);
+    // a plain Pod: one that no controller owns (its owner's integration manages the others)
+    const pod = req.def.group === '' && req.def.kind === 'Pod' && !req.obj.metadata.ownerReferences?.some((r) => r.controller);
+    if (pod) {
+      if (req.obj.metadata.labels?.[QueueLabel] === undefined) return;
+      const spec = (req.obj as KObject & { spec: { schedulingGates?: { name: string }[] } }).spec;
+      if (!spec.schedulingGates?.some((g: { name: string }) => g.name === AdmissionGate)) spec.schedulingGates = [...(spec.schedulingGates ?? []), { name: AdmissionGate }];
+      return;
+    }
     if (!batchJob && !training) return;
     const meta = req.obj.metadata;
     if (meta.labels?.[QueueLabel] === undefined && meta.namespace) {

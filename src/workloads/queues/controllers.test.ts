@@ -11,6 +11,7 @@ import { TestEnv } from '../../testing/fake-agent.js';
 import { makeJob } from '../jobs/testing.js';
 import type { WorkloadLike } from './engine/index.js';
 import { addQueueJobController } from './jobs.js';
+import { addPodIntegration } from './pods.js';
 import { QueueManager } from './manager.js';
 
 let env: TestEnv;
@@ -31,6 +32,7 @@ function startQueues(): QueueManager {
   const qm = new QueueManager({ client: env.client, cache: mgr.cache, recorder: env.recorder });
   qm.register(mgr);
   addQueueJobController(mgr, { client: env.client, cache: mgr.cache, recorder: env.recorder });
+  addPodIntegration(mgr, { client: env.client, cache: mgr.cache, recorder: env.recorder });
   mgr.start();
   managers.push(mgr);
   return qm;
@@ -158,6 +160,26 @@ void describe('queue controllers', () => {
     assert.match(cond(low, 'Preempted')?.message ?? '', /^Preempted to accommodate a workload \(UID: .*\) due to prioritization in the ClusterQueue/);
     assert.equal(low?.status?.requeueState?.count, 1);
     assert.equal((await env.job('low'))?.spec.suspend, true);
+  });
+
+  void it('holds a plain labelled Pod behind the admission gate until its Workload is admitted', async () => {
+    await setupQueue('1', { nodeLabels: { pool: 'a' } });
+    const pod = (name: string) => ({
+      apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', labels: { 'kueue.x-k8s.io/queue-name': 'lq' } },
+      spec: { containers: [{ name: 'main', image: 'python', resources: { requests: { cpu: '1' } } }] },
+    });
+    const created = await env.client.create(pod('p1'));
+    assert.deepEqual(created.spec.schedulingGates, [{ name: 'kueue.x-k8s.io/admission' }]);
+    await env.client.create(pod('p2'));
+    startQueues();
+    const p1 = await env.waitFor('p1 ungated', async () => {
+      const p = await env.client.find(Kinds.Pod, { namespace: 'default', name: 'p1' });
+      return p && !p.spec.schedulingGates ? p : undefined;
+    });
+    assert.deepEqual(p1.spec.nodeSelector, { pool: 'a' });
+    await new Promise((r) => setTimeout(r, 100));
+    const p2 = await env.client.get(Kinds.Pod, { namespace: 'default', name: 'p2' });
+    assert.deepEqual(p2.spec.schedulingGates, [{ name: 'kueue.x-k8s.io/admission' }]);
   });
 
   void it('a restart admits nothing twice: admitted Workloads keep their quota', async () => {

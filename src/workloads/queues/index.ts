@@ -4,6 +4,7 @@
 import type { Workload } from '../workload.js';
 import { addQueueJobController } from './jobs.js';
 import { QueueManager } from './manager.js';
+import { addPodIntegration } from './pods.js';
 import { addTrainingIntegrations } from './training.js';
 
 /** the running queue manager, for the visibility API and metrics (one server, one manager) */
@@ -24,6 +25,7 @@ export const queuesWorkload: Workload = {
     const integration = { client, cache: manager.cache, recorder: recorder('kueue-job-controller'), manageJobsWithoutQueueName: q.manageJobsWithoutQueueName ?? false };
     addQueueJobController(manager, integration);
     addTrainingIntegrations(manager, integration);
+    addPodIntegration(manager, integration);
     current = qm;
     return {
       stop() {

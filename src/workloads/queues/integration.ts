@@ -48,6 +48,10 @@ export interface JobAdapter<J extends StoredObject = StoredObject> {
   finished(job: J): JobFinish | undefined;
   /** Pods of the job still running or terminating: its quota goes back only when there are none */
   activePods(job: J, cache: InformerCache): number;
+  /** whether this object is the integration's to manage at all (default: every labelled one) */
+  manages?(job: J): boolean;
+  /** stops a running job some other way than writing suspend(job) (a plain Pod is deleted) */
+  stop?(job: J, client: Client): Promise<void>;
 }
 
 export interface IntegrationOptions {
@@ -152,6 +156,8 @@ export function addIntegration<J extends StoredObject>(mgr: Manager, adapter: Jo
   return mgr.add({
     name: `kueue-${adapter.kind.toLowerCase()}`,
     for: adapter.def,
+    // only labelled objects are Kueue's (Pods especially: most are not)
+    predicate: (e) => !!opts.manageJobsWithoutQueueName || !!e.object.metadata.labels?.[KueueNames.queueLabel],
     owns: [WorkloadKind],
     reconcile: (key) => r.reconcile(key),
   });
@@ -170,7 +176,7 @@ export class IntegrationReconciler<J extends StoredObject> {
     const job = await client.find<J>(a.def, key);
     if (!job || job.metadata.deletionTimestamp) return {};
     const queueName = queueNameOf(job, this.opts.manageJobsWithoutQueueName);
-    if (!queueName) return {};
+    if (!queueName || (a.manages && !a.manages(job))) return {};
     const wl = (cache.owned(WorkloadKind, job.metadata.uid) as WorkloadObj[])[0];
     const at = this.now().toISOString();
     const finish = a.finished(job);
@@ -241,7 +247,8 @@ export class IntegrationReconciler<J extends StoredObject> {
   }
 
   private async stop(job: J, message: string): Promise<Result> {
-    await this.opts.client.update(this.adapter.suspend(job));
+    if (this.adapter.stop) await this.adapter.stop(job, this.opts.client);
+    else await this.opts.client.update(this.adapter.suspend(job));
     this.opts.recorder.event(job, 'Normal', 'Stopped', message);
     return {};
   }
