@@ -182,6 +182,27 @@ void describe('queue controllers', () => {
     assert.deepEqual(p2.spec.schedulingGates, [{ name: 'kueue.x-k8s.io/admission' }]);
   });
 
+  void it('caps each user with a ClusterQueue of their own borrowing from the team\'s Cohort', async () => {
+    env.runController();
+    const c = env.client;
+    const quota = (cpu: string, borrowingLimit?: string) => [{ coveredResources: ['cpu', 'memory'], flavors: [{ name: 'default-flavor', resources: [
+      { name: 'cpu', nominalQuota: cpu, ...(borrowingLimit ? { borrowingLimit } : {}) }, { name: 'memory', nominalQuota: '0', ...(borrowingLimit ? { borrowingLimit: '10Gi' } : {}) },
+    ] }] }];
+    await c.create({ apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ResourceFlavor', metadata: { name: 'default-flavor' } });
+    // the team's quota lives on its Cohort; each user's ClusterQueue owns nothing and may borrow up to the user's cap
+    await c.create({ apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'Cohort', metadata: { name: 'team' }, spec: { resourceGroups: [{ coveredResources: ['cpu', 'memory'], flavors: [{ name: 'default-flavor', resources: [{ name: 'cpu', nominalQuota: '3' }, { name: 'memory', nominalQuota: '10Gi' }] }] }] } });
+    for (const user of ['alice', 'bob']) {
+      await c.create({ apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ClusterQueue', metadata: { name: `user-${user}` }, spec: { namespaceSelector: {}, cohortName: 'team', resourceGroups: quota('0', '2') } });
+      await c.create({ apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'LocalQueue', metadata: { namespace: 'default', name: user }, spec: { clusterQueue: `user-${user}` } });
+    }
+    startQueues();
+    for (const n of ['a1', 'a2', 'a3']) await env.createJob(queuedJob(n, '1', 'alice'));
+    await env.waitFor('alice at her cap', async () => (await admittedNames()).length === 2 && (await cond(await workloadOf('a3'), 'QuotaReserved'))?.status === 'False');
+    for (const n of ['b1', 'b2']) await env.createJob(queuedJob(n, '1', 'bob'));
+    await env.waitFor('bob gets what is left of the team', async () => (await admittedNames()).filter((n) => n.startsWith('b')).length === 1 && (await cond(await workloadOf('b2'), 'QuotaReserved'))?.status === 'False');
+    assert.deepEqual(await admittedNames(), ['a1', 'a2', 'b1']);
+  });
+
   void it('a restart admits nothing twice: admitted Workloads keep their quota', async () => {
     env.runController();
     await setupQueue('2');
