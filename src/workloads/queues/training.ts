@@ -4,19 +4,24 @@
 // Workload; the training controller's own gang admission is left to jobs without a queue.
 import type { ReplicaSpec, TrainingJob } from '../../api/training-types.js';
 import { Kinds } from '../../api/index.js';
+import { JAXJobInfo, MPIJobV1Info, MPIJobV2Info, PaddleJobInfo, PyTorchJobInfo, TFJobInfo, XGBoostJobInfo } from '../../api/training.js';
 import type { StoredObject } from '../../api/meta.js';
 import { apiVersionOf } from '../../api/registry.js';
 import type { KindDef } from '../../api/registry.js';
 import type { Controller, Manager } from '../../control/controller.js';
-import { trainingKindFor } from '../training/render.js';
 import type { PodSetLike } from './engine/index.js';
 import type { IntegrationOptions, JobAdapter } from './integration.js';
 import { addIntegration, placeTemplate, restoreTemplate } from './integration.js';
 
 type TrainingObj = TrainingJob & StoredObject;
 
+/** the kinds and versions Kueue integrates, and the field each keeps its replica specs in */
+const replicaField: Record<string, string> = Object.fromEntries(
+  [PyTorchJobInfo, TFJobInfo, XGBoostJobInfo, PaddleJobInfo, JAXJobInfo, MPIJobV1Info, MPIJobV2Info].map((i) => [`${i.group}/${i.version}/${i.kind}`, i.replicaSpecsField]),
+);
+
 function replicaSpecs(job: TrainingJob): [string, ReplicaSpec][] {
-  const field = trainingKindFor(job.apiVersion, job.kind)?.replicaSpecsField;
+  const field = replicaField[`${job.apiVersion}/${job.kind}`];
   const specs = field ? (job.spec[field] as Record<string, ReplicaSpec> | undefined) : undefined;
   return Object.entries(specs ?? {});
 }
@@ -75,7 +80,7 @@ export function addTrainingIntegrations(mgr: Manager, opts: IntegrationOptions):
   const seen = new Set<string>();
   const out: Controller[] = [];
   for (const def of opts.client.registry.all()) {
-    if (!trainingKindFor(apiVersionOf(def), def.kind)) continue;
+    if (!replicaField[`${apiVersionOf(def)}/${def.kind}`]) continue;
     const storage = `${def.group}/${def.plural}`;
     if (seen.has(storage)) continue;
     seen.add(storage);
