@@ -17,6 +17,9 @@
 //      run (bench/tuning/README.md): its quick matrix by default, the issue's full one with --tuning-full
 //  11. the cost of tenancy: a Pod's apply-to-Running, the pipeline chain and one ConfigMap's GET with
 //      tenancy off and on (a token file, a Profile, RBAC on every request), alternated (bench/tenancy.ts)
+//  12. queues: the admission engine's decisions on 15,000 Workloads, then the real queue controllers
+//      admitting 15,000 suspended Jobs in waves and the time from a freed quota to the next admission
+//      (bench/queues.ts; --queue-jobs 15000 --queue-wave 1000)
 //   --busy: a CPU burner on every core for the whole run, to see what holds on a loaded machine
 // Usage: npm run bench [-- --objects 100000 --runs 30 --bare-runs 30 --serving-seconds 8 --only 4,5,6 --busy]
 //        section 9: --ui-runs 1000 --ui-tasks 1000 --ui-loads 5 --ui-list-selector SEL --ui-run-selector SEL|auto
@@ -38,6 +41,7 @@ import { fanOut1000, fanOut200 } from './pipelines/fanout.js';
 import { fmtMs, median, nowMs, percentile } from './stats.js';
 import { servingBench } from './serving.js';
 import { tenancyBench } from './tenancy.js';
+import { queuesControllersBench } from './queues/controllers.js';
 import { queuesEngineBench } from './queues/engine.js';
 import { trainingBench } from './training.js';
 import { FULL, QUICK, tuningBench } from './tuning/bench.js';
@@ -257,8 +261,9 @@ if (wanted(10) && existsSync(join(repoRoot, '.venv', 'bin', 'python'))) {
 }
 if (wanted(11)) await tenancyBench(row, { runs, gets: arg('tenancy-gets', 2000), chainRuns: arg('tenancy-chains', 5) });
 if (wanted(12)) {
-  console.log('\n12. queue admission: Kueue\'s decisions in Skiff\'s engine (15,000 Workloads), against Kueue\'s published figures');
+  console.log('\n12. queues: Kueue\'s admission decisions in Skiff\'s engine, then the real controllers on a store, against Kueue\'s published figures');
   await queuesEngineBench(row, { workloads: arg('queue-workloads', 15_000), freedSamples: 50, baseline: true });
+  await queuesControllersBench(row, { jobs: arg('queue-jobs', 15_000), wave: arg('queue-wave', 1000), freedSamples: 50 });
 }
 for (const b of burners) b.kill('SIGKILL');
 console.log(`\nall benchmarks: ${((nowMs() - t0) / 1000).toFixed(0)} s`);

@@ -4,8 +4,8 @@
 // versions, CustomObjectsApi across versions, and invalid objects refused with 422 naming the field.
 //
 // Objects of kinds Skiff serves that are not Kueue's (Jobs, Pods, training jobs) are created with
-// --dry-run=server: Skiff accepts them as they are, and until its queue controllers hold a labelled
-// job suspended, a real one would start at once. Objects of kinds Skiff does not serve are skipped;
+// --dry-run=server: this file is about the API; test/queues.test.ts runs labelled jobs through the
+// queue controllers. Objects of kinds Skiff does not serve are skipped;
 // the test prints which and why.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -211,8 +211,9 @@ describe('Kueue\'s API against kubectl and the Python client', () => {
     await refused(['apply', '-f', '-'], wl({ podSets: Array.from({ length: 19 }, (_, i) => ({ name: `p${i}`, template: tmpl })) }), 'spec.podSets: Too many: 19: must have at most 18 items');
     await refused(['apply', '-f', '-'], wl({ podSets: [{ name: 'main', template: { spec: { containers: [{ name: 'c', image: 'busybox', resources: { requests: { pods: '1' } } }] } } }] }),
       'spec.podSets[0].template.spec.containers[0].resources.requests[pods]: Invalid value: "pods": the key is reserved for internal kueue use');
-    // a status write is checked too: QuotaReserved needs an admission
-    await ok(['apply', '-f', '-'], wl({ queueName: 'user-queue', podSets: [{ name: 'main', template: tmpl }] }));
+    // a status write is checked too: QuotaReserved needs an admission (a queue that does not exist
+    // keeps the queue controllers from admitting it first)
+    await ok(['apply', '-f', '-'], wl({ queueName: 'no-such-queue', podSets: [{ name: 'main', template: tmpl }] }));
     const status = JSON.stringify({ status: { conditions: [{ type: 'QuotaReserved', status: 'True', reason: 'QuotaReserved', message: 'Quota reserved in ClusterQueue cluster-queue', lastTransitionTime: '2026-01-01T00:00:00Z' }] } });
     await refused(['patch', 'workload', 'bad-wl', '--subresource=status', '--type=merge', '-p', status], '', 'The Workload "bad-wl" is invalid: status.admission: Required value: must be set while the QuotaReserved condition is true');
   });

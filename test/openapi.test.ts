@@ -65,8 +65,8 @@ describe('discovery, OpenAPI and field validation with kubectl', () => {
   it('kubectl api-resources and api-versions list every served kind', async () => {
     const versions = (await ok(['api-versions'])).trim().split('\n').sort();
     // the stored kinds' group-versions, and those of resources nothing stores: the access reviews
-    // (kubectl auth can-i) and, with a node to measure, metrics.k8s.io (kubectl top)
-    const unstored = ['authentication.k8s.io/v1', 'authorization.k8s.io/v1', 'metrics.k8s.io/v1beta1'];
+    // (kubectl auth can-i), with a node to measure, metrics.k8s.io (kubectl top), and Kueue's visibility API
+    const unstored = ['authentication.k8s.io/v1', 'authorization.k8s.io/v1', 'metrics.k8s.io/v1beta1', 'visibility.kueue.x-k8s.io/v1beta1'];
     assert.deepEqual(versions, [...new Set([...registry.all().map(apiVersionOf), ...unstored])].sort());
     const table = (await ok(['api-resources', '-o', 'wide', '--no-headers'])).trim().split('\n').map((l) => l.trim().split(/\s+/));
     // kubectl lists each group's preferred version only

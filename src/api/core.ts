@@ -220,8 +220,23 @@ function podUpdateErrors(obj: KObject, old: StoredObject): FieldError[] {
     delete s.activeDeadlineSeconds;
     if (!(old.spec?.nodeName)) delete s.nodeName;
     delete s.tolerations;
+    // a Pod held by scheduling gates: gates may be removed and node selectors added (Kubernetes 1.27+)
+    if (gated) {
+      delete s.schedulingGates;
+      delete s.nodeSelector;
+    }
     return s;
   };
+  const gated = ((old.spec?.schedulingGates as unknown[] | undefined)?.length ?? 0) > 0;
+  if (gated) {
+    const oldGates = new Set(((old.spec?.schedulingGates ?? []) as { name: string }[]).map((g) => g.name));
+    for (const g of (obj.spec?.schedulingGates ?? []) as { name: string }[]) {
+      if (!oldGates.has(g.name)) v.add('spec.schedulingGates', 'FieldValueForbidden', 'Forbidden: only deletion is allowed, but found new scheduling gate \'' + g.name + '\'');
+    }
+    for (const [k, val] of Object.entries((old.spec?.nodeSelector ?? {}) as Record<string, string>)) {
+      if (obj.spec?.nodeSelector?.[k] !== val) v.add('spec.nodeSelector', 'FieldValueForbidden', 'Forbidden: only additions to spec.nodeSelector are allowed (no mutations or deletions)');
+    }
+  }
   if (!deepEqual(strip(obj.spec), strip(old.spec))) {
     v.add('spec', 'FieldValueForbidden', 'Forbidden: pod updates may not change fields other than `spec.containers[*].image`, `spec.initContainers[*].image`, `spec.activeDeadlineSeconds` or `spec.tolerations` (only additions to existing tolerations)');
   }

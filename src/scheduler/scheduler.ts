@@ -40,6 +40,15 @@ export function addScheduler(mgr: Manager, opts: SchedulerOptions): Controller {
       return;
     }
     if (pod.spec.schedulerName && pod.spec.schedulerName !== 'default-scheduler') return;
+    // a gated Pod waits, as kube-scheduler's PreEnqueue leaves it: the gates' owners remove them
+    if ((pod.spec.schedulingGates?.length ?? 0) > 0) {
+      const status = pod.status ?? {};
+      if (setCondition(status, { type: 'PodScheduled', status: 'False', reason: 'SchedulingGated', message: 'Scheduling is blocked due to non-empty scheduling gates' })) {
+        pod.status = { ...status, phase: 'Pending' };
+        await client.updateStatus(pod);
+      }
+      return;
+    }
     const mine = pod.metadata.creationTimestamp;
     const node = mgr.cache.get(Kinds.Node, { name: nodeName });
     if (!node) throw new Error(`node ${nodeName} is not registered yet`);

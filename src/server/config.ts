@@ -7,7 +7,7 @@ import YAML from 'yaml';
 import { parseQuantity } from '../api/quantity.js';
 import type { CapacityOverrides } from '../substrate/local/capacity.js';
 import type { EnvironmentRule } from '../substrate/local/environments.js';
-import type { NotebookSettings } from '../workloads/workload.js';
+import type { NotebookSettings, QueueSettings } from '../workloads/workload.js';
 import { parseDuration as parseGoDuration } from '../util/duration.js';
 import { builtinEnvironments } from './builtin-images.js';
 import type { AuthnOptions } from './auth/authn.js';
@@ -66,6 +66,8 @@ export interface SkiffOptions {
   authorizer?: Authorizer;
   /** notebook culling, as Kubeflow's notebook-controller (its ENABLE_CULLING, CULL_IDLE_TIME, IDLENESS_CHECK_PERIOD) */
   notebooks?: { enableCulling?: boolean; cullIdleTimeMinutes?: number; idlenessCheckPeriodMinutes?: number };
+  /** Kueue's Configuration (config.kueue.x-k8s.io): the fields the queue controllers read */
+  queues?: QueueSettings;
   /** with tenancy on, isolate Pods by the kernel: own users, network namespaces, hidden data dir (default true) */
   podIsolation?: boolean;
   /** the Pods' network when they are isolated (an IPv4 /16, the node is its first address; default: a
@@ -105,6 +107,7 @@ export interface SkiffConfig {
   /** how users are known; absent when tenancy is off (one local user, no authentication) */
   authn?: AuthnOptions;
   notebooks: NotebookSettings;
+  queues: QueueSettings;
   /** with tenancy: whether Pods are isolated by the kernel (src/substrate/local/isolation.ts) */
   podIsolation: boolean;
   podNetwork?: string;
@@ -210,11 +213,29 @@ export function compileConfig(opts: SkiffOptions): SkiffConfig {
     ingressDomain: o.ingressDomain ?? 'example.com',
     metricsResolutionMs: Math.max(100, parseDuration(o.metricsResolution ?? '5s', 'metricsResolution')),
     notebooks: notebookSettings(o.notebooks),
+    queues: queueSettings(o.queues),
     podIsolation: o.podIsolation ?? process.env.SKIFF_POD_ISOLATION !== '0',
     ...(o.podNetwork !== undefined ? { podNetwork: checkPodNetwork(o.podNetwork) } : {}),
     // a file named in the config file is relative to that file
     ...withAuthn(authnOptions(o, (p) => resolve(file.tokenAuthFile === p || file.oidcJwksFile === p ? dirname(resolve(opts.configFile ?? '.')) : '.', p))),
   };
+}
+
+/** the config's `queues:` section, checked as Kueue's Configuration webhook would */
+export function queueSettings(o: QueueSettings | undefined): QueueSettings {
+  const out: QueueSettings = {};
+  if (o?.manageJobsWithoutQueueName !== undefined) {
+    if (typeof o.manageJobsWithoutQueueName !== 'boolean') throw new Error('queues.manageJobsWithoutQueueName: must be true or false');
+    out.manageJobsWithoutQueueName = o.manageJobsWithoutQueueName;
+  }
+  if (o?.fairSharing !== undefined) {
+    const strategies = o.fairSharing.preemptionStrategies ?? [];
+    for (const s of strategies) {
+      if (s !== 'LessThanOrEqualToFinalShare' && s !== 'LessThanInitialShare') throw new Error(`queues.fairSharing.preemptionStrategies: unsupported value "${s}"`);
+    }
+    out.fairSharing = { enable: o.fairSharing.enable !== false, preemptionStrategies: strategies };
+  }
+  return out;
 }
 
 /** a card's memory in MiB from a quantity ("80Gi", "40960Mi") or a plain number of MiB (as HAMi counts) */

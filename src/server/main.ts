@@ -32,6 +32,9 @@ import { servePortForward } from './kube/portforward.js';
 import { remoteCommandUpgrade } from './kube/remotecommand.js';
 import { Upgrades } from './kube/upgrade.js';
 import { MetricsRegistry } from './metrics.js';
+import { visibilityGroup } from './kube/visibility-api.js';
+import { queueManager } from '../workloads/queues/index.js';
+import { registerQueueMetrics } from '../workloads/queues/metrics.js';
 import { registerUsageMetrics } from './usage-metrics.js';
 import { UsageHistory } from './usage-history.js';
 import type { StartedWorkload } from '../workloads/workload.js';
@@ -155,6 +158,10 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   }
   const authorizer = opts.authorizer ?? rbac;
   const app = new App({ authorizer, ...(authn ? { authn } : {}), client, registry, logs: substrate, exec: substrate, version, ready: () => ready, bookmarkMs: config.watchBookmarkMs, pipelineRoot, artifacts, gateway, metrics, dryRender: dryRenderer(all, settings), usage: substrate, usageHistory });
+  // Kueue's visibility API and metrics, read off the queue manager the queues workload started
+  app.kube.discovery.addGroup(visibilityGroup({ client, positions: () => queueManager()?.engine.positions() }));
+  const queues = queueManager();
+  if (queues) registerQueueMetrics(metrics, queues, manager.cache);
   const server = createServer(app.handle);
   // the dashboard's live views share one WebSocket (a browser holds six connections per server)
   // with tenancy on, its streams act as the user who opened it, through Skiff's own admin token

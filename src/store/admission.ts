@@ -166,4 +166,49 @@ export const gpuSharingAdmission: AdmissionPlugin = {
   },
 };
 
-export const defaultAdmission: readonly AdmissionPlugin[] = [gpuSharingAdmission, resourceQuotaAdmission];
+const QueueLabel = 'kueue.x-k8s.io/queue-name';
+const DefaultLocalQueue = 'default';
+const AdmissionGate = 'kueue.x-k8s.io/admission';
+
+/** the Kubeflow training kinds Kueue integrates, suspended through spec.runPolicy.suspend */
+const TrainingKinds = new Set(['PyTorchJob', 'TFJob', 'XGBoostJob', 'PaddleJob', 'JAXJob', 'MPIJob']);
+
+/**
+ * Kueue's mutating webhooks for batch Jobs and training jobs: a job that names a LocalQueue is created
+ * suspended, so that it runs only once its Workload is admitted. With LocalQueueDefaulting, a job
+ * without the label in a namespace that has a LocalQueue named "default" is given that queue. The
+ * label alone decides.
+ */
+export const queueSuspendAdmission: AdmissionPlugin = {
+  name: 'KueueJobSuspend',
+  async admit(req) {
+    const batchJob = req.def.group === 'batch' && req.def.kind === 'Job';
+    const training = req.def.group === 'kubeflow.org' && TrainingKinds.has(req.def.kind);
+    // a plain Pod: one that no controller owns (its owner's integration manages the others)
+    const pod = req.def.group === '' && req.def.kind === 'Pod' && !req.obj.metadata.ownerReferences?.some((r) => r.controller);
+    if (pod) {
+      if (req.obj.metadata.labels?.[QueueLabel] === undefined) return;
+      const spec = (req.obj as KObject & { spec: { schedulingGates?: { name: string }[] } }).spec;
+      if (!spec.schedulingGates?.some((g: { name: string }) => g.name === AdmissionGate)) spec.schedulingGates = [...(spec.schedulingGates ?? []), { name: AdmissionGate }];
+      return;
+    }
+    if (!batchJob && !training) return;
+    const meta = req.obj.metadata;
+    if (meta.labels?.[QueueLabel] === undefined && meta.namespace) {
+      const lqDef = req.kindOf('kueue.x-k8s.io/localqueues');
+      if (!lqDef) return;
+      try {
+        await req.store.get(lqDef, { namespace: meta.namespace, name: DefaultLocalQueue });
+      } catch (e) {
+        if (e instanceof ApiError && e.reason === StatusReason.NotFound) return;
+        throw e;
+      }
+      meta.labels = { ...meta.labels, [QueueLabel]: DefaultLocalQueue };
+    }
+    const spec = (req.obj as KObject & { spec: { suspend?: boolean; runPolicy?: { suspend?: boolean } } }).spec;
+    if (batchJob) spec.suspend = true;
+    else spec.runPolicy = { ...spec.runPolicy, suspend: true };
+  },
+};
+
+export const defaultAdmission: readonly AdmissionPlugin[] = [queueSuspendAdmission, gpuSharingAdmission, resourceQuotaAdmission];

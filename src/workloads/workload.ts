@@ -16,6 +16,14 @@ export interface NotebookSettings {
   idlenessCheckPeriodMinutes: number;
 }
 
+/** Kueue's Configuration fields the queue controllers read (the config's `queues:` section). */
+export interface QueueSettings {
+  /** Jobs without the queue label go to their namespace's LocalQueue "default" */
+  manageJobsWithoutQueueName?: boolean;
+  /** admission ordered and preemption decided by weighted share */
+  fairSharing?: { enable?: boolean; preemptionStrategies?: ('LessThanOrEqualToFinalShare' | 'LessThanInitialShare')[] };
+}
+
 /** The platform's settings a workload may read (the server's config satisfies it). */
 export interface PlatformSettings {
   dataDir: string;
@@ -28,6 +36,7 @@ export interface PlatformSettings {
   jobPodBackoffMaxMs: number;
   /** absent: culling off */
   notebooks?: NotebookSettings;
+  queues?: QueueSettings;
   /** requests need credentials (a token file or OIDC): users share the platform and must be kept apart */
   tenancy?: boolean;
 }

@@ -57,6 +57,9 @@ export interface TrainingControllerOptions {
 /** The group of the training kinds. */
 export const trainingGroup = 'kubeflow.org';
 
+/** Kueue's queue label: a labelled job is admitted by the queue controllers, not by the gang check */
+const KueueQueueLabel = 'kueue.x-k8s.io/queue-name';
+
 /**
  * Adds one controller per training kind (an MPIJob served in two versions is one kind in the store:
  * one controller, which reads each object's own apiVersion). Returns none while no kind is registered.
@@ -373,7 +376,8 @@ export class TrainingReconciler {
       return;
     }
     const need = minAvailable(job, slots.length) - liveCount;
-    if (need <= 0) {
+    // a job in a Kueue queue runs only once its Workload was admitted whole: that was its gang admission
+    if (need <= 0 || job.metadata.labels?.[KueueQueueLabel]) {
       this.waiting.delete(jobKey);
       pass.after.push(() => this.createPods(pass, missing));
       return;

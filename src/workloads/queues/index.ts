@@ -1,0 +1,37 @@
+// Kueue's controllers as a workload of the platform: the queue manager (admission through the
+// engine, queue status, eviction and preemption) and the job integrations that run jobs through
+// Workloads. Kueue's kinds themselves are served by the core (src/api/kueue.ts).
+import type { Workload } from '../workload.js';
+import { addQueueJobController } from './jobs.js';
+import { QueueManager } from './manager.js';
+import { addPodIntegration } from './pods.js';
+import { addTrainingIntegrations } from './training.js';
+
+/** the running queue manager, for the visibility API and metrics (one server, one manager) */
+let current: QueueManager | undefined;
+
+export function queueManager(): QueueManager | undefined {
+  return current;
+}
+
+export const queuesWorkload: Workload = {
+  name: 'queues',
+  kinds: [],
+  async setup({ client, manager, recorder, settings }) {
+    const q = settings.queues ?? {};
+    const fair = q.fairSharing?.enable ? { fairSharing: { preemptionStrategies: q.fairSharing.preemptionStrategies ?? [] } } : {};
+    const qm = new QueueManager({ client, cache: manager.cache, recorder: recorder('kueue-admission'), engine: fair });
+    qm.register(manager);
+    const integration = { client, cache: manager.cache, recorder: recorder('kueue-job-controller'), manageJobsWithoutQueueName: q.manageJobsWithoutQueueName ?? false };
+    addQueueJobController(manager, integration);
+    addTrainingIntegrations(manager, integration);
+    addPodIntegration(manager, integration);
+    current = qm;
+    return {
+      stop() {
+        qm.stop();
+        if (current === qm) current = undefined;
+      },
+    };
+  },
+};

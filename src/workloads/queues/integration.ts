@@ -1,0 +1,255 @@
+// Kueue's job framework: what every integration shares. A job kind tells, through a JobAdapter (Kueue's
+// GenericJob), how it is suspended, which pod sets it asks for, how an admission's flavors go into its
+// templates and how they come out again, and when it has finished. The reconciler below then keeps one
+// Workload per job: created while the job is suspended, the job started when the Workload is admitted,
+// stopped when it is evicted (quota given back once the job's Pods are gone), the Workload Finished when
+// the job ends. Each reconcile takes one step, so a restart anywhere converges.
+import { createHash } from 'node:crypto';
+import {
+  KueueGroup, KueueNames, KueueStorageVersion, ResourceFlavorKind, WorkloadConditions as C, WorkloadKind, WorkloadPriorityClassKind, WorkloadReasons as R,
+} from '../../api/kueue.js';
+import type { KObject, ObjectKey, StoredObject } from '../../api/meta.js';
+import type { KindDef } from '../../api/registry.js';
+import type { Controller, Manager, Result } from '../../control/controller.js';
+import type { Recorder } from '../../control/events.js';
+import type { InformerCache } from '../../control/informer.js';
+import type { Client } from '../../store/client.js';
+import type { PodSetAssignmentLike, PodSetLike, ResourceFlavorLike, Toleration, WorkloadLike } from './engine/index.js';
+import { findCondition, isTrue, setCondition, unsetQuotaReservation } from './status.js';
+
+export type WorkloadObj = StoredObject & WorkloadLike;
+
+/** a job's end as Kueue's Workload records it */
+export interface JobFinish {
+  reason: 'Succeeded' | 'Failed';
+  message: string;
+}
+
+/** what an admission puts into one pod set's template */
+export interface PodSetPlacement {
+  nodeSelector: Record<string, string>;
+  tolerations: Toleration[];
+  count?: number;
+}
+
+/** Kueue's GenericJob: how one kind of job is driven through a Workload. */
+export interface JobAdapter<J extends StoredObject = StoredObject> {
+  def: KindDef;
+  /** the ownerReference kind, and the Workload name's prefix */
+  kind: string;
+  isSuspended(job: J): boolean;
+  /** a copy of the job, suspended */
+  suspend(job: J): J;
+  podSets(job: J): PodSetLike[];
+  /** a copy of the job with the admission's placement per pod set, unsuspended */
+  run(job: J, placements: Map<string, PodSetPlacement>): J;
+  /** a copy of the job with the pod sets' templates as the Workload recorded them, or undefined when they already are */
+  restore(job: J, podSets: PodSetLike[]): J | undefined;
+  finished(job: J): JobFinish | undefined;
+  /** Pods of the job still running or terminating: its quota goes back only when there are none */
+  activePods(job: J, cache: InformerCache): number;
+  /** whether this object is the integration's to manage at all (default: every labelled one) */
+  manages?(job: J): boolean;
+  /** stops a running job some other way than writing suspend(job) (a plain Pod is deleted) */
+  stop?(job: J, client: Client): Promise<void>;
+}
+
+export interface IntegrationOptions {
+  client: Client;
+  cache: InformerCache;
+  recorder: Recorder;
+  /** Kueue's manageJobsWithoutQueueName: jobs without the label go to the namespace's "default" LocalQueue */
+  manageJobsWithoutQueueName?: boolean;
+  now?: () => Date;
+}
+
+/** Kueue's name for a job's Workload: `<kind>-<name>-<5 hex>`, the hash telling jobs of one name apart */
+export function workloadNameFor(kind: string, name: string, uid: string): string {
+  const hash = createHash('sha1').update(`${kind}/${name}/${uid}`).digest('hex').slice(0, 5);
+  const prefix = `${kind.toLowerCase()}-${name}`.slice(0, 253 - 6);
+  return `${prefix}-${hash}`;
+}
+
+/** the LocalQueue a job names, or undefined when it is not Kueue's to manage */
+export function queueNameOf(obj: StoredObject, manageWithoutQueueName = false): string | undefined {
+  const q = obj.metadata.labels?.[KueueNames.queueLabel];
+  if (q) return q;
+  return manageWithoutQueueName ? KueueNames.defaultLocalQueue : undefined;
+}
+
+/**
+ * a Workload owned by `owner`, with the priority class (and `priority`, the class's value, which
+ * Kueue's webhook requires beside it) and the maximum execution time its labels name
+ */
+export function workloadObject(owner: StoredObject, kind: string, queueName: string, podSets: PodSetLike[], priority?: number): KObject & WorkloadLike {
+  const labels = owner.metadata.labels ?? {};
+  const spec: NonNullable<WorkloadLike['spec']> & { maximumExecutionTimeSeconds?: number } = { queueName, podSets };
+  const pc = labels[KueueNames.priorityClassLabel];
+  if (pc) {
+    spec.priorityClassRef = { group: KueueGroup, kind: 'WorkloadPriorityClass', name: pc };
+    spec.priority = priority ?? 0;
+  }
+  const maxExec = Number(labels[KueueNames.maxExecTimeLabel]);
+  if (Number.isInteger(maxExec) && maxExec > 0) spec.maximumExecutionTimeSeconds = maxExec;
+  return {
+    apiVersion: `${KueueGroup}/${KueueStorageVersion}`,
+    kind: 'Workload',
+    metadata: {
+      name: workloadNameFor(kind, owner.metadata.name, owner.metadata.uid),
+      namespace: owner.metadata.namespace,
+      labels: { [KueueNames.jobUidLabel]: owner.metadata.uid },
+      ownerReferences: [{ apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid, controller: true, blockOwnerDeletion: true }],
+    },
+    spec,
+  };
+}
+
+/** The node labels and tolerations of the flavors a pod set was admitted with. */
+export function flavorPlacement(cache: InformerCache, a: PodSetAssignmentLike | undefined): PodSetPlacement {
+  const nodeSelector: Record<string, string> = {};
+  const tolerations: Toleration[] = [];
+  const seen = new Set<string>();
+  for (const f of Object.values(a?.flavors ?? {})) {
+    if (seen.has(f)) continue;
+    seen.add(f);
+    const rf = cache.get(ResourceFlavorKind, { name: f }) as (StoredObject & ResourceFlavorLike) | undefined;
+    Object.assign(nodeSelector, rf?.spec?.nodeLabels ?? {});
+    for (const t of rf?.spec?.tolerations ?? []) tolerations.push(t);
+  }
+  return a?.count !== undefined ? { nodeSelector, tolerations, count: a.count } : { nodeSelector, tolerations };
+}
+
+/** whether a Workload holds quota that lets its job run: admitted, and not being evicted */
+export function runnable(w: WorkloadLike): boolean {
+  const conds = w.status?.conditions;
+  return !!w.status?.admission && isTrue(conds, C.Admitted) && !isTrue(conds, C.Evicted) && !isTrue(conds, C.Finished);
+}
+
+/** the fields of a pod template an admission sets */
+export interface SchedulingFields {
+  nodeSelector?: Record<string, string>;
+  tolerations?: unknown[];
+}
+
+/** a template's scheduling fields set to a placement on top of what it asked for itself */
+export function placeTemplate(spec: SchedulingFields, p: PodSetPlacement | undefined): void {
+  if (!p) return;
+  if (Object.keys(p.nodeSelector).length) spec.nodeSelector = { ...spec.nodeSelector, ...p.nodeSelector };
+  if (p.tolerations.length) spec.tolerations = [...(spec.tolerations ?? []), ...p.tolerations];
+}
+
+const same = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+
+/** whether a template's scheduling fields are the recorded ones; when not, sets them back */
+export function restoreTemplate(spec: SchedulingFields | undefined, orig: SchedulingFields | undefined): boolean {
+  if (!spec || !orig) return false;
+  if (same(spec.nodeSelector, orig.nodeSelector) && same(spec.tolerations, orig.tolerations)) return false;
+  if (orig.nodeSelector) spec.nodeSelector = structuredClone(orig.nodeSelector);
+  else delete spec.nodeSelector;
+  if (orig.tolerations) spec.tolerations = structuredClone(orig.tolerations);
+  else delete spec.tolerations;
+  return true;
+}
+
+export function addIntegration<J extends StoredObject>(mgr: Manager, adapter: JobAdapter<J>, opts: IntegrationOptions): Controller {
+  const r = new IntegrationReconciler(adapter, opts);
+  return mgr.add({
+    name: `kueue-${adapter.kind.toLowerCase()}`,
+    for: adapter.def,
+    // only labelled objects are Kueue's (Pods especially: most are not)
+    predicate: (e) => !!opts.manageJobsWithoutQueueName || !!e.object.metadata.labels?.[KueueNames.queueLabel],
+    owns: [WorkloadKind],
+    reconcile: (key) => r.reconcile(key),
+  });
+}
+
+export class IntegrationReconciler<J extends StoredObject> {
+  private readonly now: () => Date;
+
+  constructor(private readonly adapter: JobAdapter<J>, private readonly opts: IntegrationOptions) {
+    this.now = opts.now ?? (() => new Date());
+  }
+
+  async reconcile(key: ObjectKey): Promise<Result> {
+    const { client, cache, recorder } = this.opts;
+    const a = this.adapter;
+    const job = await client.find<J>(a.def, key);
+    if (!job || job.metadata.deletionTimestamp) return {};
+    const queueName = queueNameOf(job, this.opts.manageJobsWithoutQueueName);
+    if (!queueName || (a.manages && !a.manages(job))) return {};
+    const wl = (cache.owned(WorkloadKind, job.metadata.uid) as WorkloadObj[])[0];
+    const at = this.now().toISOString();
+    const finish = a.finished(job);
+
+    if (!wl) {
+      // a job that finished before it had a Workload (or whose Workload was removed) needs none
+      if (finish) return {};
+      const pc = job.metadata.labels?.[KueueNames.priorityClassLabel];
+      const wpc = pc ? cache.get(WorkloadPriorityClassKind, { name: pc }) : undefined;
+      if (pc && !wpc) {
+        recorder.event(job, 'Warning', 'WorkloadPriorityClassNotFound', `workloadPriorityClass.kueue.x-k8s.io "${pc}" not found`);
+        return { requeueAfter: 10_000 };
+      }
+      // a job that started before the queue reached it: Kueue stops it first
+      if (!a.isSuspended(job)) return this.stop(job, 'Not admitted by cluster queue');
+      try {
+        const created = await client.create<WorkloadObj>(workloadObject(job, a.kind, queueName, a.podSets(job), wpc ? Number(wpc.value ?? 0) : undefined));
+        recorder.event(job, 'Normal', 'CreatedWorkload', `Created Workload: ${created.metadata.namespace}/${created.metadata.name}`);
+      } catch (e) {
+        if ((e as { reason?: string }).reason !== 'AlreadyExists') throw e;
+      }
+      return {};
+    }
+
+    if (finish) {
+      if (isTrue(wl.status?.conditions, C.Finished)) return {};
+      await this.writeWorkload(wl, (s) => setCondition((s.conditions ??= []), C.Finished, 'True', finish.reason, finish.message, at));
+      return {};
+    }
+
+    if (runnable(wl)) {
+      if (a.isSuspended(job)) {
+        const placements = new Map<string, PodSetPlacement>();
+        for (const psa of wl.status?.admission?.podSetAssignments ?? []) placements.set(psa.name, flavorPlacement(cache, psa));
+        await client.update(a.run(job, placements));
+        recorder.event(job, 'Normal', 'Started', `Admitted by clusterQueue ${wl.status?.admission?.clusterQueue ?? ''}`);
+      }
+      return {};
+    }
+
+    // not admitted (pending, or evicted): the job must not run
+    const ev = findCondition(wl.status?.conditions, C.Evicted);
+    if (!a.isSuspended(job)) return this.stop(job, ev?.status === 'True' ? ev.message ?? 'Evicted' : 'Not admitted by cluster queue');
+    const restored = a.restore(job, wl.spec?.podSets ?? []);
+    if (restored) {
+      await client.update(restored);
+      return {};
+    }
+    // the job is stopped and its Pods are gone: the quota goes back and the Workload queues again
+    if (wl.status?.admission && ev?.status === 'True') {
+      if (a.activePods(job, cache) > 0) return { requeueAfter: 1_000 };
+      await this.writeWorkload(wl, (s) => {
+        unsetQuotaReservation(s, R.Pending, ev.message ?? '', at);
+        setCondition((s.conditions ??= []), C.Requeued, 'True', ev.reason ?? R.Preempted, ev.message ?? '', at);
+        const rs = (s.requeueState ??= {});
+        rs.count = (rs.count ?? 0) + 1;
+        return true;
+      });
+    }
+    return {};
+  }
+
+  private async writeWorkload(wl: WorkloadObj, mutate: (s: NonNullable<WorkloadLike['status']>) => boolean): Promise<void> {
+    const fresh = structuredClone(wl);
+    fresh.status ??= {};
+    if (!mutate(fresh.status)) return;
+    await this.opts.client.updateStatus(fresh);
+  }
+
+  private async stop(job: J, message: string): Promise<Result> {
+    if (this.adapter.stop) await this.adapter.stop(job, this.opts.client);
+    else await this.opts.client.update(this.adapter.suspend(job));
+    this.opts.recorder.event(job, 'Normal', 'Stopped', message);
+    return {};
+  }
+}
