@@ -34,7 +34,7 @@ import { Upgrades } from './kube/upgrade.js';
 import { MetricsRegistry } from './metrics.js';
 import { visibilityGroup } from './kube/visibility-api.js';
 import { queueManager } from '../workloads/queues/index.js';
-import { registerQueueMetrics } from '../workloads/queues/metrics.js';
+import { registerQueueMetrics } from './queue-metrics.js';
 import { registerUsageMetrics } from './usage-metrics.js';
 import { UsageHistory } from './usage-history.js';
 import type { StartedWorkload } from '../workloads/workload.js';

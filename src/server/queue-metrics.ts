@@ -1,12 +1,12 @@
 // Kueue's Prometheus metrics by their names and labels (pkg/metrics/metrics.go), read off the queue
 // manager: gauges from the latest scheduling call and the queue objects, counters from its decisions.
-import { ClusterQueueKind, LocalQueueKind } from '../../api/kueue.js';
-import type { StoredObject } from '../../api/meta.js';
-import type { InformerCache } from '../../control/informer.js';
-import type { MetricsRegistry } from '../../server/metrics.js';
-import { toAmount } from './engine/index.js';
-import type { ClusterQueueLike, ResourceGroupLike } from './engine/index.js';
-import type { QueueManager } from './manager.js';
+import { ClusterQueueKind, LocalQueueKind } from '../api/kueue.js';
+import type { StoredObject } from '../api/meta.js';
+import type { InformerCache } from '../control/informer.js';
+import type { MetricsRegistry } from './metrics.js';
+import { toAmount } from '../workloads/queues/engine/index.js';
+import type { ClusterQueueLike, ResourceGroupLike } from '../workloads/queues/engine/index.js';
+import type { QueueManager } from '../workloads/queues/manager.js';
 
 /** Kueue's buckets for admission wait time: 1 s doubling to about 3 h */
 const waitBuckets = Array.from({ length: 14 }, (_, i) => 2 ** i);
