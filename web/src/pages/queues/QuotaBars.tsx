@@ -6,11 +6,12 @@ import type { QuotaRow } from './view';
 
 const pct = (v: number, of: number): number => (of > 0 ? Math.max(0, Math.min(1, v / of)) * 100 : 0);
 
-export function QuotaBar({ row }: { row: QuotaRow }) {
+export function QuotaBar({ row, cohort }: { row: QuotaRow; cohort: boolean }) {
   const { flavor, resource, nominal, borrowingLimit, used, borrowed } = row;
-  // the bar spans what the queue may reach: nominal plus its borrowing limit, or, with no limit,
-  // whatever it borrows now (at least a quarter more, so the nominal tick stays visible)
-  const span = nominal + (borrowingLimit ?? Math.max(borrowed, nominal / 4));
+  // the bar spans what the queue may reach: without a cohort its nominal quota; in one, nominal plus
+  // its borrowing limit or, with no limit, what it borrows now (at least a quarter more, so the
+  // nominal tick stays visible)
+  const span = cohort ? nominal + (borrowingLimit ?? Math.max(borrowed, nominal / 4)) : Math.max(nominal, used);
   const fmt = (v: number): string => formatAmount(resource, v);
   const own = used - borrowed;
   return (
@@ -33,18 +34,18 @@ export function QuotaBar({ row }: { row: QuotaRow }) {
       <div className="alloc-text small quota-text">
         <b>{fmt(used)}</b> / {fmt(nominal)}
         {borrowed > 0 ? <span className="quota-borrowed-text"> · borrowed {fmt(borrowed)}</span> : null}
-        <span className="muted"> · borrowing limit {borrowingLimit === undefined ? 'none' : fmt(borrowingLimit)}</span>
+        {cohort ? <span className="muted"> · may borrow {borrowingLimit === undefined ? 'any' : fmt(borrowingLimit)}</span> : null}
       </div>
     </div>
   );
 }
 
-export function QuotaBars({ rows }: { rows: QuotaRow[] }) {
+export function QuotaBars({ rows, cohort }: { rows: QuotaRow[]; cohort: boolean }) {
   if (!rows.length) return <div className="muted small">No quota: this queue admits nothing until it names flavors and resources.</div>;
   return (
     <div className="alloc quota">
       {rows.map((r) => (
-        <QuotaBar key={`${r.flavor}/${r.resource}`} row={r} />
+        <QuotaBar key={`${r.flavor}/${r.resource}`} row={r} cohort={cohort} />
       ))}
     </div>
   );

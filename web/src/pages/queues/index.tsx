@@ -8,7 +8,6 @@ import type { ClusterQueue, LocalQueue, Workload } from '../../api/types';
 import { Link } from '../../app/nav';
 import { href, objectHref } from '../../app/router';
 import { Age } from '../../components/Age';
-import { Conditions } from '../../components/Conditions';
 import { ObjectList } from '../../components/ObjectList';
 import { ObjectPage } from '../../components/ObjectPage';
 import { StatusBadge } from '../../components/Status';
@@ -93,7 +92,7 @@ function ClusterQueueCard({ cq }: { cq: ClusterQueue }) {
         <StatusBadge state={queueState(cq)} title={active?.message} />
       </h3>
       <Facts cq={cq} />
-      <QuotaBars rows={rows} />
+      <QuotaBars rows={rows} cohort={cq.spec.cohortName !== undefined} />
     </div>
   );
 }
@@ -152,14 +151,14 @@ function PendingTable({ cq, workloads }: { cq: string; workloads: Workload[] }) 
           const w = byKey.get(`${p.metadata.namespace}/${p.metadata.name}`);
           return (
             <tr key={`${p.metadata.namespace}/${p.metadata.name}`} data-workload={p.metadata.name}>
-              <td data-position={p.positionInClusterQueue}>
+              <td data-position={p.positionInClusterQueue} className="nowrap">
                 {p.positionInClusterQueue + 1}
                 <span className="muted small"> ({p.positionInLocalQueue + 1} in its local queue)</span>
               </td>
-              <td>
+              <td className="nowrap">
                 <Link to={objectHref('workloads', p.metadata.namespace, p.metadata.name)}>{p.metadata.name}</Link>
               </td>
-              <td>
+              <td className="nowrap">
                 {p.metadata.namespace}/{p.localQueueName}
               </td>
               <td>{p.priority ?? 0}</td>
@@ -255,7 +254,7 @@ function Queue({ cq }: { cq: ClusterQueue }) {
     <div className="stack">
       <div className="card cqcard">
         <Facts cq={cq} />
-        <QuotaBars rows={rows} />
+        <QuotaBars rows={rows} cohort={cq.spec.cohortName !== undefined} />
         <QuotaLegend />
       </div>
       <h2>Pending, in the order they would be admitted</h2>
@@ -280,10 +279,7 @@ function ClusterQueuePage({ kind, name }: DetailPageProps) {
       kind={kind}
       name={name}
       state={queueState}
-      tabs={(cq) => [
-        { id: 'queue', label: 'Queue', render: () => <Queue cq={cq} /> },
-        { id: 'conditions', label: 'Conditions', render: () => <Conditions conditions={cq.status?.conditions} /> },
-      ]}
+      tabs={(cq) => [{ id: 'queue', label: 'Queue', render: () => <Queue cq={cq} /> }]}
     />
   );
 }
@@ -352,7 +348,6 @@ function WorkloadPage({ kind, namespace, name }: DetailPageProps) {
           ) : null}
         </div>
       )}
-      tabs={(w) => [{ id: 'conditions', label: 'Conditions', render: () => <Conditions conditions={w.status?.conditions} /> }]}
     />
   );
 }
