@@ -309,9 +309,9 @@ function WorkloadList({ kind, namespace }: ListPageProps) {
       state={workloadState}
       columns={[
         { id: 'queue', header: 'Queue', width: 130, value: (w) => w.spec.queueName, cell: (w) => (w.spec.queueName ? <Link to={objectHref('localqueues', w.metadata.namespace, w.spec.queueName)}>{w.spec.queueName}</Link> : <span className="muted">—</span>) },
-        { id: 'admittedBy', header: 'Admitted by', width: 130, value: (w) => w.status?.admission?.clusterQueue, cell: (w) => w.status?.admission?.clusterQueue ?? <span className="muted">—</span> },
+        { id: 'admittedBy', header: 'Admitted by', width: 130, value: (w) => w.status?.admission?.clusterQueue, cell: (w) => (w.status?.admission ? <Link to={objectHref('clusterqueues', undefined, w.status.admission.clusterQueue, true)}>{w.status.admission.clusterQueue}</Link> : <span className="muted">—</span>) },
         { id: 'owner', header: 'Job', value: (w) => ownerOf(w)?.name, cell: (w) => <OwnerCell o={w} /> },
-        { id: 'why', header: 'Why it waits', width: 'minmax(160px, 2fr)', value: (w) => pendingReason(w), cell: (w) => <span className="small">{pendingReason(w) ?? ''}</span> },
+        { id: 'why', header: 'Why it waits', width: 'minmax(160px, 2fr)', value: (w) => pendingReason(w), cell: (w) => <span className="small" title={pendingReason(w)}>{pendingReason(w) ?? ''}</span> },
       ]}
     />
   );
