@@ -75,6 +75,8 @@ function groupRank(group: string): number {
   if (group === 'batch') return 1;
   if (group === 'pipelines.kubeflow.org') return 2;
   if (group.endsWith('kubeflow.org') || group.endsWith('kserve.io')) return 3;
+  // Kueue's visibility API serves `clusterqueues` and `localqueues` too, only for their pending lists
+  if (group === 'visibility.kueue.x-k8s.io') return 8;
   if (group === 'metrics.k8s.io') return 9;
   return 5;
 }

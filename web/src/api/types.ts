@@ -10,3 +10,4 @@ export type { PipelineObj, PipelineVersionObj, ExperimentObj, RecurringRunObj, R
 // the labels and annotations the KFP API links runs to experiments, versions and recurring runs with
 export { KfpLabels, KfpAnnotations } from '../../../src/api/kfp-objects';
 export type { Experiment as TuningExperiment, Trial, Suggestion, ObservationLog, MetricLog, Metric, MetricStrategyType, ObjectiveType, ParameterSpec as TuningParameterSpec, ExperimentStatus as TuningExperimentStatus } from '../../../src/api/tuning-types';
+export type { ClusterQueue, LocalQueue, Workload } from '../../../src/api/kueue-types';

@@ -11,7 +11,8 @@ import type { PageDef } from '../types';
 import type { NodeLike, PendingPod, PodLike } from '../nodes/allocation';
 import { nodeAllocation, pendingPods, phaseCounts } from '../nodes/allocation';
 import { AllocationBars, AllocationLegend } from '../nodes/AllocationBars';
-import { nodeState } from '../nodes';
+import { nodeState, podsVersion } from '../nodes';
+import { GpuCards } from '../nodes/GpuCards';
 import { useNodeUsage } from '../nodes/usage';
 import './cluster.css';
 
@@ -29,6 +30,7 @@ function NodeCard({ node, pods }: { node: NodeLike; pods: PodLike[] }) {
       </h3>
       <AllocationBars rows={a.resources} />
       <AllocationLegend withUsage={usage.usage !== undefined} />
+      <GpuCards node={name} version={podsVersion(a.pods)} />
     </div>
   );
 }

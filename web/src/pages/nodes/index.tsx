@@ -15,6 +15,7 @@ import type { DetailPageProps, ListPageProps, PageDef } from '../types';
 import type { NodeLike, PodLike, PodRow, ResourceRow } from './allocation';
 import { formatAmount, formatPercent, nodeAllocation } from './allocation';
 import { AllocationBars, AllocationLegend } from './AllocationBars';
+import { GpuCards } from './GpuCards';
 import { useNodeUsage } from './usage';
 import './nodes.css';
 
@@ -128,10 +129,20 @@ function Allocation({ node }: { node: NodeObj }) {
           </div>
         ) : null}
       </div>
+      <GpuSection node={node.metadata?.name} pods={a.pods} />
       <h2>Pods on this node</h2>
       <PodsOnNode rows={a.pods} resources={a.resources.map((r) => r.resource).filter((r) => ['cpu', 'memory'].includes(r) || a.pods.some((p) => p.requests[r] !== undefined || p.limits[r] !== undefined))} />
     </div>
   );
+}
+
+/** the cards' shares change with the Pods on the node: their names and phases key the re-read */
+export function podsVersion(pods: { namespace: string; name: string; phase?: string }[]): string {
+  return pods.map((p) => `${p.namespace}/${p.name}:${p.phase ?? ''}`).join(',');
+}
+
+function GpuSection({ node, pods }: { node: string | undefined; pods: PodRow[] }) {
+  return <GpuCards node={node} version={podsVersion(pods)} />;
 }
 
 function NodeDetails({ node }: { node: NodeObj }) {
