@@ -115,6 +115,27 @@ void describe('queue controllers', () => {
     assert.ok(env.recorder.reasons().includes('Admitted'));
   });
 
+  void it('keeps a Job pending while its namespace\'s ResourceQuota has no room, and admits it once there is', async () => {
+    env.runController();
+    await setupQueue('4');
+    const rq = await env.client.create({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { namespace: 'default', name: 'team' }, spec: { hard: { 'requests.cpu': '1' } } });
+    // other Pods of the namespace already use half of it
+    await env.client.updateStatus({ ...rq, status: { hard: { 'requests.cpu': '1' }, used: { 'requests.cpu': '500m' } } });
+    const qm = startQueues();
+    await env.createJob(queuedJob('big', '1'));
+    await env.waitFor('pending on the ResourceQuota', async () => /ResourceQuota/.test(cond(await workloadOf('big'), 'QuotaReserved')?.message ?? ''));
+    const w = await workloadOf('big');
+    assert.equal(cond(w, 'QuotaReserved')?.status, 'False');
+    assert.equal(cond(w, 'QuotaReserved')?.reason, 'Pending');
+    assert.match(cond(w, 'QuotaReserved')?.message ?? '', /exceeded quota: team, requested: requests.cpu=1, used: requests.cpu=500m, limited: requests.cpu=1/);
+    assert.deepEqual(await admittedNames(), []);
+    // the other Pods end: the next look admits it
+    const cur = await env.client.get(Kinds.ResourceQuota, { namespace: 'default', name: 'team' });
+    await env.client.updateStatus({ ...cur, status: { hard: { 'requests.cpu': '1' }, used: { 'requests.cpu': '0' } } });
+    qm.trigger();
+    await env.waitFor('admitted', async () => (await admittedNames()).includes('big'), 15_000);
+  });
+
   void it('keeps a Job of a LocalQueue that does not exist suspended, saying why', async () => {
     env.runController();
     await setupQueue('2');
