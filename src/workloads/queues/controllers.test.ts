@@ -10,6 +10,7 @@ import { Manager } from '../../control/controller.js';
 import { TestEnv } from '../../testing/fake-agent.js';
 import { makeJob } from '../jobs/testing.js';
 import type { WorkloadLike } from './engine/index.js';
+import type { PodsReadySettings } from './integration.js';
 import { addQueueJobController } from './jobs.js';
 import { addPodIntegration } from './pods.js';
 import { QueueManager } from './manager.js';
@@ -27,12 +28,13 @@ afterEach(async () => {
   await env.close();
 });
 
-function startQueues(): QueueManager {
+function startQueues(waitForPodsReady?: PodsReadySettings): QueueManager {
   const mgr = new Manager(env.client);
   const qm = new QueueManager({ client: env.client, cache: mgr.cache, recorder: env.recorder });
   qm.register(mgr);
-  addQueueJobController(mgr, { client: env.client, cache: mgr.cache, recorder: env.recorder });
-  addPodIntegration(mgr, { client: env.client, cache: mgr.cache, recorder: env.recorder });
+  const opts = { client: env.client, cache: mgr.cache, recorder: env.recorder, ...(waitForPodsReady ? { waitForPodsReady } : {}) };
+  addQueueJobController(mgr, opts);
+  addPodIntegration(mgr, opts);
   mgr.start();
   managers.push(mgr);
   return qm;
@@ -134,6 +136,52 @@ void describe('queue controllers', () => {
     await env.client.updateStatus({ ...cur, status: { hard: { 'requests.cpu': '1' }, used: { 'requests.cpu': '0' } } });
     qm.trigger();
     await env.waitFor('admitted', async () => (await admittedNames()).includes('big'), 15_000);
+  });
+
+  void it('records PodsReady once the admitted Job\'s Pods are ready', async () => {
+    env.runController();
+    await setupQueue('2');
+    startQueues({ timeoutMs: 60_000, backoffBaseSeconds: 60, backoffMaxSeconds: 3600 });
+    await env.createJob(queuedJob('ok', '1'));
+    await env.waitFor('PodsReady', async () => cond(await workloadOf('ok'), 'PodsReady')?.status === 'True');
+    const w = await workloadOf('ok');
+    assert.equal(cond(w, 'PodsReady')?.reason, 'Started');
+    assert.equal(cond(w, 'PodsReady')?.message, 'All pods reached readiness and the workload is running');
+  });
+
+  void it('evicts a Workload whose Pods are not ready in time, requeues it, and deactivates it past the backoff limit', async () => {
+    env.runController();
+    await setupQueue('2');
+    // a readiness probe that never passes: every running Pod of the Job is turned not ready
+    let stop = false;
+    const unready = (async () => {
+      while (!stop) {
+        for (const p of await env.pods()) {
+          if (p.status?.phase !== 'Running' || !p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) continue;
+          const conditions = p.status.conditions.map((c) => (c.type === 'Ready' ? { ...c, status: 'False' } : c));
+          await env.client.updateStatus({ ...p, status: { ...p.status, conditions } }).catch(() => undefined);
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    try {
+      startQueues({ timeoutMs: 1_000, backoffLimitCount: 1, backoffBaseSeconds: 0, backoffMaxSeconds: 0 });
+      await env.createJob(queuedJob('slow', '1'));
+      await env.waitFor('requeued once', async () => (await workloadOf('slow'))?.status?.requeueState?.count === 1, 10_000);
+      // (with no backoff it may already be admitted again, so Requeued is not looked at here)
+      assert.ok((await workloadOf('slow'))?.status?.requeueState?.requeueAt);
+      assert.ok(env.recorder.reasons().includes('EvictedDueToPodsReadyTimeout'));
+      // admitted again, timed out again: the limit is spent
+      await env.waitFor('deactivated', async () => (await workloadOf('slow'))?.spec?.active === false, 15_000);
+      const w2 = await workloadOf('slow');
+      assert.equal(cond(w2, 'Requeued')?.status, 'False');
+      assert.equal(cond(w2, 'Requeued')?.reason, 'RequeuingLimitExceeded');
+      assert.equal(w2?.status?.requeueState?.count, 2);
+      assert.equal((await env.job('slow'))?.spec.suspend, true);
+    } finally {
+      stop = true;
+      await unready;
+    }
   });
 
   void it('keeps a Job of a LocalQueue that does not exist suspended, saying why', async () => {

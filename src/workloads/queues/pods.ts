@@ -10,7 +10,7 @@ import type { StoredObject } from '../../api/meta.js';
 import type { Controller, Manager } from '../../control/controller.js';
 import type { PodSetLike } from './engine/index.js';
 import type { IntegrationOptions, JobAdapter } from './integration.js';
-import { addIntegration, placeTemplate } from './integration.js';
+import { addIntegration, placeTemplate, podReadyOrDone } from './integration.js';
 
 type PodObj = Pod & StoredObject;
 
@@ -45,6 +45,8 @@ export const podAdapter: JobAdapter<PodObj> = {
     return undefined;
   },
   activePods: (pod) => (terminal(pod) ? 0 : 1),
+  // the Pod is its own only Pod
+  readyPods: (pod) => (podReadyOrDone(pod) ? 1 : 0),
 };
 
 export function addPodIntegration(mgr: Manager, opts: IntegrationOptions): Controller {
