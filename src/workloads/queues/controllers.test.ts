@@ -12,6 +12,8 @@ import { makeJob } from '../jobs/testing.js';
 import type { WorkloadLike } from './engine/index.js';
 import type { PodsReadySettings } from './integration.js';
 import { addQueueJobController } from './jobs.js';
+import { addNotebookController } from '../notebooks/controller.js';
+import { makeNotebook } from '../notebooks/testing.js';
 import { addPodIntegration } from './pods.js';
 import { QueueManager } from './manager.js';
 
@@ -249,6 +251,37 @@ void describe('queue controllers', () => {
     await new Promise((r) => setTimeout(r, 100));
     const p2 = await env.client.get(Kinds.Pod, { namespace: 'default', name: 'p2' });
     assert.deepEqual(p2.spec.schedulingGates, [{ name: 'kueue.x-k8s.io/admission' }]);
+  });
+
+  void it('runs a labelled Notebook\'s Pod through a Workload, one at a time under the quota', async () => {
+    await setupQueue('1');
+    const nbs = new Manager(env.client);
+    addNotebookController(nbs, { client: env.client, recorder: env.recorder });
+    nbs.start();
+    managers.push(nbs);
+    startQueues();
+    const notebook = (name: string) => {
+      const nb = makeNotebook(name).label('kueue.x-k8s.io/queue-name', 'lq').obj();
+      nb.spec.template.spec.containers[0]!.resources = { requests: { cpu: '1', memory: '100Mi' } };
+      return nb;
+    };
+    await env.client.create(notebook('nb1'));
+    const pod = await env.waitFor('nb1 ungated', async () => {
+      const p = await env.client.find(Kinds.Pod, { namespace: 'default', name: 'nb1-0' });
+      return p && !p.spec.schedulingGates ? p : undefined;
+    });
+    const wls = await env.client.listAll<StoredObject & WorkloadLike>(WorkloadKind, { namespace: 'default' });
+    const w = wls.find((x) => x.metadata.ownerReferences?.some((r) => r.uid === pod.metadata.uid));
+    assert.equal(w?.spec?.queueName, 'lq');
+    assert.equal(cond(w, 'Admitted')?.status, 'True');
+    // a second notebook does not fit the quota: its Pod waits behind the gate, saying why on its Workload
+    await env.client.create(notebook('nb2'));
+    await env.waitFor('nb2 pending', async () => {
+      const p2 = await env.client.find(Kinds.Pod, { namespace: 'default', name: 'nb2-0' });
+      if (!p2) return false;
+      const w2 = (await env.client.listAll<StoredObject & WorkloadLike>(WorkloadKind, { namespace: 'default' })).find((x) => x.metadata.ownerReferences?.some((r) => r.uid === p2.metadata.uid));
+      return cond(w2, 'QuotaReserved')?.status === 'False' && !!p2.spec.schedulingGates?.length;
+    });
   });
 
   void it('caps each user with a ClusterQueue of their own borrowing from the team\'s Cohort', async () => {
