@@ -186,6 +186,24 @@ void describe('queue controllers', () => {
     }
   });
 
+  void it('deactivates a Workload past its maximum execution time, and its quota goes to the next', async () => {
+    env.runController();
+    await setupQueue('1');
+    startQueues();
+    await env.createJob(queuedJob('capped', '1', 'lq', { 'kueue.x-k8s.io/max-exec-time-seconds': '1' }));
+    await env.createJob(queuedJob('next', '1'));
+    await env.waitFor('capped runs', async () => (await admittedNames()).includes('capped'));
+    assert.equal((await workloadOf('capped'))?.spec?.maximumExecutionTimeSeconds, 1);
+    await env.waitFor('next runs', async () => (await admittedNames()).includes('next'), 10_000);
+    const w = await workloadOf('capped');
+    assert.equal(w?.spec?.active, false);
+    assert.equal(cond(w, 'Evicted')?.reason, 'DeactivatedDueToMaximumExecutionTimeExceeded');
+    assert.equal(cond(w, 'Requeued')?.status, 'False');
+    assert.equal(cond(w, 'QuotaReserved')?.status, 'False');
+    assert.ok(((w?.status as { accumulatedPastExecutionTimeSeconds?: number }).accumulatedPastExecutionTimeSeconds ?? 0) >= 1);
+    assert.equal((await env.job('capped'))?.spec.suspend, true);
+  });
+
   void it('keeps a Job of a LocalQueue that does not exist suspended, saying why', async () => {
     env.runController();
     await setupQueue('2');

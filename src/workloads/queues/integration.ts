@@ -245,7 +245,10 @@ export class IntegrationReconciler<J extends StoredObject> {
         recorder.event(job, 'Normal', 'Started', `Admitted by clusterQueue ${wl.status?.admission?.clusterQueue ?? ''}`);
         return {};
       }
-      return this.podsReady(job, wl, at);
+      const left = await this.executionTime(wl, at);
+      if (left === 0) return {};
+      const r = await this.podsReady(job, wl, at);
+      return left === undefined ? r : { requeueAfter: Math.min(left, r.requeueAfter ?? left) };
     }
 
     // not admitted (pending, or evicted): the job must not run
@@ -264,6 +267,10 @@ export class IntegrationReconciler<J extends StoredObject> {
       const count = (wl.status?.requeueState?.count ?? 0) + 1;
       // Kueue deactivates a Workload that used up its requeues: it stays, inactive, until a user sets active again
       const exhausted = timedOut && cfg?.backoffLimitCount !== undefined && count > cfg.backoffLimitCount;
+      // the admitted time so far counts against maximumExecutionTimeSeconds at the next admission
+      const admittedAt = Date.parse(findCondition(wl.status?.conditions, C.Admitted)?.lastTransitionTime ?? '');
+      const evictedAt = Date.parse(ev.lastTransitionTime ?? at);
+      const ranSeconds = !Number.isNaN(admittedAt) && evictedAt > admittedAt ? Math.round((evictedAt - admittedAt) / 1000) : 0;
       let target = wl;
       if (exhausted && wl.spec?.active !== false) {
         // the spec first: were the status written first, a failed spec write would never be retried
@@ -272,13 +279,27 @@ export class IntegrationReconciler<J extends StoredObject> {
       await this.writeWorkload(target, (s) => {
         unsetQuotaReservation(s, R.Pending, ev.message ?? '', at);
         if (exhausted) setCondition((s.conditions ??= []), C.Requeued, 'False', R.RequeuingLimitExceeded, 'The maximum number of re-queuing retries have been exceeded', at);
+        // a deactivated Workload is not queued again until it is active again
+        else if (wl.spec?.active === false) setCondition((s.conditions ??= []), C.Requeued, 'False', ev.reason ?? R.Deactivated, ev.message ?? '', at);
         else setCondition((s.conditions ??= []), C.Requeued, 'True', ev.reason ?? R.Preempted, ev.message ?? '', at);
+        const st = s as { accumulatedPastExecutionTimeSeconds?: number };
+        if (ranSeconds > 0) st.accumulatedPastExecutionTimeSeconds = (st.accumulatedPastExecutionTimeSeconds ?? 0) + ranSeconds;
         const rs = (s.requeueState ??= {});
         rs.count = count;
         // PodsReady timeouts back off before the Workload may be admitted again
         if (cfg && timedOut && !exhausted) rs.requeueAt = new Date(Date.parse(at) + podsReadyBackoffSeconds(count, cfg) * 1000).toISOString();
         // the next admission waits for its Pods afresh
         if (findCondition(s.conditions, C.PodsReady)) setCondition((s.conditions ??= []), C.PodsReady, 'False', R.WaitForStart, 'Not all pods are ready or succeeded', at);
+        return true;
+      });
+      return {};
+    }
+    // set active again by a user: Kueue queues it afresh, its requeue count forgotten
+    const rq = findCondition(wl.status?.conditions, C.Requeued);
+    if (wl.spec?.active !== false && !wl.status?.admission && rq?.status === 'False' && (rq.reason === R.RequeuingLimitExceeded || rq.reason?.startsWith(R.Deactivated))) {
+      await this.writeWorkload(wl, (s) => {
+        setCondition((s.conditions ??= []), C.Requeued, 'True', R.Reactivated, 'The workload was reactivated', at);
+        delete s.requeueState;
         return true;
       });
     }
@@ -320,6 +341,30 @@ export class IntegrationReconciler<J extends StoredObject> {
     await this.writeWorkload(wl, (s) => setCondition((s.conditions ??= []), C.Evicted, 'True', R.PodsReadyTimeout, `Exceeded the PodsReady timeout ${wl.metadata.namespace ?? ''}/${wl.metadata.name}`, at));
     this.opts.recorder.event(wl, 'Normal', 'EvictedDueToPodsReadyTimeout', `Exceeded the PodsReady timeout ${wl.metadata.namespace ?? ''}/${wl.metadata.name}`);
     return {};
+  }
+
+  /**
+   * Kueue's maximumExecutionTimeSeconds: the time a Workload may stay admitted, summed over its
+   * admissions (status.accumulatedPastExecutionTimeSeconds holds the earlier ones). Past it the
+   * Workload is deactivated (spec.active false) and evicted, as Kueue's workload controller does, and
+   * stays inactive until a user sets it active again. Returns the milliseconds left, 0 once evicted,
+   * undefined without a limit.
+   */
+  private async executionTime(wl: WorkloadObj, at: string): Promise<number | undefined> {
+    const max = (wl.spec as { maximumExecutionTimeSeconds?: number } | undefined)?.maximumExecutionTimeSeconds;
+    if (!max) return undefined;
+    const since = Date.parse(findCondition(wl.status?.conditions, C.Admitted)?.lastTransitionTime ?? at);
+    const past = (wl.status as { accumulatedPastExecutionTimeSeconds?: number } | undefined)?.accumulatedPastExecutionTimeSeconds ?? 0;
+    const left = (max - past) * 1000 - (Date.parse(at) - since);
+    if (left > 0) return left;
+    const { client, recorder } = this.opts;
+    // the spec first, so that a failed write is tried again from an unchanged status
+    const target = wl.spec?.active === false ? wl : await client.update<WorkloadObj>({ ...structuredClone(wl), spec: { ...wl.spec, active: false } });
+    // Kueue's reason for an eviction by deactivation names its cause: Deactivated + DueTo + cause
+    const message = 'The workload is deactivated due to exceeding the maximum execution time';
+    await this.writeWorkload(target, (s) => setCondition((s.conditions ??= []), C.Evicted, 'True', `${R.Deactivated}DueTo${R.MaximumExecutionTimeExceeded}`, message, at));
+    recorder.event(wl, 'Normal', `EvictedDueTo${R.Deactivated}DueTo${R.MaximumExecutionTimeExceeded}`, message);
+    return 0;
   }
 
   private async writeWorkload(wl: WorkloadObj, mutate: (s: NonNullable<WorkloadLike['status']>) => boolean): Promise<void> {
