@@ -52,6 +52,9 @@ export class NamespaceQuotaGate {
   }
 
   check(w: WorkloadLike, now: number): string | undefined {
+    // a Pod's own Workload (plain Pods, Notebooks): the gated Pod exists, so the API server's quota
+    // admission let it in and the quota's `used` already counts it; adding it again would refuse it twice
+    if ((w.metadata as { ownerReferences?: { apiVersion: string; kind: string }[] }).ownerReferences?.some((r) => r.kind === 'Pod' && r.apiVersion === 'v1')) return undefined;
     const ns = w.metadata.namespace ?? '';
     const quotas = this.cache.list(Kinds.ResourceQuota, { namespace: ns }) as ResourceQuotaObject[];
     if (quotas.length === 0) return undefined;
