@@ -37,6 +37,18 @@ export const KueueNames = {
   jobUidLabel: 'kueue.x-k8s.io/job-uid',
 } as const;
 
+/**
+ * Whether a Pod goes through a queue as a Pod of its own: one that no controller owns, or a Notebook's.
+ * Kueue queues a Notebook through its StatefulSet's Pods (the StatefulSet integration hands each Pod
+ * to the Pod integration); Skiff's Notebook controller makes the Pod itself, so the Pod, carrying the
+ * Notebook's labels, is what waits behind the admission gate. Other owned Pods belong to their
+ * owner's integration (Jobs, training jobs).
+ */
+export function queuedAsPod(meta: { ownerReferences?: { apiVersion: string; kind: string; controller?: boolean }[] }): boolean {
+  const owner = meta.ownerReferences?.find((r) => r.controller);
+  return !owner || (owner.kind === 'Notebook' && owner.apiVersion.startsWith('kubeflow.org/'));
+}
+
 export type QueueingStrategy = 'StrictFIFO' | 'BestEffortFIFO';
 export type StopPolicy = 'None' | 'Hold' | 'HoldAndDrain';
 export type PreemptionPolicy = 'Never' | 'LowerPriority' | 'LowerOrNewerEqualPriority' | 'Any';

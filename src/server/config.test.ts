@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { capacityFrom } from '../substrate/local/capacity.js';
-import { compileConfig, notebookSettings, parseDuration } from './config.js';
+import { compileConfig, notebookSettings, parseDuration, queueSettings } from './config.js';
+import { podsReadySettings } from '../workloads/queues/index.js';
+import { podsReadyBackoffSeconds } from '../workloads/queues/integration.js';
 
 it('config durations: Go durations or milliseconds, errors naming the option', () => {
   assert.equal(parseDuration('1h30m', 'eventTTL'), 5_400_000);
@@ -38,4 +40,17 @@ it('declared cards stand in for the machine\'s: a count keeps the real ones firs
   assert.deepEqual(capacityFrom(real, { gpus: 2 }).gpus, [real[0], { index: 1, uuid: 'GPU-fake-1', name: 'NVIDIA GPU', memoryMiB: 81920 }]);
   assert.deepEqual(capacityFrom(real, { gpuCards: [{ type: 'T4', memoryMiB: 15360 }] }).gpus, [{ index: 0, uuid: 'GPU-fake-0', name: 'T4', memoryMiB: 15360 }]);
   assert.deepEqual(capacityFrom(real).gpus, real);
+});
+
+it('queues.waitForPodsReady: presence turns it on with Kueue v1beta2\'s defaults, errors name the field', () => {
+  assert.equal(queueSettings({}).waitForPodsReady, undefined);
+  const q = queueSettings({ waitForPodsReady: {} });
+  assert.deepEqual(q.waitForPodsReady, { timeout: '30m', requeuingStrategy: { timestamp: 'Eviction', backoffBaseSeconds: 60, backoffMaxSeconds: 3600 } });
+  assert.deepEqual(podsReadySettings(queueSettings({ waitForPodsReady: { timeout: '5m', recoveryTimeout: '1m', requeuingStrategy: { backoffLimitCount: 3 } } })), {
+    timeoutMs: 300_000, recoveryTimeoutMs: 60_000, backoffLimitCount: 3, backoffBaseSeconds: 60, backoffMaxSeconds: 3600,
+  });
+  assert.throws(() => queueSettings({ waitForPodsReady: { timeout: 'soon' } }), /^Error: queues\.waitForPodsReady\.timeout: "soon" is not a duration/);
+  assert.throws(() => queueSettings({ waitForPodsReady: { requeuingStrategy: { backoffBaseSeconds: -1 } } }), /backoffBaseSeconds: must be a whole number/);
+  // 60, 120, 240, ... capped by the maximum
+  assert.deepEqual([1, 2, 3, 7].map((n) => podsReadyBackoffSeconds(n, { backoffBaseSeconds: 60, backoffMaxSeconds: 3600 })), [60, 120, 240, 3600]);
 });

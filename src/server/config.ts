@@ -235,6 +235,29 @@ export function queueSettings(o: QueueSettings | undefined): QueueSettings {
     }
     out.fairSharing = { enable: o.fairSharing.enable !== false, preemptionStrategies: strategies };
   }
+  const w = o?.waitForPodsReady;
+  if (w !== undefined && w !== null) {
+    // Kueue v1beta2's defaults: presence turns it on, timeout 30m, backoff 60 s doubling to an hour
+    const dur = (v: unknown, what: string): string | undefined => {
+      if (v === undefined) return undefined;
+      const ms = typeof v === 'string' ? parseGoDuration(v) : undefined;
+      if (ms === undefined || ms <= 0) throw new Error(`queues.waitForPodsReady.${what}: "${String(v)}" is not a duration (use e.g. 5m)`);
+      return v as string;
+    };
+    const rs = w.requeuingStrategy ?? {};
+    if (rs.timestamp !== undefined && rs.timestamp !== 'Eviction' && rs.timestamp !== 'Creation') throw new Error(`queues.waitForPodsReady.requeuingStrategy.timestamp: unsupported value "${String(rs.timestamp)}" (Eviction or Creation)`);
+    for (const f of ['backoffLimitCount', 'backoffBaseSeconds', 'backoffMaxSeconds'] as const) {
+      const n = rs[f];
+      if (n !== undefined && (!Number.isInteger(n) || n < 0)) throw new Error(`queues.waitForPodsReady.requeuingStrategy.${f}: must be a whole number of 0 or more`);
+    }
+    const timeout = dur(w.timeout, 'timeout') ?? '30m';
+    const recoveryTimeout = dur(w.recoveryTimeout, 'recoveryTimeout');
+    out.waitForPodsReady = {
+      timeout,
+      ...(recoveryTimeout ? { recoveryTimeout } : {}),
+      requeuingStrategy: { timestamp: rs.timestamp ?? 'Eviction', backoffBaseSeconds: rs.backoffBaseSeconds ?? 60, backoffMaxSeconds: rs.backoffMaxSeconds ?? 3600, ...(rs.backoffLimitCount !== undefined ? { backoffLimitCount: rs.backoffLimitCount } : {}) },
+    };
+  }
   return out;
 }
 

@@ -5,6 +5,7 @@ import type { Container } from '../api/core-types.js';
 import { ApiError, StatusReason } from '../api/errors.js';
 import { GpuQuotaName, GpuResource, HamiAnnotation, decodeNodeDevices } from '../api/gpu-sharing.js';
 import { assignmentAnnotations } from '../api/core.js';
+import { queuedAsPod } from '../api/kueue-types.js';
 import type { KObject, StoredObject } from '../api/meta.js';
 import { parseQuantity } from '../api/quantity.js';
 import type { KindDef } from '../api/registry.js';
@@ -184,8 +185,8 @@ export const queueSuspendAdmission: AdmissionPlugin = {
   async admit(req) {
     const batchJob = req.def.group === 'batch' && req.def.kind === 'Job';
     const training = req.def.group === 'kubeflow.org' && TrainingKinds.has(req.def.kind);
-    // a plain Pod: one that no controller owns (its owner's integration manages the others)
-    const pod = req.def.group === '' && req.def.kind === 'Pod' && !req.obj.metadata.ownerReferences?.some((r) => r.controller);
+    // a plain Pod, or a Notebook's (its owner's integration manages the others)
+    const pod = req.def.group === '' && req.def.kind === 'Pod' && queuedAsPod(req.obj.metadata);
     if (pod) {
       if (req.obj.metadata.labels?.[QueueLabel] === undefined) return;
       const spec = (req.obj as KObject & { spec: { schedulingGates?: { name: string }[] } }).spec;

@@ -22,6 +22,12 @@ export interface QueueSettings {
   manageJobsWithoutQueueName?: boolean;
   /** admission ordered and preemption decided by weighted share */
   fairSharing?: { enable?: boolean; preemptionStrategies?: ('LessThanOrEqualToFinalShare' | 'LessThanInitialShare')[] };
+  /** Kueue's waitForPodsReady: present turns it on (durations as Go writes them, "5m") */
+  waitForPodsReady?: {
+    timeout?: string;
+    recoveryTimeout?: string;
+    requeuingStrategy?: { timestamp?: 'Eviction' | 'Creation'; backoffLimitCount?: number; backoffBaseSeconds?: number; backoffMaxSeconds?: number };
+  };
 }
 
 /** The platform's settings a workload may read (the server's config satisfies it). */

@@ -10,7 +10,10 @@ import { Manager } from '../../control/controller.js';
 import { TestEnv } from '../../testing/fake-agent.js';
 import { makeJob } from '../jobs/testing.js';
 import type { WorkloadLike } from './engine/index.js';
+import type { PodsReadySettings } from './integration.js';
 import { addQueueJobController } from './jobs.js';
+import { addNotebookController } from '../notebooks/controller.js';
+import { makeNotebook } from '../notebooks/testing.js';
 import { addPodIntegration } from './pods.js';
 import { QueueManager } from './manager.js';
 
@@ -27,12 +30,13 @@ afterEach(async () => {
   await env.close();
 });
 
-function startQueues(): QueueManager {
+function startQueues(waitForPodsReady?: PodsReadySettings): QueueManager {
   const mgr = new Manager(env.client);
   const qm = new QueueManager({ client: env.client, cache: mgr.cache, recorder: env.recorder });
   qm.register(mgr);
-  addQueueJobController(mgr, { client: env.client, cache: mgr.cache, recorder: env.recorder });
-  addPodIntegration(mgr, { client: env.client, cache: mgr.cache, recorder: env.recorder });
+  const opts = { client: env.client, cache: mgr.cache, recorder: env.recorder, ...(waitForPodsReady ? { waitForPodsReady } : {}) };
+  addQueueJobController(mgr, opts);
+  addPodIntegration(mgr, opts);
   mgr.start();
   managers.push(mgr);
   return qm;
@@ -115,6 +119,91 @@ void describe('queue controllers', () => {
     assert.ok(env.recorder.reasons().includes('Admitted'));
   });
 
+  void it('keeps a Job pending while its namespace\'s ResourceQuota has no room, and admits it once there is', async () => {
+    env.runController();
+    await setupQueue('4');
+    const rq = await env.client.create({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { namespace: 'default', name: 'team' }, spec: { hard: { 'requests.cpu': '1' } } });
+    // other Pods of the namespace already use half of it
+    await env.client.updateStatus({ ...rq, status: { hard: { 'requests.cpu': '1' }, used: { 'requests.cpu': '500m' } } });
+    const qm = startQueues();
+    await env.createJob(queuedJob('big', '1'));
+    await env.waitFor('pending on the ResourceQuota', async () => /ResourceQuota/.test(cond(await workloadOf('big'), 'QuotaReserved')?.message ?? ''));
+    const w = await workloadOf('big');
+    assert.equal(cond(w, 'QuotaReserved')?.status, 'False');
+    assert.equal(cond(w, 'QuotaReserved')?.reason, 'Pending');
+    assert.match(cond(w, 'QuotaReserved')?.message ?? '', /exceeded quota: team, requested: requests.cpu=1, used: requests.cpu=500m, limited: requests.cpu=1/);
+    assert.deepEqual(await admittedNames(), []);
+    // the other Pods end: the next look admits it
+    const cur = await env.client.get(Kinds.ResourceQuota, { namespace: 'default', name: 'team' });
+    await env.client.updateStatus({ ...cur, status: { hard: { 'requests.cpu': '1' }, used: { 'requests.cpu': '0' } } });
+    qm.trigger();
+    await env.waitFor('admitted', async () => (await admittedNames()).includes('big'), 15_000);
+  });
+
+  void it('records PodsReady once the admitted Job\'s Pods are ready', async () => {
+    env.runController();
+    await setupQueue('2');
+    startQueues({ timeoutMs: 60_000, backoffBaseSeconds: 60, backoffMaxSeconds: 3600 });
+    await env.createJob(queuedJob('ok', '1'));
+    await env.waitFor('PodsReady', async () => cond(await workloadOf('ok'), 'PodsReady')?.status === 'True');
+    const w = await workloadOf('ok');
+    assert.equal(cond(w, 'PodsReady')?.reason, 'Started');
+    assert.equal(cond(w, 'PodsReady')?.message, 'All pods reached readiness and the workload is running');
+  });
+
+  void it('evicts a Workload whose Pods are not ready in time, requeues it, and deactivates it past the backoff limit', async () => {
+    env.runController();
+    await setupQueue('2');
+    // a readiness probe that never passes: every running Pod of the Job is turned not ready
+    let stop = false;
+    const unready = (async () => {
+      while (!stop) {
+        for (const p of await env.pods()) {
+          if (p.status?.phase !== 'Running' || !p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) continue;
+          const conditions = p.status.conditions.map((c) => (c.type === 'Ready' ? { ...c, status: 'False' } : c));
+          await env.client.updateStatus({ ...p, status: { ...p.status, conditions } }).catch(() => undefined);
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    try {
+      startQueues({ timeoutMs: 1_000, backoffLimitCount: 1, backoffBaseSeconds: 0, backoffMaxSeconds: 0 });
+      await env.createJob(queuedJob('slow', '1'));
+      await env.waitFor('requeued once', async () => (await workloadOf('slow'))?.status?.requeueState?.count === 1, 10_000);
+      // (with no backoff it may already be admitted again, so Requeued is not looked at here)
+      assert.ok((await workloadOf('slow'))?.status?.requeueState?.requeueAt);
+      assert.ok(env.recorder.reasons().includes('EvictedDueToPodsReadyTimeout'));
+      // admitted again, timed out again: the limit is spent
+      await env.waitFor('deactivated', async () => (await workloadOf('slow'))?.spec?.active === false, 15_000);
+      const w2 = await workloadOf('slow');
+      assert.equal(cond(w2, 'Requeued')?.status, 'False');
+      assert.equal(cond(w2, 'Requeued')?.reason, 'RequeuingLimitExceeded');
+      assert.equal(w2?.status?.requeueState?.count, 2);
+      assert.equal((await env.job('slow'))?.spec.suspend, true);
+    } finally {
+      stop = true;
+      await unready;
+    }
+  });
+
+  void it('deactivates a Workload past its maximum execution time, and its quota goes to the next', async () => {
+    env.runController();
+    await setupQueue('1');
+    startQueues();
+    await env.createJob(queuedJob('capped', '1', 'lq', { 'kueue.x-k8s.io/max-exec-time-seconds': '1' }));
+    await env.createJob(queuedJob('next', '1'));
+    await env.waitFor('capped runs', async () => (await admittedNames()).includes('capped'));
+    assert.equal((await workloadOf('capped'))?.spec?.maximumExecutionTimeSeconds, 1);
+    await env.waitFor('next runs', async () => (await admittedNames()).includes('next'), 10_000);
+    const w = await workloadOf('capped');
+    assert.equal(w?.spec?.active, false);
+    assert.equal(cond(w, 'Evicted')?.reason, 'DeactivatedDueToMaximumExecutionTimeExceeded');
+    assert.equal(cond(w, 'Requeued')?.status, 'False');
+    assert.equal(cond(w, 'QuotaReserved')?.status, 'False');
+    assert.ok(((w?.status as { accumulatedPastExecutionTimeSeconds?: number }).accumulatedPastExecutionTimeSeconds ?? 0) >= 1);
+    assert.equal((await env.job('capped'))?.spec.suspend, true);
+  });
+
   void it('keeps a Job of a LocalQueue that does not exist suspended, saying why', async () => {
     env.runController();
     await setupQueue('2');
@@ -180,6 +269,37 @@ void describe('queue controllers', () => {
     await new Promise((r) => setTimeout(r, 100));
     const p2 = await env.client.get(Kinds.Pod, { namespace: 'default', name: 'p2' });
     assert.deepEqual(p2.spec.schedulingGates, [{ name: 'kueue.x-k8s.io/admission' }]);
+  });
+
+  void it('runs a labelled Notebook\'s Pod through a Workload, one at a time under the quota', async () => {
+    await setupQueue('1');
+    const nbs = new Manager(env.client);
+    addNotebookController(nbs, { client: env.client, recorder: env.recorder });
+    nbs.start();
+    managers.push(nbs);
+    startQueues();
+    const notebook = (name: string) => {
+      const nb = makeNotebook(name).label('kueue.x-k8s.io/queue-name', 'lq').obj();
+      nb.spec.template.spec.containers[0]!.resources = { requests: { cpu: '1', memory: '100Mi' } };
+      return nb;
+    };
+    await env.client.create(notebook('nb1'));
+    const pod = await env.waitFor('nb1 ungated', async () => {
+      const p = await env.client.find(Kinds.Pod, { namespace: 'default', name: 'nb1-0' });
+      return p && !p.spec.schedulingGates ? p : undefined;
+    });
+    const wls = await env.client.listAll<StoredObject & WorkloadLike>(WorkloadKind, { namespace: 'default' });
+    const w = wls.find((x) => x.metadata.ownerReferences?.some((r) => r.uid === pod.metadata.uid));
+    assert.equal(w?.spec?.queueName, 'lq');
+    assert.equal(cond(w, 'Admitted')?.status, 'True');
+    // a second notebook does not fit the quota: its Pod waits behind the gate, saying why on its Workload
+    await env.client.create(notebook('nb2'));
+    await env.waitFor('nb2 pending', async () => {
+      const p2 = await env.client.find(Kinds.Pod, { namespace: 'default', name: 'nb2-0' });
+      if (!p2) return false;
+      const w2 = (await env.client.listAll<StoredObject & WorkloadLike>(WorkloadKind, { namespace: 'default' })).find((x) => x.metadata.ownerReferences?.some((r) => r.uid === p2.metadata.uid));
+      return cond(w2, 'QuotaReserved')?.status === 'False' && !!p2.spec.schedulingGates?.length;
+    });
   });
 
   void it('caps each user with a ClusterQueue of their own borrowing from the team\'s Cohort', async () => {

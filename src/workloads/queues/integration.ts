@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import {
   KueueGroup, KueueNames, KueueStorageVersion, ResourceFlavorKind, WorkloadConditions as C, WorkloadKind, WorkloadPriorityClassKind, WorkloadReasons as R,
 } from '../../api/kueue.js';
+import { Kinds } from '../../api/index.js';
 import type { KObject, ObjectKey, StoredObject } from '../../api/meta.js';
 import type { KindDef } from '../../api/registry.js';
 import type { Controller, Manager, Result } from '../../control/controller.js';
@@ -52,6 +53,33 @@ export interface JobAdapter<J extends StoredObject = StoredObject> {
   manages?(job: J): boolean;
   /** stops a running job some other way than writing suspend(job) (a plain Pod is deleted) */
   stop?(job: J, client: Client): Promise<void>;
+  /** Pods of the job that are Ready or Succeeded (default: the job's own Pods in the cache) */
+  readyPods?(job: J, cache: InformerCache): number;
+}
+
+/** Kueue's waitForPodsReady, in milliseconds */
+export interface PodsReadySettings {
+  /** admitted to every Pod ready (or succeeded): past it the Workload is evicted, PodsReadyTimeout */
+  timeoutMs: number;
+  /** once ready, how long it may stay not ready (default: the timeout) */
+  recoveryTimeoutMs?: number;
+  /** requeues before the Workload is deactivated instead (absent: no limit) */
+  backoffLimitCount?: number;
+  backoffBaseSeconds: number;
+  backoffMaxSeconds: number;
+}
+
+/** Kueue's requeue delay after the n-th PodsReady timeout: base * 2^(n-1), capped */
+export function podsReadyBackoffSeconds(count: number, s: Pick<PodsReadySettings, 'backoffBaseSeconds' | 'backoffMaxSeconds'>): number {
+  return Math.min(s.backoffMaxSeconds, s.backoffBaseSeconds * 2 ** Math.max(0, count - 1));
+}
+
+export const podReadyOrDone = (p: StoredObject): boolean => p.status?.phase === 'Succeeded'
+  || (p.status?.phase === 'Running' && ((p.status?.conditions ?? []) as { type: string; status: string }[]).some((c) => c.type === 'Ready' && c.status === 'True'));
+
+/** the default readyPods: the job's own Pods */
+export function ownedReadyPods(job: StoredObject, cache: InformerCache): number {
+  return cache.owned(Kinds.Pod, job.metadata.uid).filter(podReadyOrDone).length;
 }
 
 export interface IntegrationOptions {
@@ -60,6 +88,8 @@ export interface IntegrationOptions {
   recorder: Recorder;
   /** Kueue's manageJobsWithoutQueueName: jobs without the label go to the namespace's "default" LocalQueue */
   manageJobsWithoutQueueName?: boolean;
+  /** Kueue's waitForPodsReady: absent, PodsReady is still recorded but nothing times out */
+  waitForPodsReady?: PodsReadySettings;
   now?: () => Date;
 }
 
@@ -213,8 +243,12 @@ export class IntegrationReconciler<J extends StoredObject> {
         for (const psa of wl.status?.admission?.podSetAssignments ?? []) placements.set(psa.name, flavorPlacement(cache, psa));
         await client.update(a.run(job, placements));
         recorder.event(job, 'Normal', 'Started', `Admitted by clusterQueue ${wl.status?.admission?.clusterQueue ?? ''}`);
+        return {};
       }
-      return {};
+      const left = await this.executionTime(wl, at);
+      if (left === 0) return {};
+      const r = await this.podsReady(job, wl, at);
+      return left === undefined ? r : { requeueAfter: Math.min(left, r.requeueAfter ?? left) };
     }
 
     // not admitted (pending, or evicted): the job must not run
@@ -228,15 +262,109 @@ export class IntegrationReconciler<J extends StoredObject> {
     // the job is stopped and its Pods are gone: the quota goes back and the Workload queues again
     if (wl.status?.admission && ev?.status === 'True') {
       if (a.activePods(job, cache) > 0) return { requeueAfter: 1_000 };
-      await this.writeWorkload(wl, (s) => {
+      const cfg = this.opts.waitForPodsReady;
+      const timedOut = !!cfg && ev.reason === R.PodsReadyTimeout;
+      const count = (wl.status?.requeueState?.count ?? 0) + 1;
+      // Kueue deactivates a Workload that used up its requeues: it stays, inactive, until a user sets active again
+      const exhausted = timedOut && cfg?.backoffLimitCount !== undefined && count > cfg.backoffLimitCount;
+      // the admitted time so far counts against maximumExecutionTimeSeconds at the next admission
+      const admittedAt = Date.parse(findCondition(wl.status?.conditions, C.Admitted)?.lastTransitionTime ?? '');
+      const evictedAt = Date.parse(ev.lastTransitionTime ?? at);
+      const ranSeconds = !Number.isNaN(admittedAt) && evictedAt > admittedAt ? Math.round((evictedAt - admittedAt) / 1000) : 0;
+      let target = wl;
+      if (exhausted && wl.spec?.active !== false) {
+        // the spec first: were the status written first, a failed spec write would never be retried
+        target = await client.update<WorkloadObj>({ ...structuredClone(wl), spec: { ...wl.spec, active: false } });
+      }
+      await this.writeWorkload(target, (s) => {
         unsetQuotaReservation(s, R.Pending, ev.message ?? '', at);
-        setCondition((s.conditions ??= []), C.Requeued, 'True', ev.reason ?? R.Preempted, ev.message ?? '', at);
+        if (exhausted) setCondition((s.conditions ??= []), C.Requeued, 'False', R.RequeuingLimitExceeded, 'The maximum number of re-queuing retries have been exceeded', at);
+        // a deactivated Workload is not queued again until it is active again
+        else if (wl.spec?.active === false) setCondition((s.conditions ??= []), C.Requeued, 'False', ev.reason ?? R.Deactivated, ev.message ?? '', at);
+        else setCondition((s.conditions ??= []), C.Requeued, 'True', ev.reason ?? R.Preempted, ev.message ?? '', at);
+        const st = s as { accumulatedPastExecutionTimeSeconds?: number };
+        if (ranSeconds > 0) st.accumulatedPastExecutionTimeSeconds = (st.accumulatedPastExecutionTimeSeconds ?? 0) + ranSeconds;
         const rs = (s.requeueState ??= {});
-        rs.count = (rs.count ?? 0) + 1;
+        rs.count = count;
+        // PodsReady timeouts back off before the Workload may be admitted again
+        if (cfg && timedOut && !exhausted) rs.requeueAt = new Date(Date.parse(at) + podsReadyBackoffSeconds(count, cfg) * 1000).toISOString();
+        // the next admission waits for its Pods afresh
+        if (findCondition(s.conditions, C.PodsReady)) setCondition((s.conditions ??= []), C.PodsReady, 'False', R.WaitForStart, 'Not all pods are ready or succeeded', at);
+        return true;
+      });
+      return {};
+    }
+    // set active again by a user: Kueue queues it afresh, its requeue count forgotten
+    const rq = findCondition(wl.status?.conditions, C.Requeued);
+    if (wl.spec?.active !== false && !wl.status?.admission && rq?.status === 'False' && (rq.reason === R.RequeuingLimitExceeded || rq.reason?.startsWith(R.Deactivated))) {
+      await this.writeWorkload(wl, (s) => {
+        setCondition((s.conditions ??= []), C.Requeued, 'True', R.Reactivated, 'The workload was reactivated', at);
+        delete s.requeueState;
         return true;
       });
     }
     return {};
+  }
+
+  /**
+   * Kueue's PodsReady condition, and with waitForPodsReady its timeouts: a Workload whose Pods are not
+   * all ready (or succeeded) within the timeout of its admission, or within the recovery timeout of
+   * losing readiness, is evicted with PodsReadyTimeout; the eviction path below then stops the job and
+   * requeues it after a backoff, or deactivates it once the backoff limit is spent.
+   */
+  private async podsReady(job: J, wl: WorkloadObj, at: string): Promise<Result> {
+    const conds = wl.status?.conditions ?? [];
+    const want = (wl.status?.admission?.podSetAssignments ?? []).reduce((n: number, psa: { count?: number }) => n + (psa.count ?? 0), 0);
+    const ready = (this.adapter.readyPods ?? ownedReadyPods)(job, this.opts.cache);
+    const old = findCondition(conds, C.PodsReady);
+    if (ready >= want) {
+      if (old?.status !== 'True') {
+        const reason = old?.reason === R.WaitForRecovery ? R.Recovered : R.Started;
+        await this.writeWorkload(wl, (s) => setCondition((s.conditions ??= []), C.PodsReady, 'True', reason, 'All pods reached readiness and the workload is running', at));
+      }
+      return {};
+    }
+    // once ready, the workload is recovering: Kueue tells the two apart by reason and by timeout
+    const recovering = old?.status === 'True' || old?.reason === R.WaitForRecovery;
+    const reason = recovering ? R.WaitForRecovery : R.WaitForStart;
+    if (old?.status !== 'False' || old.reason !== reason) {
+      await this.writeWorkload(wl, (s) => setCondition((s.conditions ??= []), C.PodsReady, 'False', reason, 'Not all pods are ready or succeeded', at));
+      return {};
+    }
+    const cfg = this.opts.waitForPodsReady;
+    if (!cfg) return {};
+    const limit = recovering ? cfg.recoveryTimeoutMs ?? cfg.timeoutMs : cfg.timeoutMs;
+    // the wait starts at admission, or at the loss of readiness
+    const since = Date.parse((recovering ? old.lastTransitionTime : findCondition(conds, C.Admitted)?.lastTransitionTime) ?? at);
+    const left = since + limit - Date.parse(at);
+    if (left > 0) return { requeueAfter: left };
+    await this.writeWorkload(wl, (s) => setCondition((s.conditions ??= []), C.Evicted, 'True', R.PodsReadyTimeout, `Exceeded the PodsReady timeout ${wl.metadata.namespace ?? ''}/${wl.metadata.name}`, at));
+    this.opts.recorder.event(wl, 'Normal', 'EvictedDueToPodsReadyTimeout', `Exceeded the PodsReady timeout ${wl.metadata.namespace ?? ''}/${wl.metadata.name}`);
+    return {};
+  }
+
+  /**
+   * Kueue's maximumExecutionTimeSeconds: the time a Workload may stay admitted, summed over its
+   * admissions (status.accumulatedPastExecutionTimeSeconds holds the earlier ones). Past it the
+   * Workload is deactivated (spec.active false) and evicted, as Kueue's workload controller does, and
+   * stays inactive until a user sets it active again. Returns the milliseconds left, 0 once evicted,
+   * undefined without a limit.
+   */
+  private async executionTime(wl: WorkloadObj, at: string): Promise<number | undefined> {
+    const max = (wl.spec as { maximumExecutionTimeSeconds?: number } | undefined)?.maximumExecutionTimeSeconds;
+    if (!max) return undefined;
+    const since = Date.parse(findCondition(wl.status?.conditions, C.Admitted)?.lastTransitionTime ?? at);
+    const past = (wl.status as { accumulatedPastExecutionTimeSeconds?: number } | undefined)?.accumulatedPastExecutionTimeSeconds ?? 0;
+    const left = (max - past) * 1000 - (Date.parse(at) - since);
+    if (left > 0) return left;
+    const { client, recorder } = this.opts;
+    // the spec first, so that a failed write is tried again from an unchanged status
+    const target = wl.spec?.active === false ? wl : await client.update<WorkloadObj>({ ...structuredClone(wl), spec: { ...wl.spec, active: false } });
+    // Kueue's reason for an eviction by deactivation names its cause: Deactivated + DueTo + cause
+    const message = 'The workload is deactivated due to exceeding the maximum execution time';
+    await this.writeWorkload(target, (s) => setCondition((s.conditions ??= []), C.Evicted, 'True', `${R.Deactivated}DueTo${R.MaximumExecutionTimeExceeded}`, message, at));
+    recorder.event(wl, 'Normal', `EvictedDueTo${R.Deactivated}DueTo${R.MaximumExecutionTimeExceeded}`, message);
+    return 0;
   }
 
   private async writeWorkload(wl: WorkloadObj, mutate: (s: NonNullable<WorkloadLike['status']>) => boolean): Promise<void> {

@@ -21,6 +21,7 @@ import type {
   AdmissionDecision, ClusterQueueLike, CohortLike, CycleResult, EngineOptions, EvictionDecision, LocalQueueLike, NamespaceLike,
   PendingWorkload, PreemptionDecision, ResourceFlavorLike, WorkloadLike, WorkloadPriorityClassLike,
 } from './engine/index.js';
+import { NamespaceQuotaGate } from './namespace-quota.js';
 import { findCondition, setCondition } from './status.js';
 
 export interface QueueManagerOptions {
@@ -58,6 +59,7 @@ export class QueueManager {
   private readonly cache: InformerCache;
   private readonly recorder: Recorder;
   private readonly now: () => Date;
+  private readonly quotaGate: NamespaceQuotaGate;
   /** callbacks run after every scheduling call (metrics) */
   readonly listeners: ((r: CycleResult) => void)[] = [];
 
@@ -66,7 +68,9 @@ export class QueueManager {
     this.cache = opts.cache;
     this.recorder = opts.recorder;
     this.now = opts.now ?? (() => new Date());
-    this.engine = new AdmissionEngine(undefined, opts.engine ?? {});
+    this.quotaGate = new NamespaceQuotaGate(opts.cache);
+    // a Workload must fit its namespace's ResourceQuota as well as its ClusterQueue (namespace-quota.ts)
+    this.engine = new AdmissionEngine(undefined, { admissionGate: (w, now) => this.quotaGate.check(w, now), ...opts.engine });
   }
 
   /** Registers the manager's controller: one worker, one key, so scheduling calls never overlap. */
@@ -82,6 +86,8 @@ export class QueueManager {
       },
     });
     this.feed();
+    // the gate reads quotas from the cache: their informer must run before the first call
+    this.cache.informer(Kinds.ResourceQuota);
     return this.controller;
   }
 
@@ -137,6 +143,7 @@ export class QueueManager {
   /** One scheduling call and its writes. */
   async cycle(): Promise<CycleResult> {
     const now = this.now();
+    this.quotaGate.reset();
     const r = this.engine.schedule(now);
     this.counters.cycles++;
     const at = now.toISOString();

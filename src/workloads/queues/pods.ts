@@ -6,11 +6,12 @@
 import type { Pod } from '../../api/core-types.js';
 import { Kinds } from '../../api/index.js';
 import { KueueNames } from '../../api/kueue.js';
+import { queuedAsPod } from '../../api/kueue-types.js';
 import type { StoredObject } from '../../api/meta.js';
 import type { Controller, Manager } from '../../control/controller.js';
 import type { PodSetLike } from './engine/index.js';
 import type { IntegrationOptions, JobAdapter } from './integration.js';
-import { addIntegration, placeTemplate } from './integration.js';
+import { addIntegration, placeTemplate, podReadyOrDone } from './integration.js';
 
 type PodObj = Pod & StoredObject;
 
@@ -20,7 +21,7 @@ const terminal = (p: PodObj): boolean => p.status?.phase === 'Succeeded' || p.st
 export const podAdapter: JobAdapter<PodObj> = {
   def: Kinds.Pod,
   kind: 'Pod',
-  manages: (pod) => !pod.metadata.ownerReferences?.some((r) => r.controller),
+  manages: (pod) => queuedAsPod(pod.metadata),
   isSuspended: (pod) => gated(pod) || terminal(pod),
   suspend: (pod) => pod,
   async stop(pod, client) {
@@ -45,6 +46,8 @@ export const podAdapter: JobAdapter<PodObj> = {
     return undefined;
   },
   activePods: (pod) => (terminal(pod) ? 0 : 1),
+  // the Pod is its own only Pod
+  readyPods: (pod) => (podReadyOrDone(pod) ? 1 : 0),
 };
 
 export function addPodIntegration(mgr: Manager, opts: IntegrationOptions): Controller {

@@ -689,6 +689,15 @@ export class AdmissionEngine {
       }
       usedCohorts.add(root);
     }
+    const refusal = this.options.admissionGate?.(w.obj, this.now);
+    if (refusal !== undefined) {
+      // nothing in the quota tree changes when the gate's own limit frees (a namespace's Pods end), so
+      // the workload waits out a short backoff instead of waiting for quota to be released
+      e.message = refusal;
+      e.reason = 'Pending';
+      w.requeueAt = this.now + (this.options.gateRetryMs ?? 5_000);
+      return;
+    }
     for (const t of e.targets) preempted.set(t.wl.key, t.wl);
     addAll(cq, a.usage);
     if (mode === Mode.Preempt) {

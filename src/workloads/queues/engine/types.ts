@@ -249,6 +249,14 @@ export interface EngineOptions {
   requeuingTimestamp?: 'Eviction' | 'Creation';
   /** upper bound on scheduling cycles in one call (default: enough to drain every queue) */
   maxCycles?: number;
+  /**
+   * A last word outside the ClusterQueue's quota, asked once a workload fits and before its quota is
+   * reserved: a message refuses it (it stays pending with that message and is looked at again after
+   * `gateRetryMs`), undefined lets it through. Skiff uses it for the namespace's ResourceQuota.
+   */
+  admissionGate?: (w: WorkloadLike, now: number) => string | undefined;
+  /** how long a workload the gate refused waits before it is tried again (default 5 s) */
+  gateRetryMs?: number;
 }
 
 export interface WorkloadRef {
