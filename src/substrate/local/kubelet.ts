@@ -23,7 +23,7 @@ import type { ContainerGpus } from './gpu-sharing.js';
 import { describeShares, gpuEnv, isShared, mpsPipeDir, preloadList, vgpuLibTarget, vgpuLockDir } from './gpu-sharing.js';
 import { followOutput } from './attach.js';
 import { ExecError, execIn, killExec } from './exec.js';
-import { type Environments, imageBinds } from './environments.js';
+import { type Environment, type Environments, imageBinds } from './environments.js';
 import { followLog, readLog } from './logs.js';
 import type { PythonLaunch, PythonPods } from './python-pods.js';
 import { PodAddresses, hostsFile, netPreloadPath, podNetworkEnv, sandboxPreloadPath, writeHosts } from './network.js';
@@ -552,7 +552,7 @@ export class Kubelet {
       cwd,
       sandbox: {
         binds: sandboxBinds, hostname: (pod.spec.hostname ?? rt.name).slice(0, 63), hostsFile: rt.hostsFile,
-        ...(user && this.opts.isolation ? { isolation: this.sandboxIsolation(rt, user) } : {}),
+        ...(user && this.opts.isolation ? { isolation: this.sandboxIsolation(rt, user, environmentDirs(env.forImage(spec.image), vars)) } : {}),
       },
     });
     if (prev) c.last = prev;
@@ -674,13 +674,20 @@ export class Kubelet {
     return dir;
   }
 
-  private sandboxIsolation(rt: PodRuntime, user: PodUser): SandboxIsolation {
+  private sandboxIsolation(rt: PodRuntime, user: PodUser, envDirs: string[]): SandboxIsolation {
     const iso = this.opts.isolation as NonNullable<KubeletOptions['isolation']>;
     const own = iso.namespaceDirs.map((d) => this.namespaceDir(d, rt.namespace));
+    const hidden = iso.hide.map((h) => resolve(h));
+    const within = (p: string, dir: string): boolean => p === dir || p.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
+    // The Pod's private /tmp covers the host's: an environment that lives there (a checkout under
+    // /tmp, its .venv) is seen again, read-only, unless it holds something hidden
+    const underTmp = envDirs.map((d) => resolve(d)).filter((d) => (within(d, '/tmp') || within(d, '/var/tmp')) && d !== '/tmp' && d !== '/var/tmp' && existsSync(d)
+      && !hidden.some((h) => within(h, d) || within(d, h)));
+    const tops = [...new Set(underTmp)].sort((a, b) => a.length - b.length).filter((d, i, all) => !all.slice(0, i).some((o) => within(d, o)));
     return {
       user, hide: iso.hide, tmpDir: podTmpDir(rt.dir),
       // the namespace's own directories are seen read-write, at the path their URIs name
-      reveal: iso.reveal.filter((d) => existsSync(d)),
+      reveal: [...tops, ...iso.reveal.filter((d) => existsSync(d))],
       revealWritable: own,
       ...(rt.net ? { netns: rt.net.netns } : {}),
     };
@@ -1017,4 +1024,16 @@ export class Kubelet {
       });
     });
   }
+}
+
+/** the host directories a container's environment runs from: its PATH entries, its image's files,
+ *  the Skiff checkout (SKIFF_HOME) and a virtualenv */
+function environmentDirs(e: Environment, vars: Record<string, string>): string[] {
+  const dirs = [...(e.path ?? []), ...(e.files ?? []).map((f) => f.source)];
+  for (const k of ['SKIFF_HOME', 'VIRTUAL_ENV']) {
+    const v = vars[k] ?? e.env?.[k];
+    if (v && v.startsWith('/')) dirs.push(v);
+  }
+  for (const p of (vars.PATH ?? '').split(':')) if (p.startsWith('/')) dirs.push(p);
+  return dirs;
 }
