@@ -38,6 +38,11 @@ describe('upstream batch/v1 Jobs', { skip: !existsSync(corpus) && 'no ../shared/
   let s: TestServer;
   before(async () => {
     s = await TestServer.start({ config: { node: { cpu: 4, memory: '16Gi' } } });
+    // the examples name Kueue's LocalQueue `user-queue`: Kueue's own single-ClusterQueue setup provides it
+    for (const obj of YAML.parseAllDocuments(readFileSync(join(corpus, 'kueue/examples/admin/single-clusterqueue-setup.yaml'), 'utf8')).map((d) => d.toJS()).filter(Boolean)) {
+      const path = obj.kind === 'LocalQueue' ? '/apis/kueue.x-k8s.io/v1beta2/namespaces/default/localqueues' : `/apis/kueue.x-k8s.io/v1beta2/${obj.kind === 'ClusterQueue' ? 'clusterqueues' : 'resourceflavors'}`;
+      await s.create(path, obj);
+    }
   });
   after(async () => {
     await s.cleanup();
@@ -59,13 +64,12 @@ describe('upstream batch/v1 Jobs', { skip: !existsSync(corpus) && 'no ../shared/
   });
 
   it("runs Kueue's pods-ready example: 20 indexed HTTP servers on one port, found by hostname.subdomain", async () => {
-    // the docs apply this file after `sed s/_ID_/.../`; Kueue then unsuspends the Job
+    // the docs apply this file after `sed s/_ID_/.../`; Kueue then admits the Job and unsuspends it
     const text = readFileSync(join(corpus, 'kueue/docs-extracted/tasks_manage_setup_wait_for_pods_ready-02.yaml'), 'utf8').replace(/_ID_/g, '-1');
     for (const obj of YAML.parseAllDocuments(text).map((d) => d.toJS()).filter(Boolean)) {
       const path = obj.kind === 'Job' ? jobs('default') : `/api/v1/namespaces/default/${obj.kind === 'Service' ? 'services' : 'configmaps'}`;
       await s.create(path, obj);
     }
-    await s.req('PATCH', `${jobs('default')}/job-1`, { spec: { suspend: false } }, { 'content-type': 'application/merge-patch+json' });
     const done = await s.until('job-1 complete', async () => {
       const j = await s.get(`${jobs('default')}/job-1`);
       if (j.status?.conditions?.some((c: any) => c.type === 'Failed' && c.status === 'True')) throw new Error(`job-1 failed: ${JSON.stringify(j.status)}`);

@@ -166,6 +166,13 @@ describe('GET /metrics', () => {
       apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'metrics-job' },
       spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'python', command: ['true'] }] } } },
     });
+    // the queue the Pod names exists, so Kueue admits the Pod (it would wait behind its gate otherwise)
+    await s.create('/apis/kueue.x-k8s.io/v1beta2/resourceflavors', { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ResourceFlavor', metadata: { name: 'metrics-flavor' } });
+    await s.create('/apis/kueue.x-k8s.io/v1beta2/clusterqueues', {
+      apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ClusterQueue', metadata: { name: 'metrics-cq' },
+      spec: { namespaceSelector: {}, resourceGroups: [{ coveredResources: ['cpu', 'memory'], flavors: [{ name: 'metrics-flavor', resources: [{ name: 'cpu', nominalQuota: 4 }, { name: 'memory', nominalQuota: '8Gi' }] }] }] },
+    });
+    await s.create(`/apis/kueue.x-k8s.io/v1beta2/namespaces/default/localqueues`, { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'LocalQueue', metadata: { name: 'team-queue' }, spec: { clusterQueue: 'metrics-cq' } });
     const pod = podManifest('metrics-pod', ['sleep', '60']);
     pod.metadata.labels = { 'kueue.x-k8s.io/queue-name': 'team-queue' };
     await s.create(`${ns}/pods`, pod);
