@@ -276,3 +276,19 @@ export function decodeNodeDevices(s: string): GpuCard[] {
     health: d.health === true,
   }));
 }
+
+/** The smallest card any of these nodes registers (MiB), 0 when none does: how quota counts a share
+ *  asked as a percentage before it has a card. A register annotation that does not parse offers none. */
+export function smallestCardMiB(nodes: Iterable<{ metadata: { annotations?: Record<string, string> } }>): number {
+  let least = Infinity;
+  for (const n of nodes) {
+    const reg = n.metadata.annotations?.[HamiAnnotation.register];
+    if (!reg) continue;
+    try {
+      for (const c of decodeNodeDevices(reg)) if (c.memoryMiB > 0) least = Math.min(least, c.memoryMiB);
+    } catch {
+      // offers no card
+    }
+  }
+  return Number.isFinite(least) ? least : 0;
+}

@@ -2,7 +2,7 @@
 // and status.used is what the namespace's objects use of each of those names, recounted whenever a
 // Pod or PersistentVolumeClaim in the namespace changes. Admission does not read status.used (it
 // counts the objects themselves, src/store/admission.ts); status is what `kubectl describe quota` shows.
-import { GpuQuotaName, HamiAnnotation, decodeNodeDevices } from '../api/gpu-sharing.js';
+import { GpuQuotaName, smallestCardMiB } from '../api/gpu-sharing.js';
 import { Kinds } from '../api/index.js';
 import type { KObject, ObjectKey } from '../api/meta.js';
 import { deepEqual } from '../api/meta.js';
@@ -27,17 +27,7 @@ export function addResourceQuotaController(mgr: Manager, client: Client, registr
 
   /** as admission counts a share asked as a percentage before it has a card: on the smallest card */
   function smallestCard(): number {
-    let least = Infinity;
-    for (const n of cache.list(Kinds.Node)) {
-      const reg = n.metadata.annotations?.[HamiAnnotation.register];
-      if (!reg) continue;
-      try {
-        for (const c of decodeNodeDevices(reg)) if (c.memoryMiB > 0) least = Math.min(least, c.memoryMiB);
-      } catch {
-        // a register annotation that does not parse offers no card
-      }
-    }
-    return Number.isFinite(least) ? least : 0;
+    return smallestCardMiB(cache.list(Kinds.Node));
   }
 
   async function reconcile(key: ObjectKey): Promise<Result> {

@@ -3,7 +3,7 @@
 // list, as kube-apiserver's admission plugins are, so a check is added here and not in the handlers.
 import type { Container } from '../api/core-types.js';
 import { ApiError, StatusReason } from '../api/errors.js';
-import { GpuQuotaName, GpuResource, HamiAnnotation, decodeNodeDevices } from '../api/gpu-sharing.js';
+import { GpuQuotaName, GpuResource, smallestCardMiB } from '../api/gpu-sharing.js';
 import { assignmentAnnotations } from '../api/core.js';
 import { queuedAsPod } from '../api/kueue-types.js';
 import type { KObject, StoredObject } from '../api/meta.js';
@@ -108,17 +108,7 @@ export const resourceQuotaAdmission: AdmissionPlugin = {
 async function smallestCard(req: AdmissionRequest): Promise<number> {
   const nodes = req.kindOf('/nodes');
   if (!nodes) return 0;
-  let least = Infinity;
-  for (const n of await listAll(req.store, nodes)) {
-    const reg = n.metadata.annotations?.[HamiAnnotation.register];
-    if (!reg) continue;
-    try {
-      for (const c of decodeNodeDevices(reg)) if (c.memoryMiB > 0) least = Math.min(least, c.memoryMiB);
-    } catch {
-      // a node whose register annotation does not parse offers no card to count
-    }
-  }
-  return Number.isFinite(least) ? least : 0;
+  return smallestCardMiB(await listAll(req.store, nodes));
 }
 
 function limitValue(c: Container, name: string): number | undefined {
