@@ -172,6 +172,51 @@ describe('Kueue\'s controllers end to end', () => {
     await s.until('all run', async () => (await s.get('/apis/visibility.kueue.x-k8s.io/v1beta1/clusterqueues/team/pendingworkloads')).items.length === 0, 60_000);
   });
 
+  it('skiff get workloads adds POSITION from the visibility API; the queues print Kueue\'s columns', async () => {
+    for (const n of ['p-run1', 'p-run2']) await s.create(jobs, job(n, '100m', ['python', '-c', 'import time; time.sleep(120)']));
+    await s.until('blockers admitted', async () => (await s.get(jobs)).items.filter((j: any) => j.metadata.name.startsWith('p-run') && !j.spec.suspend).length === 2);
+    // Kueue orders equal priorities by creation time, kept to the second: one second apart, the
+    // order is the order of creation
+    for (const n of ['p-wait1', 'p-wait2', 'p-wait3']) {
+      await s.create(jobs, job(n, '100m', ['true']));
+      await s.until(`${n}'s Workload`, () => workloadOf(n));
+      await sleep(1100);
+    }
+    await s.until('three pending', async () => (await s.get('/apis/visibility.kueue.x-k8s.io/v1beta1/clusterqueues/team/pendingworkloads')).items?.length === 3);
+    // the cell under a header, by the header's offset (a blank cell reads '')
+    const cell = (out: string, row: string, header: string): string => {
+      const lines = out.split('\n');
+      const at = (lines[0] ?? '').indexOf(header);
+      const line = lines.find((l) => l.startsWith(row));
+      assert.ok(at >= 0 && line, `no ${header} column or no row ${row} in:\n${out}`);
+      return /^\S*/.exec(line.slice(at))?.[0] ?? '';
+    };
+    const get = await s.cli(['get', 'workloads']);
+    assert.equal(get.code, 0, get.stderr);
+    assert.match(get.stdout, /^NAME\s+QUEUE\s+RESERVED IN\s+ADMITTED\s+FINISHED\s+POSITION\s+AGE\n/);
+    assert.deepEqual(['p-wait1', 'p-wait2', 'p-wait3'].map((n) => cell(get.stdout, `job-${n}-`, 'POSITION')), ['0', '1', '2']);
+    assert.deepEqual(['p-run1', 'p-run2', 'q1'].map((n) => cell(get.stdout, `job-${n}-`, 'POSITION')), ['', '', ''], 'admitted and finished ones have none');
+    const wide = await s.cli(['get', 'workloads', '-o', 'wide']);
+    assert.equal(wide.code, 0, wide.stderr);
+    assert.deepEqual(['p-wait1', 'p-wait2', 'p-wait3'].map((n) => cell(wide.stdout, `job-${n}-`, 'POSITION IN LOCALQUEUE')), ['0', '1', '2']);
+    // kubectl keeps Kueue's columns: Kueue stores no position
+    const kc = await s.kubectl(['get', 'workloads']);
+    assert.equal(kc.code, 0, kc.stderr);
+    assert.doesNotMatch(kc.stdout.split('\n')[0] ?? '', /POSITION/);
+    // the queues: Kueue's printer columns, STRATEGY and ADMITTED WORKLOADS only with -o wide as in Kueue's CRD
+    const cq = await s.cli(['get', 'clusterqueues']);
+    assert.equal(cq.code, 0, cq.stderr);
+    assert.match(cq.stdout, /^NAME\s+COHORT\s+PENDING WORKLOADS\nteam\s+3\n/);
+    const cqWide = await s.cli(['get', 'clusterqueues', '-o', 'wide']);
+    assert.match(cqWide.stdout, /^NAME\s+COHORT\s+STRATEGY\s+PENDING WORKLOADS\s+ADMITTED WORKLOADS\nteam\s+BestEffortFIFO\s+3\s+2\n/);
+    const lq = await s.cli(['get', 'localqueues']);
+    assert.equal(lq.code, 0, lq.stderr);
+    assert.match(lq.stdout, /^NAME\s+CLUSTERQUEUE\s+PENDING WORKLOADS\s+ADMITTED WORKLOADS\nuser-queue\s+team\s+3\s+2\n/);
+    // the blockers go, and the queue empties
+    for (const n of ['p-run1', 'p-run2']) await s.req('DELETE', `${jobs}/${n}?propagationPolicy=Background`);
+    await s.until('all run', async () => (await s.get('/apis/visibility.kueue.x-k8s.io/v1beta1/clusterqueues/team/pendingworkloads')).items.length === 0, 60_000);
+  });
+
   it('survives kill -9 with queued and admitted Workloads: nothing admitted twice, nothing lost', async () => {
     const names = ['c1', 'c2', 'c3', 'c4'];
     for (const n of names) await s.create(jobs, job(n, '100m', ['python', '-c', 'import time; time.sleep(2)']));

@@ -2,7 +2,8 @@
 // with a small cpu quota, a LocalQueue and three Jobs, two admitted and one waiting; the queue's page
 // shows its usage as bars, the waiting Workload first in line with the reason it waits, and the
 // admitted ones linked to their Jobs. On a node with two declared GPUs, a shared Pod shows on its
-// card. Each page is screenshotted light and dark at 1280×800.
+// card and in the node's allocation (HAMi's memory and cores against the cards'). Each page is
+// screenshotted light and dark at 1280×800.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import YAML from 'yaml';
@@ -111,9 +112,18 @@ describe('the dashboard: queues and GPU cards', () => {
     await holder.waitFor();
     assert.match(await holder.locator('tr[data-pod="gpu-share"]').innerText(), /default\/gpu-share\s+main\s+10000 MiB\s+30%/);
     assert.equal(await holder.locator('[data-resource="cores"] [role=meter]').getAttribute('aria-valuenow'), '30');
-    // the overview shows the same cards under the node
+    // the allocation card reckons HAMi's memory and cores on the cards: two of 80Gi, 100 cores each
+    const gpumem = ui.page.locator('.alloc-row[data-resource="nvidia.com/gpumem"] [role=meter]');
+    await gpumem.waitFor();
+    assert.deepEqual([await gpumem.getAttribute('aria-valuenow'), await gpumem.getAttribute('aria-valuemax')], ['10000', '163840']);
+    const gpucores = ui.page.locator('.alloc-row[data-resource="nvidia.com/gpucores"] [role=meter]');
+    assert.deepEqual([await gpucores.getAttribute('aria-valuenow'), await gpucores.getAttribute('aria-valuemax')], ['30', '200']);
+    assert.match(await ui.page.locator('.alloc-row[data-resource="nvidia.com/gpumem"]').innerText(), /10000 MiB \/ 163840 MiB/);
+    assert.doesNotMatch(await ui.page.locator('.alloc').first().innerText(), /none offered/);
+    // the overview shows the same cards under the node, and the same allocation
     await ui.open('/ui/cluster/cluster-overview');
     await ui.page.locator('.gpucard tr[data-pod="gpu-share"]').waitFor();
+    await ui.page.locator('.alloc-row[data-resource="nvidia.com/gpucores"] [role=meter][aria-valuenow="30"]').waitFor();
   });
 
   it('screenshots the queue and GPU pages, light and dark, at 1280×800', async () => {

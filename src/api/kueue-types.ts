@@ -38,15 +38,23 @@ export const KueueNames = {
 } as const;
 
 /**
- * Whether a Pod goes through a queue as a Pod of its own: one that no controller owns, or a Notebook's.
- * Kueue queues a Notebook through its StatefulSet's Pods (the StatefulSet integration hands each Pod
- * to the Pod integration); Skiff's Notebook controller makes the Pod itself, so the Pod, carrying the
- * Notebook's labels, is what waits behind the admission gate. Other owned Pods belong to their
- * owner's integration (Jobs, training jobs).
+ * The owners whose Pods their own integration queues (`group/Kind`): batch Jobs and the Kubeflow
+ * training kinds, suspended whole through the owner.
+ */
+const integratedOwners = new Set(['batch/Job', ...['PyTorchJob', 'TFJob', 'XGBoostJob', 'PaddleJob', 'JAXJob', 'MPIJob'].map((k) => `kubeflow.org/${k}`)]);
+
+/**
+ * Whether a Pod goes through a queue as a Pod of its own: as Kueue's Pod webhook decides, every Pod
+ * but those whose controller is a kind Kueue integrates (IsPodOwnerManagedByKueue). So a Pod that no
+ * controller owns, a Notebook's (Kueue queues a Notebook through its StatefulSet's Pods; Skiff's
+ * Notebook controller makes the Pod itself, carrying the Notebook's labels), and a pipeline task's,
+ * owned by its Run, a kind Kueue has no integration for.
  */
 export function queuedAsPod(meta: { ownerReferences?: { apiVersion: string; kind: string; controller?: boolean }[] }): boolean {
   const owner = meta.ownerReferences?.find((r) => r.controller);
-  return !owner || (owner.kind === 'Notebook' && owner.apiVersion.startsWith('kubeflow.org/'));
+  if (!owner) return true;
+  const slash = owner.apiVersion.indexOf('/');
+  return !integratedOwners.has(`${slash < 0 ? '' : owner.apiVersion.slice(0, slash)}/${owner.kind}`);
 }
 
 export type QueueingStrategy = 'StrictFIFO' | 'BestEffortFIFO';

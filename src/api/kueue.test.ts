@@ -6,6 +6,7 @@ import type { FieldError } from './errors.js';
 import { ClusterQueueKind, CohortKind, LocalQueueKind, ResourceFlavorKind, WorkloadKind, WorkloadPriorityClassKind, kueueKinds } from './kueue.js';
 import type { KObject, StoredObject } from './meta.js';
 import { clone } from './meta.js';
+import { queuedAsPod } from './kueue-types.js';
 import type { KindDef } from './registry.js';
 
 const v1beta1 = (kind: string): KindDef => kueueKinds.find((d) => d.kind === kind && d.version === 'v1beta1') as KindDef;
@@ -324,5 +325,18 @@ describe('v1beta1 validation', () => {
     const wl = v1beta1('Workload');
     refused(wl, object(wl, 'wl', { spec: { queueName: 'q' } }), 'spec.podSets', 'Required value');
     refused(wl, object(wl, 'wl', { spec: { podSets: [{ name: 'main', count: 1, template: template() }], priorityClassSource: 'example.com/x' } }), 'spec.priorityClassSource', 'Unsupported value');
+  });
+});
+
+describe('queuedAsPod', () => {
+  const owned = (apiVersion: string, kind: string, controller = true) => ({ ownerReferences: [{ apiVersion, kind, controller }] });
+  it('queues a Pod as itself unless its controller is a kind Kueue integrates', () => {
+    assert.equal(queuedAsPod({}), true);
+    assert.equal(queuedAsPod(owned('kubeflow.org/v1beta1', 'Notebook')), true);
+    assert.equal(queuedAsPod(owned('pipelines.kubeflow.org/v2beta1', 'Run')), true);
+    assert.equal(queuedAsPod(owned('batch/v1', 'Job', false)), true, 'an owner that is not the controller');
+    assert.equal(queuedAsPod(owned('batch/v1', 'Job')), false);
+    assert.equal(queuedAsPod(owned('kubeflow.org/v1', 'PyTorchJob')), false);
+    assert.equal(queuedAsPod(owned('kubeflow.org/v2beta1', 'MPIJob')), false);
   });
 });

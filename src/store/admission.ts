@@ -175,7 +175,8 @@ export const queueSuspendAdmission: AdmissionPlugin = {
   async admit(req) {
     const batchJob = req.def.group === 'batch' && req.def.kind === 'Job';
     const training = req.def.group === 'kubeflow.org' && TrainingKinds.has(req.def.kind);
-    // a plain Pod, or a Notebook's (its owner's integration manages the others)
+    // a Pod of its own: no owner, or one Kueue has no integration for (a Notebook, a pipeline Run);
+    // a Job's or training job's Pods are queued through their owner
     const pod = req.def.group === '' && req.def.kind === 'Pod' && queuedAsPod(req.obj.metadata);
     if (pod) {
       if (req.obj.metadata.labels?.[QueueLabel] === undefined) return;

@@ -2,6 +2,7 @@ import { UsageError, ApiError, formatError, type Status } from '../errors.js';
 import { objectRef, resourcePath, type ResourceInfo } from '../discovery.js';
 import { asList, formatObject, parseOutput, type OutputFormat } from '../output.js';
 import { buildTable, columnWidths, renderRow, renderTable, tableHeaders, tableRow, type Table, type TableOptions } from '../printers.js';
+import { isKueueWorkloads, readPositions, withPositions, workloadRefs, type QueuePosition } from '../queue-positions.js';
 import { TABLE_ACCEPT, fromServerTable, isServerTable, type ServerColumn, type ServerTable } from '../server-table.js';
 import type { KList, KObject } from '../types.js';
 import { NAMESPACE_FLAG, resolveRequests, sleep, withTypeMeta, type Command, type Context } from './common.js';
@@ -16,9 +17,28 @@ interface Fetched {
 
 const count = (f: Fetched): number => (f.table ? f.table.rows.length : f.items.length);
 
+/**
+ * A server Table as printed: its columns, and for Kueue's Workloads each pending one's position in
+ * its queue from the visibility API (src/cli/queue-positions.ts). Positions that cannot be read
+ * leave the column blank, with a warning: the listing itself still prints.
+ */
+async function printServerTable(ctx: Context, r: ResourceInfo, t: ServerTable, columns: ServerColumn[], opts: TableOptions): Promise<Table> {
+  const table = fromServerTable(r, t, columns, opts);
+  if (!isKueueWorkloads(r)) return table;
+  const refs = workloadRefs(t, columns);
+  let positions = new Map<string, QueuePosition>();
+  try {
+    positions = await readPositions(ctx.client, r.version, refs, ctx.signal);
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    await ctx.err(`Warning: queue positions unavailable: ${formatError(err)}\n`);
+  }
+  return withPositions(table, refs, positions, opts.wide === true);
+}
+
 /** the table of what was fetched: the server's columns when it printed them, Skiff's own otherwise */
-function tableOf(f: Fetched, opts: TableOptions): Table {
-  if (f.table) return fromServerTable(f.resource, f.table, f.table.columnDefinitions ?? [], opts);
+async function tableOf(ctx: Context, f: Fetched, opts: TableOptions): Promise<Table> {
+  if (f.table) return printServerTable(ctx, f.resource, f.table, f.table.columnDefinitions ?? [], opts);
   return buildTable(f.resource, f.items, opts);
 }
 
@@ -153,6 +173,13 @@ Kind (case-insensitive), optionally qualified with its API group (jobs.batch); K
       }
     }
 
+    // each listing printed once: a Workloads table costs visibility API requests
+    const printed = new Map<Fetched, Table>();
+    const tableFor = async (f: Fetched): Promise<Table> => {
+      const t = printed.get(f) ?? (await tableOf(ctx, f, tableOpts));
+      printed.set(f, t);
+      return t;
+    };
     const all = fetched.flatMap((f) => f.items);
     if (!a.boolean('watch-only')) {
       if (format === 'json' || format === 'yaml') {
@@ -163,7 +190,8 @@ Kind (case-insensitive), optionally qualified with its API group (jobs.batch); K
       } else if (format === 'name') {
         for (const f of fetched) for (const o of f.items) await ctx.out(`${objectRef(f.resource, o.metadata?.name ?? '')}\n`);
       } else {
-        const tables = fetched.filter((f) => count(f) > 0).map((f) => renderTable(tableOf(f, tableOpts), { noHeaders }));
+        const tables: string[] = [];
+        for (const f of fetched) if (count(f) > 0) tables.push(renderTable(await tableFor(f), { noHeaders }));
         if (tables.length) await ctx.out(tables.join('\n'));
       }
       if (fetched.every((f) => count(f) === 0) && !named && format !== 'json' && format !== 'yaml') {
@@ -185,7 +213,7 @@ Kind (case-insensitive), optionally qualified with its API group (jobs.batch); K
     const state: WatchState = {
       headerPrinted: count(f) > 0 && !a.boolean('watch-only'),
       noHeaders,
-      widths: count(f) > 0 && !a.boolean('watch-only') ? columnWidths(tableOf(f, tableOpts), noHeaders) : undefined,
+      widths: count(f) > 0 && !a.boolean('watch-only') ? columnWidths(await tableFor(f), noHeaders) : undefined,
       columns: f.table?.columnDefinitions ?? undefined,
     };
     let rv = f.resourceVersion;
@@ -212,7 +240,7 @@ Kind (case-insensitive), optionally qualified with its API group (jobs.batch); K
         }
         rv = ev.object.metadata?.resourceVersion ?? rv;
         if (isServerTable(t)) {
-          await printWatchRows(ctx, fromServerTable(r, t, state.columns ?? [], tableOpts), state);
+          await printWatchRows(ctx, await printServerTable(ctx, r, t, state.columns ?? [], tableOpts), state);
         } else {
           await printWatchObject(ctx, format, r, ev.object, { ...tableOpts, now: ctx.io.now() }, state);
         }

@@ -1,8 +1,9 @@
-// Kueue's integration for plain Pods: a Pod labelled with a LocalQueue and owned by no controller is
-// created behind the scheduling gate kueue.x-k8s.io/admission (the store's KueueJobSuspend admission),
-// gets a Workload of one pod set, and has the gate removed (the flavors' node labels added) when it
-// is admitted. A gated Pod cannot be gated again, so an evicted Pod is deleted, as Kueue stops it.
-// Pods that Jobs, training jobs or Notebooks own go through their owner's integration instead.
+// Kueue's integration for plain Pods: a Pod labelled with a LocalQueue and owned by no controller
+// Kueue integrates (none, a Notebook, a pipeline Run) is created behind the scheduling gate
+// kueue.x-k8s.io/admission (the store's KueueJobSuspend admission), gets a Workload of one pod set,
+// and has the gate removed (the flavors' node labels added) when it is admitted. A gated Pod cannot
+// be gated again, so an evicted Pod is deleted, as Kueue stops it. Pods that Jobs or training jobs
+// own go through their owner's integration instead (queuedAsPod).
 import type { Pod } from '../../api/core-types.js';
 import { Kinds } from '../../api/index.js';
 import { KueueNames } from '../../api/kueue.js';

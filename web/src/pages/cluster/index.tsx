@@ -9,17 +9,19 @@ import { StatusBadge, toneOf } from '../../components/Status';
 import { EventsTable } from '../events';
 import type { PageDef } from '../types';
 import type { NodeLike, PendingPod, PodLike } from '../nodes/allocation';
-import { nodeAllocation, pendingPods, phaseCounts } from '../nodes/allocation';
+import { nodeAllocation, pendingPods, phaseCounts, withGpuShares } from '../nodes/allocation';
 import { AllocationBars, AllocationLegend } from '../nodes/AllocationBars';
 import { nodeState, podsVersion } from '../nodes';
-import { GpuCards } from '../nodes/GpuCards';
+import { GpuCards, useNodeGpus } from '../nodes/GpuCards';
 import { useNodeUsage } from '../nodes/usage';
 import './cluster.css';
 
 function NodeCard({ node, pods }: { node: NodeLike; pods: PodLike[] }) {
   const usage = useNodeUsage(node.metadata?.name);
-  const a = useMemo(() => nodeAllocation(node, pods, usage.usage), [node, pods, usage.usage]);
+  const counted = useMemo(() => nodeAllocation(node, pods, usage.usage), [node, pods, usage.usage]);
   const name = node.metadata?.name ?? '';
+  const gpus = useNodeGpus(name, podsVersion(counted.pods));
+  const a = useMemo(() => withGpuShares(counted, gpus.cards), [counted, gpus.cards]);
   return (
     <div className="card nodecard">
       <h3>
@@ -30,7 +32,7 @@ function NodeCard({ node, pods }: { node: NodeLike; pods: PodLike[] }) {
       </h3>
       <AllocationBars rows={a.resources} />
       <AllocationLegend withUsage={usage.usage !== undefined} />
-      <GpuCards node={name} version={podsVersion(a.pods)} />
+      <GpuCards gpus={gpus} />
     </div>
   );
 }

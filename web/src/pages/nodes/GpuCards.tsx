@@ -9,9 +9,14 @@ import { Link } from '../../app/nav';
 import { objectHref } from '../../app/router';
 import { formatPercent } from './allocation';
 
-export function useNodeGpus(node: string | undefined, version: string): { cards?: GpuCardUsage[]; error?: string } {
+export interface NodeGpus {
+  cards?: GpuCardUsage[];
+  error?: string;
+}
+
+export function useNodeGpus(node: string | undefined, version: string): NodeGpus {
   const { api } = useApi();
-  const [state, setState] = useState<{ cards?: GpuCardUsage[]; error?: string }>({});
+  const [state, setState] = useState<NodeGpus>({});
   useEffect(() => {
     if (!node) return;
     let live = true;
@@ -86,8 +91,7 @@ function Card({ card }: { card: GpuCardUsage }) {
 }
 
 /** nothing when the node has no cards: most nodes have none, and an empty section says nothing */
-export function GpuCards({ node, version }: { node: string | undefined; version: string }) {
-  const gpus = useNodeGpus(node, version);
+export function GpuCards({ gpus }: { gpus: NodeGpus }) {
   if (gpus.error) return <div className="notice bad">GPU shares are not available: {gpus.error}</div>;
   if (!gpus.cards?.length) return null;
   return (

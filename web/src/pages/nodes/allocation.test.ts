@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { NodeLike, PodLike } from './allocation';
-import { formatAmount, nodeAllocation, pendingPods, phaseCounts, podAmounts } from './allocation';
+import type { GpuCardUsage } from '../../api/workload-types';
+import { formatAmount, nodeAllocation, pendingPods, phaseCounts, podAmounts, withGpuShares } from './allocation';
 
 const node: NodeLike = {
   apiVersion: 'v1',
@@ -78,6 +79,36 @@ describe('nodeAllocation', () => {
   it('lists cpu, memory and gpu even on a node without Pods or GPUs', () => {
     const bare = nodeAllocation({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'n' }, status: { allocatable: { cpu: '2', memory: '1Gi' } } }, []);
     expect(bare.resources.map((r) => [r.resource, r.requests, r.allocatable])).toEqual([['cpu', 0, 2], ['memory', 0, 2 ** 30], ['nvidia.com/gpu', 0, undefined]]);
+  });
+});
+
+describe('withGpuShares', () => {
+  const card = (index: number, memoryMiB: number, cores: number): GpuCardUsage => ({
+    index, uuid: `GPU-${index}`, type: 'NVIDIA A100', memoryMiB: 81920, cores: 100, shares: 10,
+    used: { shares: memoryMiB ? 1 : 0, memoryMiB, cores }, allocations: [],
+  });
+  const shared = { ...node, status: { capacity: { cpu: '4', memory: '8Gi', 'nvidia.com/gpu': '20' }, allocatable: { cpu: '4', memory: '8Gi', 'nvidia.com/gpu': '20' } } };
+  // two shares of 10000 MiB and 30% each, on two cards: the limits say 10000 and 30 once
+  const sharePod = pod('share', [{ name: 'm', resources: { limits: { 'nvidia.com/gpu': '2', 'nvidia.com/gpumem': '10000', 'nvidia.com/gpucores': '30', 'nvidia.com/priority': '1' } } }]);
+
+  it('offers the cards\' memory and cores, taken as placement gave them, beside nvidia.com/gpu', () => {
+    const counted = nodeAllocation(shared, [sharePod]);
+    expect(counted.resources.find((r) => r.resource === 'nvidia.com/gpumem')?.allocatable).toBeUndefined();
+    const a = withGpuShares(counted, [card(0, 10000, 30), card(1, 10000, 30)]);
+    expect(a.resources.map((r) => r.resource)).toEqual(['cpu', 'memory', 'nvidia.com/gpu', 'nvidia.com/gpumem', 'nvidia.com/gpucores']);
+    const by = Object.fromEntries(a.resources.map((r) => [r.resource, r]));
+    expect(by['nvidia.com/gpu']).toMatchObject({ allocatable: 20, requests: 2 });
+    expect(by['nvidia.com/gpumem']).toMatchObject({ allocatable: 163840, requests: 20000, requestsFraction: 20000 / 163840 });
+    expect(by['nvidia.com/gpucores']).toMatchObject({ allocatable: 200, requests: 60, requestsFraction: 0.3 });
+    expect(formatAmount('nvidia.com/gpumem', 20000)).toBe('20000 MiB');
+  });
+
+  it('offers them on a node with cards and no Pod, and leaves a node without cards as it was', () => {
+    const idle = withGpuShares(nodeAllocation(shared, []), [card(0, 0, 0)]);
+    expect(idle.resources.find((r) => r.resource === 'nvidia.com/gpumem')).toMatchObject({ allocatable: 81920, requests: 0 });
+    const counted = nodeAllocation(node, []);
+    expect(withGpuShares(counted, [])).toBe(counted);
+    expect(withGpuShares(counted, undefined)).toBe(counted);
   });
 });
 

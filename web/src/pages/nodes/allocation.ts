@@ -1,8 +1,10 @@
 // A node's allocation as `kubectl describe node` reckons it: the requests and limits of the Pods bound
 // to the node and not yet finished, summed per resource, against what the node can allocate. Pure, so
 // the nodes page, the cluster overview and their tests share one reckoning.
+import { GpuResource } from '../../../../src/api/gpu-sharing';
 import { parseQuantity } from '../../../../src/api/quantity';
 import type { KObject } from '../../api/types';
+import type { GpuCardUsage } from '../../api/workload-types';
 
 export type Amounts = Record<string, number>;
 
@@ -160,9 +162,39 @@ export function nodeAllocation(node: NodeLike, pods: PodLike[], usage?: Record<s
   return { node: name, resources, pods: rows, podCount: rows.length, invalid };
 }
 
+/**
+ * A node's allocation with HAMi's share resources reckoned on its cards (GET
+ * /skiff/v1/nodes/<node>/gpus), as HAMi's scheduler reckons them: a node advertises only
+ * `nvidia.com/gpu` (cards x shares per card), and memory and compute are offered per card, so the
+ * node offers the sum of its cards' MiB (`nvidia.com/gpumem`) and cores (`nvidia.com/gpucores`, 100
+ * a card). What is taken is what placement gave each share, which a Pod's limits do not say: a
+ * limit is per card (times `nvidia.com/gpu`), and a share stating no memory takes its whole card.
+ * `nvidia.com/gpumem-percentage` is another way to ask for memory, counted in gpumem once placed,
+ * and `nvidia.com/priority` no amount at all: neither gets a row. Without cards, nothing changes.
+ */
+export function withGpuShares(a: NodeAllocation, cards: GpuCardUsage[] | undefined): NodeAllocation {
+  if (!cards?.length) return a;
+  const sum = (f: (c: GpuCardUsage) => number): number => cards.reduce((n, c) => n + f(c), 0);
+  const offered: Record<string, { total: number; used: number }> = {
+    [GpuResource.memory]: { total: sum((c) => c.memoryMiB), used: sum((c) => c.used.memoryMiB) },
+    [GpuResource.cores]: { total: sum((c) => c.cores), used: sum((c) => c.used.cores) },
+  };
+  const dropped = new Set<string>([GpuResource.memoryPercentage, GpuResource.priority]);
+  const rows = a.resources.filter((r) => !dropped.has(r.resource) && !offered[r.resource]);
+  const cardRows: ResourceRow[] = Object.entries(offered).map(([resource, { total, used }]) => ({
+    resource, capacity: total, allocatable: total, requests: used, limits: used,
+    requestsFraction: total ? used / total : undefined, limitsFraction: total ? used / total : undefined,
+  }));
+  // after nvidia.com/gpu, before the other extended resources and pods
+  const at = rows.findIndex((r) => r.resource === GpuResource.count) + 1;
+  return { ...a, resources: [...rows.slice(0, at), ...cardRows, ...rows.slice(at)] };
+}
+
 /** an amount as a person reads it: cpu in cores or millicores, memory in binary units, counts plain */
 export function formatAmount(resource: string, v: number | undefined): string {
   if (v === undefined) return '—';
+  // HAMi states a share's memory in MiB
+  if (resource === GpuResource.memory) return `${Number.isInteger(v) ? v : Math.round(v)} MiB`;
   if (resource === 'cpu') {
     if (v === 0) return '0';
     const milli = Math.round(v * 1000);

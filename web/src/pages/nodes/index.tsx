@@ -13,9 +13,9 @@ import { StatusBadge } from '../../components/Status';
 import type { Condition } from '../../api/types';
 import type { DetailPageProps, ListPageProps, PageDef } from '../types';
 import type { NodeLike, PodLike, PodRow, ResourceRow } from './allocation';
-import { formatAmount, formatPercent, nodeAllocation } from './allocation';
+import { formatAmount, formatPercent, nodeAllocation, withGpuShares } from './allocation';
 import { AllocationBars, AllocationLegend } from './AllocationBars';
-import { GpuCards } from './GpuCards';
+import { GpuCards, useNodeGpus } from './GpuCards';
 import { useNodeUsage } from './usage';
 import './nodes.css';
 
@@ -111,7 +111,10 @@ function PodsOnNode({ rows, resources }: { rows: PodRow[]; resources: string[] }
 function Allocation({ node }: { node: NodeObj }) {
   const pods = usePods();
   const usage = useNodeUsage(node.metadata?.name);
-  const a = useMemo(() => nodeAllocation(node, pods.items, usage.usage), [node, pods.items, usage.usage]);
+  const counted = useMemo(() => nodeAllocation(node, pods.items, usage.usage), [node, pods.items, usage.usage]);
+  // the cards' shares change with the Pods on the node: read again when those do
+  const gpus = useNodeGpus(node.metadata?.name, podsVersion(counted.pods));
+  const a = useMemo(() => withGpuShares(counted, gpus.cards), [counted, gpus.cards]);
   const invalid = [...a.invalid, ...a.pods.flatMap((p) => p.invalid.map((i) => `${p.namespace}/${p.name}: ${i}`))];
   return (
     <div className="stack">
@@ -129,7 +132,7 @@ function Allocation({ node }: { node: NodeObj }) {
           </div>
         ) : null}
       </div>
-      <GpuSection node={node.metadata?.name} pods={a.pods} />
+      <GpuCards gpus={gpus} />
       <h2>Pods on this node</h2>
       <PodsOnNode rows={a.pods} resources={a.resources.map((r) => r.resource).filter((r) => ['cpu', 'memory'].includes(r) || a.pods.some((p) => p.requests[r] !== undefined || p.limits[r] !== undefined))} />
     </div>
@@ -139,10 +142,6 @@ function Allocation({ node }: { node: NodeObj }) {
 /** the cards' shares change with the Pods on the node: their names and phases key the re-read */
 export function podsVersion(pods: { namespace: string; name: string; phase?: string }[]): string {
   return pods.map((p) => `${p.namespace}/${p.name}:${p.phase ?? ''}`).join(',');
-}
-
-function GpuSection({ node, pods }: { node: string | undefined; pods: PodRow[] }) {
-  return <GpuCards node={node} version={podsVersion(pods)} />;
 }
 
 function NodeDetails({ node }: { node: NodeObj }) {
