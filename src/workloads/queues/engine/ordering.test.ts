@@ -160,6 +160,20 @@ describe('the engine between calls', () => {
     assert.deepEqual(e.schedule(T0 + 2000).admissions.map((a) => [a.name, a.cycle]), [['big', 1], ['small', 2]]);
   });
 
+  it('heads of two ClusterQueues created in the same second compete for a cohort\'s quota in the order they arrived', () => {
+    const e = new AdmissionEngine(world({
+      resourceFlavors: [flavor('default-flavor')],
+      clusterQueues: ['a', 'b', 'lender'].map((n) => clusterQueue(n, { 'default-flavor': { cpu: n === 'lender' ? 2 : 0 } }, { cohortName: 'org' })),
+      queues: [['ns-a', 'a'], ['ns-b', 'b']],
+    }));
+    // b's head first, then a's: ClusterQueue a's name would otherwise put its head first
+    e.upsertWorkload(workload('ns-b', 'early', { cpu: 2 }, { created: 1, uid: 'uid-f' }));
+    e.upsertWorkload(workload('ns-a', 'late', { cpu: 2 }, { created: 1, uid: 'uid-0' }));
+    const r = e.schedule(T0 + 1100);
+    assert.deepEqual(r.admissions.map((a) => a.name), ['early']);
+    assert.equal(r.pending.find((p) => p.name === 'late')?.reason, 'WaitingForQuota');
+  });
+
   it('a workload in backoff after a PodsReady timeout waits for requeueAt', () => {
     const w = workload('ns', 'w', { cpu: 1 });
     w.status = {
