@@ -95,10 +95,9 @@ describe('Kueue\'s borrowing, preemption and ordering end to end', () => {
     await s.req('DELETE', `${jobs}/low?propagationPolicy=Background`);
   });
 
-  // Known defect, so this runs and reports as TODO: in about one run in five a smaller Job passes the
-  // blocked StrictFIFO head (not a timing artefact of the test: the head is pending when the small Job
-  // is created). The engine's strict ordering is to be fixed before this is a plain test again.
-  it('StrictFIFO holds smaller Jobs behind a head that does not fit; BestEffortFIFO lets them pass', { todo: 'a smaller Job sometimes passes the blocked StrictFIFO head' }, async () => {
+  // big and small are often created in the same second: the order they arrived in, not their uids,
+  // must keep small behind big
+  it('StrictFIFO holds smaller Jobs behind a head that does not fit; BestEffortFIFO lets them pass', async () => {
     for (const [queue, prefix] of [['strict', 'sf-'], ['besteffort', 'be-']] as const) {
       // first runs long enough that the FIFO check below happens while it still holds the quota
       await s.create(jobs, job(`${prefix}first`, queue, '150m', 10));

@@ -82,6 +82,8 @@ export class AdmissionEngine {
   private readonly namespaces = new Map<string, NamespaceLike>();
   private readonly classes = new Map<string, WorkloadPriorityClassLike>();
   private readonly wls = new Map<string, Wl>();
+  /** workloads fed one by one so far: each new one's place among those of its second */
+  private arrivals = 0;
   private cqs = new Map<string, ClusterQueueState>();
   private cqOrder: ClusterQueueState[] = [];
   private cohorts = new Map<string, CohortNode>();
@@ -188,6 +190,8 @@ export class AdmissionEngine {
     const key = nsKey(o.metadata.namespace ?? '', o.metadata.name ?? '');
     const old = this.wls.get(key);
     const wl = new Wl(o);
+    // a workload keeps its place in the order of arrival for as long as it lives
+    wl.arrival = old && old.uid === wl.uid ? old.arrival : ++this.arrivals;
     if (old) {
       wl.last = old.last;
       if (old.reason !== undefined) wl.reason = old.reason;

@@ -35,7 +35,7 @@ function borrowsOn(d: DRS, requested: FRAmounts | undefined): boolean {
   return d.borrowedFRs.some((fr) => (requested?.get(fr) ?? 0) > 0);
 }
 
-/** the classic order: no borrowing first, then higher priority, then older */
+/** the classic order: no borrowing first, then higher priority, then older (then arrived first) */
 export function classicOrder(entries: Entry[]): Entry[] {
   return entries.sort((x, y) => {
     const bx = (x.assignment as Assignment).borrowing;
@@ -43,6 +43,8 @@ export function classicOrder(entries: Entry[]): Entry[] {
     if (bx !== by) return bx - by;
     if (x.wl.priority !== y.wl.priority) return y.wl.priority - x.wl.priority;
     if (x.wl.orderTs !== y.wl.orderTs) return x.wl.orderTs - y.wl.orderTs;
+    // created in the same second: the one that arrived first, as within a queue
+    if (x.wl.arrival !== y.wl.arrival) return x.wl.arrival - y.wl.arrival;
     return byName(x.cq.name, y.cq.name);
   });
 }
@@ -84,7 +86,8 @@ export function* fairOrder(entries: Entry[], frs: FlavorResources): Generator<En
       const c = compareDRS(dx, dy);
       if (c !== 0) return c < 0;
       if (x.wl.priority !== y.wl.priority) return x.wl.priority > y.wl.priority;
-      return x.wl.orderTs < y.wl.orderTs;
+      if (x.wl.orderTs !== y.wl.orderTs) return x.wl.orderTs < y.wl.orderTs;
+      return x.wl.arrival < y.wl.arrival;
     };
     const tournament = (c: CohortNode): Entry | undefined => {
       const candidates: Entry[] = [];

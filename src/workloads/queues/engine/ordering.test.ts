@@ -143,6 +143,37 @@ describe('the engine between calls', () => {
     assert.deepEqual(e.schedule(T0).admissions.map((a) => a.name), ['next']);
   });
 
+  it('StrictFIFO: a workload created in the same second as the blocked head waits behind it, whatever its uid', () => {
+    // creation timestamps have whole seconds: the uid, random on a cluster, must not decide the order
+    const e = new AdmissionEngine(oneQueue('StrictFIFO', [running]));
+    e.upsertWorkload(workload('ns', 'big', { cpu: 6 }, { created: 1, uid: 'uid-f' }));
+    assert.deepEqual(e.schedule(T0 + 1000).admissions, []);
+    e.upsertWorkload(workload('ns', 'small', { cpu: 2 }, { created: 1, uid: 'uid-0' }));
+    const r = e.schedule(T0 + 1100);
+    assert.deepEqual(r.admissions, []);
+    assert.deepEqual(r.pending.map((p) => [p.name, p.positionInClusterQueue, p.reason]), [['big', 0, 'WaitingForQuota'], ['small', 1, 'PendingEvaluation']]);
+    assert.deepEqual(e.positions()['cq']?.map((p) => p.name), ['big', 'small']);
+    // quota freed: the head first, then the one behind it
+    const done = structuredClone(running);
+    done.status?.conditions?.push({ type: 'Finished', status: 'True', reason: 'Succeeded', message: 'Job finished successfully' });
+    e.upsertWorkload(done);
+    assert.deepEqual(e.schedule(T0 + 2000).admissions.map((a) => [a.name, a.cycle]), [['big', 1], ['small', 2]]);
+  });
+
+  it('heads of two ClusterQueues created in the same second compete for a cohort\'s quota in the order they arrived', () => {
+    const e = new AdmissionEngine(world({
+      resourceFlavors: [flavor('default-flavor')],
+      clusterQueues: ['a', 'b', 'lender'].map((n) => clusterQueue(n, { 'default-flavor': { cpu: n === 'lender' ? 2 : 0 } }, { cohortName: 'org' })),
+      queues: [['ns-a', 'a'], ['ns-b', 'b']],
+    }));
+    // b's head first, then a's: ClusterQueue a's name would otherwise put its head first
+    e.upsertWorkload(workload('ns-b', 'early', { cpu: 2 }, { created: 1, uid: 'uid-f' }));
+    e.upsertWorkload(workload('ns-a', 'late', { cpu: 2 }, { created: 1, uid: 'uid-0' }));
+    const r = e.schedule(T0 + 1100);
+    assert.deepEqual(r.admissions.map((a) => a.name), ['early']);
+    assert.equal(r.pending.find((p) => p.name === 'late')?.reason, 'WaitingForQuota');
+  });
+
   it('a workload in backoff after a PodsReady timeout waits for requeueAt', () => {
     const w = workload('ns', 'w', { cpu: 1 });
     w.status = {

@@ -1,4 +1,5 @@
-// A ClusterQueue's pending workloads, in Kueue's order: priority, then queue-order time, then uid.
+// A ClusterQueue's pending workloads, in Kueue's order: priority, then queue-order time, then (for
+// workloads of the same second) the order they arrived in, then uid.
 // They are kept in lanes, one per scheduling shape (priority and pod sets): a lane orders its
 // members by time alone, and a heap of lanes orders the lanes by their heads, which gives the same
 // order as one heap. The lanes are there because Kueue sets aside every workload equivalent to one
@@ -14,11 +15,18 @@ export interface Queued {
   shape: string;
   priority: number;
   orderTs: number;
+  /** when the engine first saw it: creation order among workloads of the same second */
+  arrival: number;
 }
 
-/** Kueue's queue order within one priority */
+/**
+ * Kueue's queue order within one priority. Timestamps have whole seconds, so workloads created in
+ * the same second tie; Kueue then compares uids, which are random: a workload could pass an older
+ * one, even a StrictFIFO head that blocks. The order of arrival keeps them first come, first served.
+ */
 function byTime(a: Queued, b: Queued): boolean {
   if (a.orderTs !== b.orderTs) return a.orderTs < b.orderTs;
+  if (a.arrival !== b.arrival) return a.arrival < b.arrival;
   if (a.uid !== b.uid) return a.uid < b.uid;
   return a.key < b.key;
 }

@@ -37,6 +37,12 @@ export class Wl {
   priority = 0;
   created = 0;
   orderTs = 0;
+  /**
+   * the engine's count when it first saw this workload (0: loaded with a snapshot): the informer
+   * delivers creations in the store's order, so among workloads of the same second it is their
+   * creation order
+   */
+  arrival = 0;
   podSets: PodSetInfo[] = [];
   shape = '';
   validationError?: string;
