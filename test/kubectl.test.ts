@@ -15,7 +15,12 @@ describe('kubectl', () => {
   it('lists namespaces and reads the server version', async () => {
     const v = await s.kubectl(['version', '-o', 'json']);
     assert.equal(v.code, 0, v.stderr);
-    assert.match(JSON.parse(v.stdout).serverVersion.gitVersion, /^v/);
+    const server = JSON.parse(v.stdout).serverVersion;
+    // the Kubernetes API Skiff serves, its own release as build metadata, as k3s writes `v1.31.4+k3s1`
+    assert.match(server.gitVersion, /^v1\.\d+\.\d+\+skiff-\d+\.\d+\.\d+/);
+    assert.equal(server.major, '1');
+    assert.equal(`v${server.major}.${server.minor}`, server.gitVersion.replace(/\.\d+\+.*$/, ''));
+    assert.equal(server.platform, `linux/${process.arch === 'x64' ? 'amd64' : process.arch}`);
     const ns = await s.kubectl(['get', 'namespaces', '-o', 'name']);
     assert.equal(ns.code, 0, ns.stderr);
     assert.match(ns.stdout, /namespace\/default/);
