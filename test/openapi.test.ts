@@ -82,7 +82,14 @@ describe('discovery, OpenAPI and field validation with kubectl', () => {
       assert.equal(row[at + 3], def.kind === 'Namespace' ? 'create,delete,get,list,patch,update,watch' : 'create,delete,deletecollection,get,list,patch,update,watch');
     }
     const all = (await ok(['api-resources', '--categories=all', '-o', 'name'])).trim().split('\n').sort();
-    assert.deepEqual(all, ['jobs.batch', 'pods', 'services']);
+    // Katib's CRDs put their kinds in `all`, `kubeflow` and `katib`
+    assert.deepEqual(all, ['experiments.kubeflow.org', 'jobs.batch', 'pods', 'services', 'suggestions.kubeflow.org', 'trials.kubeflow.org']);
+    const katib = (await ok(['api-resources', '--categories=katib', '-o', 'name'])).trim().split('\n').sort();
+    assert.deepEqual(katib, ['experiments.kubeflow.org', 'suggestions.kubeflow.org', 'trials.kubeflow.org']);
+    await ok(['create', 'namespace', 'categories']);
+    const none = await kubectl(['get', 'kubeflow', '-n', 'categories']);
+    assert.equal(none.code, 0, none.stderr);
+    assert.match(none.stderr, /No resources found in categories namespace/);
   });
 
   it('kubectl explain reads built-in and Kubeflow kinds', async () => {
