@@ -40,6 +40,16 @@ describe('kubectl', () => {
     assert.match(missing.stderr, /serviceaccounts "nosuch" not found/);
   });
 
+  it('kubectl debug: ephemeral containers are not served, and kubectl says so (it reads the Pod\'s defaulted securityContext first)', async () => {
+    const run = await s.kubectl(['run', 'debugged', '--image=python', '--restart=Never', '--', 'sleep', '300']);
+    assert.equal(run.code, 0, run.stderr);
+    const r = await s.kubectl(['debug', 'debugged', '--image=python', '--attach=false']);
+    assert.notEqual(r.code, 0);
+    assert.doesNotMatch(r.stderr, /panic/);
+    assert.match(r.stderr, /error: ephemeral containers are disabled for this cluster \(error from server: "the server could not find the requested resource: pods\/ephemeralcontainers"\)/);
+    await s.kubectl(['delete', 'pod', 'debugged', '--now']);
+  });
+
   it('runs `kubectl run --image=python:3.11 -- python3 ...`: an image without an entrypoint runs the args', async () => {
     const r = await s.kubectl(['run', 'argsonly', '--image=python:3.11', '--restart=Never', '--', 'python3', '-c', 'print("args ran")']);
     assert.equal(r.code, 0, r.stderr);
