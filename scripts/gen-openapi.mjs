@@ -10,7 +10,7 @@
 //     kube-apiserver describes them, for the operations of Skiff's own OpenAPI documents;
 //   - Kubeflow's kinds: the upstream CRDs (training-operator 1.9's kubeflow.org jobs, mpi-operator's
 //     MPIJob v2beta1, KServe's serving.kserve.io kinds, Kueue's kueue.x-k8s.io kinds in v1beta1 and
-//     v1beta2), each version's openAPIV3Schema and
+//     v1beta2, the profile-controller's Profile in v1 and v1beta1), each version's openAPIV3Schema and
 //     additionalPrinterColumns, with every subtree that repeats stored once under `defs` and referenced as
 //     {"$ref": "#/defs/<id>"} (src/api/openapi-schemas.ts inlines them again when it serves them).
 //
@@ -27,6 +27,8 @@
 //                     workloadpriorityclasses}.yaml (default: the conformance corpus's kueue/crds)
 //   KUEUE_WORKLOAD_CRD kueue.x-k8s.io_workloads.yaml of the same Kueue commit (the corpus leaves it out
 //                     for its size; by default read from the kubernetes-sigs/kueue mirror at that commit)
+//   PROFILE_CRD       kubeflow.org_profiles.yaml of kubeflow/dashboard's profile-controller (default: the
+//                     conformance corpus's profiles/dashboard-repo/crd)
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -126,6 +128,7 @@ function crdFiles() {
   for (const k of ['resourceflavors', 'clusterqueues', 'cohorts', 'localqueues', 'workloadpriorityclasses']) files.push(readFileSync(join(kueue, `kueue.x-k8s.io_${k}.yaml`), 'utf8'));
   const workloads = process.env.KUEUE_WORKLOAD_CRD;
   files.push(workloads ? readFileSync(workloads, 'utf8') : gitShow('kubernetes-sigs+kueue', KUEUE_COMMIT, 'config/components/crd/bases/kueue.x-k8s.io_workloads.yaml'));
+  files.push(readFileSync(process.env.PROFILE_CRD ?? join(shared, 'profiles', 'dashboard-repo', 'crd', 'kubeflow.org_profiles.yaml'), 'utf8'));
   return files;
 }
 

@@ -251,6 +251,19 @@ print(json.dumps(out))
     assert.equal(dup.stderr.trim(), 'error: failed to create configmap: configmaps "typed" already exists');
   });
 
+  it('Python client: VersionApi reads /version (every field of version.Info present)', async () => {
+    const out = lastJson(await s.python(prelude + `
+v = client.VersionApi().get_code()
+print(json.dumps([v.major, v.minor, v.git_version, v.platform, v.build_date]))
+`));
+    const [major, minor, gitVersion, platform, buildDate] = out;
+    assert.equal(major, '1');
+    assert.match(minor, /^\d+$/);
+    assert.ok(gitVersion.startsWith(`v1.${minor}.`), gitVersion);
+    assert.match(platform, /^linux\//);
+    assert.match(buildDate, /^\d{4}-\d\d-\d\dT/);
+  });
+
   it('kubectl auth can-i and whoami answer for the one local user', async () => {
     const can = await s.kubectl(['auth', 'can-i', 'create', 'pods']);
     assert.equal(can.code, 0, can.stderr);

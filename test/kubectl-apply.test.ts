@@ -132,6 +132,52 @@ describe('kubectl apply and patch', () => {
     await ok(['delete', 'inferenceservice', 'sklearn-iris', '--wait=false']);
   });
 
+  it('client-side apply of the upstream Katib, Kueue and Notebook examples: changed and re-applied; the Experiment applied server-side, conflicting and forced', async () => {
+    await ok(['apply', '-f', '-'], 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: kubeflow\n');
+    // Kueue's single-ClusterQueue setup (a ResourceFlavor, a ClusterQueue, a LocalQueue), its CPU quota raised
+    const setup = readFileSync(join(corpus, 'kueue', 'examples', 'admin', 'single-clusterqueue-setup.yaml'), 'utf8');
+    assert.match(await ok(['apply', '-f', '-'], setup), /clusterqueue\.kueue\.x-k8s\.io\/cluster-queue created/);
+    const raised = await ok(['apply', '-f', '-'], setup.replace('nominalQuota: 9', 'nominalQuota: 12'));
+    assert.match(raised, /resourceflavor\.kueue\.x-k8s\.io\/default-flavor unchanged\nclusterqueue\.kueue\.x-k8s\.io\/cluster-queue configured\nlocalqueue\.kueue\.x-k8s\.io\/user-queue unchanged/);
+    const cq = await getJson(['clusterqueue', 'cluster-queue']);
+    assert.deepEqual(cq.spec.resourceGroups[0].flavors[0].resources, [{ name: 'cpu', nominalQuota: 12 }, { name: 'memory', nominalQuota: '36Gi' }]);
+    // the v1 Notebook sample, stopped (its Jupyter server need not start), then its image changed
+    const nb = YAML.parse(readFileSync(join(corpus, 'notebooks', 'samples', '_v1_notebook.yaml'), 'utf8'));
+    nb.metadata.annotations = { 'kubeflow-resource-stopped': 'true' };
+    assert.match(await ok(['apply', '-f', '-'], YAML.stringify(nb)), /notebook\.kubeflow\.org\/notebook-sample-v1 created/);
+    nb.spec.template.spec.containers[0].image = 'ghcr.io/kubeflow/kubeflow/notebook-servers/jupyter-scipy:latest';
+    assert.match(await ok(['apply', '-f', '-'], YAML.stringify(nb)), /notebook\.kubeflow\.org\/notebook-sample-v1 configured/);
+    const live = await getJson(['notebook', 'notebook-sample-v1']);
+    assert.equal(live.spec.template.spec.containers[0].image, 'ghcr.io/kubeflow/kubeflow/notebook-servers/jupyter-scipy:latest');
+    assert.equal(live.metadata.annotations['kubeflow-resource-stopped'], 'true');
+    // Katib's random-search Experiment, its trial budget cut
+    const exp = readFileSync(join(corpus, 'katib', 'v1beta1', 'hp-tuning', 'random.yaml'), 'utf8');
+    assert.match(await ok(['apply', '-f', '-'], exp), /experiment\.kubeflow\.org\/random created/);
+    assert.match(await ok(['apply', '-f', '-'], exp.replace('maxTrialCount: 12', 'maxTrialCount: 6')), /experiment\.kubeflow\.org\/random configured/);
+    assert.equal((await getJson(['experiment', 'random', '-n', 'kubeflow'])).spec.maxTrialCount, 6);
+    // server-side now: the parameters Katib defaulted (each gets `distribution: uniform`) no longer
+    // hold what the last-applied annotation says, so kubectl may not take them over from client-side
+    // apply without --force-conflicts, as kube-apiserver's lastAppliedManager decides
+    const taken = await kubectl(['apply', '--server-side', '-f', '-'], exp);
+    assert.equal(taken.code, 1);
+    assert.match(taken.stderr, /Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" using kubeflow\.org\/v1beta1: \.spec\.parameters/);
+    await ok(['delete', 'experiment', 'random', '-n', 'kubeflow', '--wait=false']);
+    // server-side from the start, in a namespace of its own: another manager's change conflicts
+    await ok(['create', 'namespace', 'ssa-katib']);
+    const ssaExp = exp.replace('namespace: kubeflow', 'namespace: ssa-katib');
+    assert.match(await ok(['apply', '--server-side', '-f', '-'], ssaExp), /experiment\.kubeflow\.org\/random serverside-applied/);
+    await ok(['patch', 'experiment', 'random', '-n', 'ssa-katib', '--type=merge', '-p', '{"spec":{"parallelTrialCount":2}}']);
+    const conflict = await kubectl(['apply', '--server-side', '-f', '-'], ssaExp);
+    assert.equal(conflict.code, 1);
+    assert.match(conflict.stderr, /Apply failed with 1 conflict: conflict with "kubectl-patch" using kubeflow\.org\/v1beta1: \.spec\.parallelTrialCount/);
+    await ok(['apply', '--server-side', '--force-conflicts', '-f', '-'], ssaExp);
+    const forced = await getJson(['experiment', 'random', '-n', 'ssa-katib']);
+    assert.equal(forced.spec.parallelTrialCount, 3);
+    assert.deepEqual(managers(forced), ['kubectl/Apply']);
+    await ok(['delete', 'experiment', 'random', '-n', 'ssa-katib', '--wait=false']);
+    await ok(['delete', 'notebook', 'notebook-sample-v1', '--wait=false']);
+  });
+
   it('server-side apply of the upstream PyTorchJob: its replica specs owned key by key, a patched replica count conflicts', async () => {
     await ok(['apply', '-f', '-'], 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ssa-training\n');
     const job = YAML.parse(readFileSync(join(corpus, 'training', 'pytorch', 'simple.yaml'), 'utf8'));

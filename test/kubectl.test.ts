@@ -15,7 +15,12 @@ describe('kubectl', () => {
   it('lists namespaces and reads the server version', async () => {
     const v = await s.kubectl(['version', '-o', 'json']);
     assert.equal(v.code, 0, v.stderr);
-    assert.match(JSON.parse(v.stdout).serverVersion.gitVersion, /^v/);
+    const server = JSON.parse(v.stdout).serverVersion;
+    // the Kubernetes API Skiff serves, its own release as build metadata, as k3s writes `v1.31.4+k3s1`
+    assert.match(server.gitVersion, /^v1\.\d+\.\d+\+skiff-\d+\.\d+\.\d+/);
+    assert.equal(server.major, '1');
+    assert.equal(`v${server.major}.${server.minor}`, server.gitVersion.replace(/\.\d+\+.*$/, ''));
+    assert.equal(server.platform, `linux/${process.arch === 'x64' ? 'amd64' : process.arch}`);
     const ns = await s.kubectl(['get', 'namespaces', '-o', 'name']);
     assert.equal(ns.code, 0, ns.stderr);
     assert.match(ns.stdout, /namespace\/default/);
@@ -33,6 +38,16 @@ describe('kubectl', () => {
     assert.match(short.stderr, /spec\.expirationSeconds: Invalid value: 60/);
     const missing = await s.kubectl(['create', 'token', 'nosuch']);
     assert.match(missing.stderr, /serviceaccounts "nosuch" not found/);
+  });
+
+  it('kubectl debug: ephemeral containers are not served, and kubectl says so (it reads the Pod\'s defaulted securityContext first)', async () => {
+    const run = await s.kubectl(['run', 'debugged', '--image=python', '--restart=Never', '--', 'sleep', '300']);
+    assert.equal(run.code, 0, run.stderr);
+    const r = await s.kubectl(['debug', 'debugged', '--image=python', '--attach=false']);
+    assert.notEqual(r.code, 0);
+    assert.doesNotMatch(r.stderr, /panic/);
+    assert.match(r.stderr, /error: ephemeral containers are disabled for this cluster \(error from server: "the server could not find the requested resource: pods\/ephemeralcontainers"\)/);
+    await s.kubectl(['delete', 'pod', 'debugged', '--now']);
   });
 
   it('runs `kubectl run --image=python:3.11 -- python3 ...`: an image without an entrypoint runs the args', async () => {

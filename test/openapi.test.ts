@@ -82,7 +82,14 @@ describe('discovery, OpenAPI and field validation with kubectl', () => {
       assert.equal(row[at + 3], def.kind === 'Namespace' ? 'create,delete,get,list,patch,update,watch' : 'create,delete,deletecollection,get,list,patch,update,watch');
     }
     const all = (await ok(['api-resources', '--categories=all', '-o', 'name'])).trim().split('\n').sort();
-    assert.deepEqual(all, ['jobs.batch', 'pods', 'services']);
+    // Katib's CRDs put their kinds in `all`, `kubeflow` and `katib`
+    assert.deepEqual(all, ['experiments.kubeflow.org', 'jobs.batch', 'pods', 'services', 'suggestions.kubeflow.org', 'trials.kubeflow.org']);
+    const katib = (await ok(['api-resources', '--categories=katib', '-o', 'name'])).trim().split('\n').sort();
+    assert.deepEqual(katib, ['experiments.kubeflow.org', 'suggestions.kubeflow.org', 'trials.kubeflow.org']);
+    await ok(['create', 'namespace', 'categories']);
+    const none = await kubectl(['get', 'kubeflow', '-n', 'categories']);
+    assert.equal(none.code, 0, none.stderr);
+    assert.match(none.stderr, /No resources found in categories namespace/);
   });
 
   it('kubectl explain reads built-in and Kubeflow kinds', async () => {
@@ -100,6 +107,13 @@ describe('discovery, OpenAPI and field validation with kubectl', () => {
     assert.match(isvc, /^\s+storageUri\s+<string>$/m);
     const mpi = await ok(['explain', 'mpijobs.spec.mpiReplicaSpecs', '--api-version=kubeflow.org/v2beta1']);
     assert.match(mpi, /VERSION:\s+v2beta1/);
+    // the profile-controller's CRD; Katib's CRDs declare no fields upstream, so kubectl explains none of theirs
+    const profile = await ok(['explain', 'profile.spec.owner']);
+    assert.match(profile, /KIND:\s+Profile/);
+    assert.match(profile, /FIELD: owner <Object>/);
+    assert.match(profile, /^\s+name\s+<string> -required-$/m);
+    const quota = await ok(['explain', 'profiles.spec.resourceQuotaSpec.hard', '--api-version=kubeflow.org/v1beta1']);
+    assert.match(quota, /VERSION:\s+v1beta1/);
   });
 
   it('kubectl apply --validate=strict refuses an unknown field and names it', async () => {
@@ -115,6 +129,9 @@ describe('discovery, OpenAPI and field validation with kubectl', () => {
     const refused = await kubectl(['apply', '-f', '-'], alibi);
     assert.notEqual(refused.code, 0);
     assert.match(refused.stderr, /error when creating "STDIN": InferenceService in version "v1beta1" cannot be handled as a InferenceService: strict decoding error: unknown field "spec\.explainer\.alibi"/);
+    const profile = await kubectl(['apply', '-f', '-'], 'apiVersion: kubeflow.org/v1\nkind: Profile\nmetadata:\n  name: strict-profile\nspec:\n  owner:\n    kind: User\n    name: a@example.com\n  ownr: b@example.com\n');
+    assert.notEqual(profile.code, 0);
+    assert.match(profile.stderr, /Profile in version "v1" cannot be handled as a Profile: strict decoding error: unknown field "spec\.ownr"/);
   });
 
   it('kubectl apply --validate=warn prints a warning per field and stores the object without them', async () => {

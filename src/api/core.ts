@@ -218,6 +218,8 @@ function podUpdateErrors(obj: KObject, old: StoredObject): FieldError[] {
     const s = JSON.parse(JSON.stringify(spec ?? {}));
     for (const c of [...(s.containers ?? []), ...(s.initContainers ?? [])]) delete c.image;
     delete s.activeDeadlineSeconds;
+    // a Pod stored before the empty securityContext was defaulted gets it on its next write
+    if (s.securityContext && typeof s.securityContext === 'object' && Object.keys(s.securityContext).length === 0) delete s.securityContext;
     if (!(old.spec?.nodeName)) delete s.nodeName;
     delete s.tolerations;
     // a Pod held by scheduling gates: gates may be removed and node selectors added (Kubernetes 1.27+)
@@ -255,6 +257,8 @@ const pod: KindDef = {
   namespaced: true, hasStatus: true,
   default(obj) {
     defaultPodSpec(obj.spec);
+    // as kube-apiserver defaults it: clients read it without a nil check (kubectl debug does)
+    if (obj.spec && typeof obj.spec === 'object') obj.spec.securityContext ??= {};
     obj.status ??= { phase: 'Pending' };
   },
   validate(obj, old) {

@@ -69,6 +69,21 @@ describe('validation', () => {
     });
   });
 
+  it('defaults a Pod\'s empty securityContext as the API server does, and updates a Pod stored without one', async () => {
+    const c = await client();
+    const pods = defaultRegistry().forObject('v1', 'Pod')!;
+    const p = await c.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'sc', namespace: 'default' }, spec: { containers: [{ name: 'main', image: 'python' }] } });
+    assert.deepEqual(p.spec.securityContext, {});
+    // as a Pod written before the default was: the next change of its labels is no change of its spec
+    const { securityContext: _, ...bare } = p.spec;
+    await c.store.update(pods, { ...p, spec: bare });
+    const old = await c.get(pods, { namespace: 'default', name: 'sc' });
+    assert.equal(old.spec.securityContext, undefined);
+    const relabelled = await c.update({ ...old, metadata: { ...old.metadata, labels: { a: 'b' } } });
+    assert.deepEqual(relabelled.spec.securityContext, {});
+    assert.equal(relabelled.metadata.labels?.a, 'b');
+  });
+
   it('applies Job defaults as the API server does', async () => {
     const c = await client();
     const j = await c.create(job({}));

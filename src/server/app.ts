@@ -17,6 +17,7 @@ import { allowAll, setRequestUser, type Authorizer, type UserInfo } from './auth
 import { rejectUpgrade } from './kube/upgrade.js';
 import type { Duplex } from 'node:stream';
 import { KubeApi } from './kube/api.js';
+import { versionInfo } from './kube/version.js';
 import { MetricsApi, metricsGroup } from './kube/metrics-api.js';
 import { Kfam } from './kfam.js';
 import { KfpApi } from './kfp/api.js';
@@ -236,7 +237,7 @@ export class App {
       case '/readyz':
         return this.deps.ready() ? this.text(res, 200, 'ok') : this.text(res, 503, 'starting');
       case '/version':
-        return send(res, 200, { gitVersion: `v${this.deps.version}`, platform: `${process.platform}/${process.arch}`, skiff: this.deps.version, nodeVersion: process.version });
+        return send(res, 200, versionInfo(this.deps.version));
       case '/metrics': {
         if (!this.deps.metrics) break;
         const text = await this.deps.metrics.render();

@@ -77,11 +77,19 @@ export function verbsOf(def: KindDef): string[] {
   return verbExceptions[`${def.group}/${def.kind}`] ?? objectVerbs;
 }
 
-/** the kinds `kubectl get all` shows: Kubernetes puts them in the `all` category */
+/**
+ * The categories of the kinds that have them (`kubectl get all`, `kubectl get katib`): Kubernetes puts
+ * Pods, Services and Jobs in `all`; Katib's CRDs name `all`, `kubeflow` and `katib`. The other
+ * Kubeflow CRDs (training-operator's, KServe's, Kueue's, Notebook, Profile) name none.
+ */
+const katib = ['all', 'kubeflow', 'katib'];
 const categories: Record<string, string[]> = {
   '/Pod': ['all'],
   '/Service': ['all'],
   'batch/Job': ['all'],
+  'kubeflow.org/Experiment': katib,
+  'kubeflow.org/Trial': katib,
+  'kubeflow.org/Suggestion': katib,
 };
 
 /** the subresources of a stored kind, sorted by name as kube-apiserver lists them */
