@@ -59,7 +59,7 @@ function sleep(ms: number): Promise<void> {
 }
 
 /** A CA, the API server's serving certificate, the service-account key pair and an admin token. */
-function makePki(dir: string): { token: string } {
+function makePki(dir: string): { token: string; nobodyToken: string } {
   const ssl = (...args: string[]): void => void execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
   ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '30', '-subj', '/CN=skiff-test-ca');
   ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'apiserver.key', '-out', 'apiserver.csr', '-subj', '/CN=kube-apiserver');
@@ -68,8 +68,10 @@ function makePki(dir: string): { token: string } {
   ssl('genrsa', '-out', 'sa.key', '2048');
   ssl('rsa', '-in', 'sa.key', '-pubout', '-out', 'sa.pub');
   const token = randomBytes(16).toString('hex');
-  writeFileSync(join(dir, 'tokens.csv'), `${token},admin,admin-uid,system:masters\n`);
-  return { token };
+  // and a user RBAC grants nothing, for the refusals
+  const nobodyToken = randomBytes(16).toString('hex');
+  writeFileSync(join(dir, 'tokens.csv'), `${token},admin,admin-uid,system:masters\n${nobodyToken},nobody,nobody-uid\n`);
+  return { token, nobodyToken };
 }
 
 export function writeKubeconfigFile(file: string, server: string, caFile: string, token: string): void {
@@ -92,6 +94,8 @@ export class KubeCluster {
     /** the admin kubeconfig (a token in system:masters) */
     readonly kubeconfig: string,
     readonly token: string,
+    /** a kubeconfig for a user no role is bound to */
+    readonly nobodyKubeconfig: string,
   ) {}
 
   static async start(opts: KubeClusterOptions = {}): Promise<KubeCluster> {
@@ -102,12 +106,14 @@ export class KubeCluster {
     const dir = mkdtempSync(join(tmpdir(), 'skiff-kube-'));
     const pki = join(dir, 'pki');
     mkdirSync(pki);
-    const { token } = makePki(pki);
+    const { token, nobodyToken } = makePki(pki);
     const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
     const server = `https://127.0.0.1:${apiPort}`;
     const kubeconfig = join(dir, 'kubeconfig');
     writeKubeconfigFile(kubeconfig, server, join(pki, 'ca.crt'), token);
-    const c = new KubeCluster(dir, server, kubeconfig, token);
+    const nobody = join(dir, 'kubeconfig-nobody');
+    writeKubeconfigFile(nobody, server, join(pki, 'ca.crt'), nobodyToken);
+    const c = new KubeCluster(dir, server, kubeconfig, token, nobody);
     try {
       const etcdUrl = `http://127.0.0.1:${etcdPort}`;
       c.spawn('etcd', [
