@@ -95,7 +95,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   const cluster = opts.kubeconfig ? await openCluster(opts.kubeconfig, registry.all(), log) : undefined;
   const store: Store = cluster?.store ?? new SqliteStore({ file: join(config.dataDir, 'skiff.db'), historySize: config.watchHistory });
   const local = cluster === undefined;
-  const client = new Client(store, registry);
+  const client = new Client(store, registry, undefined, { defaultOnRead: !local });
   for (const name of ['default', 'kube-system']) {
     try {
       if (!(await client.find(Kinds.Namespace, { name }))) await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
