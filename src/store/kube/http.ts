@@ -49,7 +49,8 @@ export class KubeHttp {
   constructor(readonly conn: ClusterConnection) {
     this.url = new URL(conn.server);
     const tls = this.url.protocol === 'https:';
-    const opts = { keepAlive: true, maxSockets: 32 };
+    // no cap on sockets: every watch holds one for as long as it runs, and requests must not queue behind them
+    const opts = { keepAlive: true };
     this.agent = tls
       ? new https.Agent({ ...opts, ...(conn.ca ? { ca: conn.ca } : {}), ...(conn.cert ? { cert: conn.cert } : {}), ...(conn.key ? { key: conn.key } : {}), rejectUnauthorized: !conn.insecureSkipTlsVerify })
       : new http.Agent(opts);

@@ -65,21 +65,23 @@ export async function checkAccess(http: KubeHttp, defs: readonly KindDef[]): Pro
     for (const verb of ['get', 'list', 'watch', 'create', 'update', 'delete']) needs.push({ group: d.group, resource: d.plural, verb });
     if (d.hasStatus) needs.push({ group: d.group, resource: d.plural, subresource: 'status', verb: 'update' });
   }
-  const denied: string[] = [];
+  const denied: [number, string][] = [];
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < needs.length) {
-      const n = needs[next++] as Need;
+      const i = next++;
+      const n = needs[i] as Need;
       const review = await http.request<{ status?: { allowed?: boolean } }>('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
         body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { group: n.group, resource: n.resource, verb: n.verb, ...(n.subresource ? { subresource: n.subresource } : {}) } } },
       });
-      if (!review.status?.allowed) denied.push(`${n.verb} ${qualifiedResource({ group: n.group, plural: n.resource })}${n.subresource ? `/${n.subresource}` : ''}`);
+      if (!review.status?.allowed) denied.push([i, `${n.verb} ${qualifiedResource({ group: n.group, plural: n.resource })}${n.subresource ? `/${n.subresource}` : ''}`]);
     }
   };
   await Promise.all(Array.from({ length: 16 }, worker));
   if (denied.length) {
-    const shown = denied.slice(0, 12).join(', ');
-    throw new ClusterSetupError(`RBAC on ${http.conn.server} refuses what Skiff needs (${http.conn.source}): ${shown}${denied.length > 12 ? ` and ${denied.length - 12} more` : ''}; bind its user to a role that allows them (cluster-admin, or deploy/kubernetes' ClusterRole)`);
+    // in the order asked, so the same refusal reads the same every time
+    const shown = denied.sort((a, b) => a[0] - b[0]).slice(0, 12).map(([, d]) => d).join(', ');
+    throw new ClusterSetupError(`RBAC on ${http.conn.server} refuses what Skiff needs (${http.conn.source}): ${shown}${denied.length > 12 ? ` and ${denied.length - 12} more` : ''}; bind its user to a role that allows them (cluster-admin does)`);
   }
 }
 
