@@ -273,6 +273,37 @@ describe('Skiff on Kubernetes', { skip }, () => {
       }
     });
 
+    it('upgrades its own CRDs in place, and refuses one someone else installed without its version, writing nothing', { timeout: 120_000 }, async () => {
+      const crds = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+      const log = (): void => undefined;
+      // an older Skiff's CRD: another spec hash
+      await http.request('PATCH', `${crds}/runs.pipelines.kubeflow.org`, { body: { metadata: { annotations: { 'skiff.dev/crd-spec-hash': 'older' } } }, contentType: 'application/merge-patch+json' });
+      const upgraded = await openCluster(cluster.kubeconfig, defaultRegistry().all(), log);
+      await upgraded.store.close();
+      assert.deepEqual(upgraded.installed, ['runs.pipelines.kubeflow.org']);
+      // another operator's Suggestion CRD, at a version Skiff does not serve; and one of Skiff's missing
+      for (const name of ['suggestions.kubeflow.org', 'taskcaches.pipelines.kubeflow.org']) await http.request('DELETE', `${crds}/${name}`);
+      await eventually('the CRDs gone', async () => {
+        for (const name of ['suggestions.kubeflow.org', 'taskcaches.pipelines.kubeflow.org']) {
+          try {
+            await http.request('GET', `${crds}/${name}`);
+            return false;
+          } catch (e) {
+            if (!(e instanceof ApiError && e.code === 404)) throw e;
+          }
+        }
+        return true;
+      }, 60_000);
+      await http.request('POST', crds, {
+        body: {
+          apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'suggestions.kubeflow.org' },
+          spec: { group: 'kubeflow.org', scope: 'Namespaced', names: { kind: 'Suggestion', plural: 'suggestions', singular: 'suggestion', listKind: 'SuggestionList' }, versions: [{ name: 'v1alpha3', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }] },
+        },
+      });
+      await assert.rejects(openCluster(cluster.kubeconfig, defaultRegistry().all(), log), /CRD suggestions\.kubeflow\.org is already installed by someone else and does not serve v1beta1 \(it serves v1alpha3\)/);
+      await assert.rejects(http.request('GET', `${crds}/taskcaches.pipelines.kubeflow.org`), (e: unknown) => e instanceof ApiError && e.code === 404, 'nothing was installed');
+    });
+
     it('names what RBAC refuses before installing anything', { timeout: 60_000 }, async () => {
       const dir = mkdtempSync(join(tmpdir(), 'skiff-kube-rbac-'));
       try {
