@@ -247,6 +247,15 @@ describe('Skiff on Kubernetes', { skip }, () => {
       }
     });
 
+    it('leaves batch/v1 Jobs to the cluster\'s own job controller: one set of Pods', { skip: existsSync(kubectlBin) ? undefined : `no kubectl at ${kubectlBin}` }, async () => {
+      await kubectl('create', 'job', 'once', '--image=busybox', '--', 'echo', 'hi');
+      await eventually('the cluster\'s job controller to count its Pod', async () => (JSON.parse(await kubectl('get', 'job', 'once', '-o', 'json')) as StoredObject).status?.active === 1);
+      // long enough for a second controller to have made its own
+      await new Promise((r) => setTimeout(r, 3000));
+      const pods = JSON.parse(await kubectl('get', 'pods', '-l', 'job-name=once', '-o', 'json')) as { items: StoredObject[] };
+      assert.equal(pods.items.length, 1);
+    });
+
     it('runs Kueue\'s queues the admin applies to the cluster', { skip: existsSync(kubectlBin) ? undefined : `no kubectl at ${kubectlBin}` }, async () => {
       await kubectl('apply', '-f', join(conformanceDir(), 'kueue', 'examples', 'admin', 'single-clusterqueue-setup.yaml'));
       const cq = await eventually('the ClusterQueue\'s Active condition', async () => {

@@ -145,7 +145,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   let podGateway = '127.0.0.1:0';
   let serverUrl = 'http://127.0.0.1:0';
   const started: (StartedWorkload | void)[] = [];
-  const settings = { ...config, pipelineRoot, tenancy: config.authn !== undefined, podIsolation: Boolean(isolation && typeof isolation !== 'string') };
+  const settings = { ...config, pipelineRoot, tenancy: config.authn !== undefined, podIsolation: Boolean(isolation && typeof isolation !== 'string'), cluster: !local };
   for (const w of all) {
     started.push(await w.setup({
       client, manager, log, podLogs: substrate, podFiles: substrate,
