@@ -8,7 +8,7 @@ import { defaultRegistry } from '../../api/index.js';
 import { crdsFor, managedBy, managedByLabel, specHashAnnotation } from './crds.js';
 import { errorFromStatus } from './http.js';
 import { storageKinds } from './index.js';
-import { KubeconfigError, loadKubeconfig } from './kubeconfig.js';
+import { inClusterConnection, KubeconfigError, loadKubeconfig } from './kubeconfig.js';
 import { collectionPath, compareVersions, isBuiltInGroup, objectPath } from './paths.js';
 
 describe('kubernetes store: kubeconfig', () => {
@@ -35,6 +35,16 @@ describe('kubernetes store: kubeconfig', () => {
     const c = loadKubeconfig(file, 'b');
     assert.equal(c.ca, 'DATA PEM');
     assert.equal(c.insecureSkipTlsVerify, true);
+  });
+
+  it('reads a Pod\'s in-cluster contract, and nothing outside a Pod', () => {
+    const sa = mkdtempSync(join(tmpdir(), 'skiff-sa-'));
+    writeFileSync(join(sa, 'ca.crt'), 'POD CA');
+    writeFileSync(join(sa, 'token'), 'pod-token\n');
+    const c = inClusterConnection({ KUBERNETES_SERVICE_HOST: '10.0.0.1', KUBERNETES_SERVICE_PORT: '443' }, sa);
+    assert.deepEqual(c && { server: c.server, ca: c.ca, token: c.token }, { server: 'https://10.0.0.1:443', ca: 'POD CA', token: 'pod-token' });
+    assert.equal(inClusterConnection({ KUBERNETES_SERVICE_HOST: 'fd00::1', KUBERNETES_SERVICE_PORT: '443' }, sa)?.server, 'https://[fd00::1]:443');
+    assert.equal(inClusterConnection({}, sa), undefined);
   });
 
   it('refuses what it cannot use, naming the file and the reason', () => {
