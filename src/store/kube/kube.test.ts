@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { ApiError } from '../../api/errors.js';
 import { defaultRegistry } from '../../api/index.js';
 import { crdsFor, managedBy, managedByLabel, specHashAnnotation } from './crds.js';
@@ -13,6 +13,7 @@ import { collectionPath, compareVersions, isBuiltInGroup, objectPath } from './p
 
 describe('kubernetes store: kubeconfig', () => {
   const dir = mkdtempSync(join(tmpdir(), 'skiff-kubeconfig-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(join(dir, 'ca.crt'), 'CA PEM');
   const file = join(dir, 'config');
   writeFileSync(file, [
@@ -45,6 +46,7 @@ describe('kubernetes store: kubeconfig', () => {
     assert.deepEqual(c && { server: c.server, ca: c.ca, token: c.token }, { server: 'https://10.0.0.1:443', ca: 'POD CA', token: 'pod-token' });
     assert.equal(inClusterConnection({ KUBERNETES_SERVICE_HOST: 'fd00::1', KUBERNETES_SERVICE_PORT: '443' }, sa)?.server, 'https://[fd00::1]:443');
     assert.equal(inClusterConnection({}, sa), undefined);
+    rmSync(sa, { recursive: true, force: true });
   });
 
   it('refuses what it cannot use, naming the file and the reason', () => {
