@@ -59,6 +59,11 @@ export interface SkiffOptions {
   oidcJwksFile?: string;
   /** CIDRs of the proxies whose user header is believed (a list, or comma-separated) */
   trustedProxies?: string[] | string;
+  /**
+   * a kubeconfig file (or "in-cluster"): the cluster's API server becomes the store, and Skiff's kinds
+   * are CRDs there (src/store/kube/)
+   */
+  kubeconfig?: string;
   /** the trusted proxy's user header (Kubeflow's USERID_HEADER, default kubeflow-userid) and its value's prefix (USERID_PREFIX) */
   userIdHeader?: string;
   userIdPrefix?: string;

@@ -20,6 +20,8 @@ import { addScheduler } from '../scheduler/scheduler.js';
 import { addGpuSharesController } from '../scheduler/gpu-shares.js';
 import { Client } from '../store/client.js';
 import { SqliteStore } from '../store/sqlite/store.js';
+import { openCluster } from '../store/kube/index.js';
+import type { Store } from '../store/store.js';
 import { Environments } from '../substrate/local/environments.js';
 import { LocalSubstrate, type LocalSubstrateOptions } from '../substrate/local/index.js';
 import { bwrapAvailable } from '../substrate/local/process.js';
@@ -58,6 +60,8 @@ export interface Skiff {
   client: Client;
   /** who may use the server and how they sign in, in words, for the start-up banner */
   authentication: string;
+  /** with --kubeconfig: the cluster whose API server is the store */
+  cluster?: { server: string; version: string; crdsInstalled: string[] };
   /** stops serving; running containers keep running (the count is returned) unless asked to stop them too */
   stop(opts?: { containers?: 'keep' | 'stop' }): Promise<number>;
 }
@@ -86,8 +90,12 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   const gateway = new Gateway({ metrics, ingressDomain: config.ingressDomain, log });
   const all = workloads({ dataPlane: gateway });
   const registry = registryOf(all);
-  const store = new SqliteStore({ file: join(config.dataDir, 'skiff.db'), historySize: config.watchHistory });
-  const client = new Client(store, registry);
+  // on a cluster its API server is the store, and its own controllers, scheduler and kubelets do what
+  // Skiff's local ones do here: only the workloads' controllers run (see README "On Kubernetes")
+  const cluster = opts.kubeconfig ? await openCluster(opts.kubeconfig, registry.all(), log) : undefined;
+  const store: Store = cluster?.store ?? new SqliteStore({ file: join(config.dataDir, 'skiff.db'), historySize: config.watchHistory });
+  const local = cluster === undefined;
+  const client = new Client(store, registry, undefined, { defaultOnRead: !local });
   for (const name of ['default', 'kube-system']) {
     try {
       if (!(await client.find(Kinds.Namespace, { name }))) await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
@@ -96,7 +104,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     }
   }
   // the roles and bindings every cluster starts with (cluster-admin, admin/edit/view, Kubeflow's)
-  await ensureBootstrapPolicy(client);
+  if (local) await ensureBootstrapPolicy(client);
   const recorder = new EventRecorder(client, 'skiff');
   // the controllers' reconciles and work queues, under controller-runtime's metric names
   const controlMetrics = new ControlMetrics(metrics);
@@ -116,15 +124,19 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     version, crashLoopBaseMs: config.crashLoopBackoffMs, crashLoopMaxMs: config.crashLoopBackoffMaxMs, metricsIntervalMs: config.metricsResolutionMs, log,
   });
   registerUsageMetrics(metrics, substrate, () => manager.cache.list(Kinds.Pod));
-  await substrate.start();
-  addScheduler(manager, { client, recorder: new EventRecorder(client, 'default-scheduler'), nodeName: config.nodeName, placement: new ResourceFit(config.gpuSharing.gpuSchedulerPolicy) });
-  addGpuSharesController(manager, client, config.nodeName);
-  addNamespaceController(manager, client, registry);
-  addResourceQuotaController(manager, client, registry);
   // the CA is known once the in-cluster endpoint has its certificates, before the controllers start
   let rootCA: string | undefined;
-  addServiceAccountController(manager, client, () => rootCA);
-  addClusterRoleAggregationController(manager, client);
+  if (local) {
+    await substrate.start();
+    addScheduler(manager, { client, recorder: new EventRecorder(client, 'default-scheduler'), nodeName: config.nodeName, placement: new ResourceFit(config.gpuSharing.gpuSchedulerPolicy) });
+    addGpuSharesController(manager, client, config.nodeName);
+    addNamespaceController(manager, client, registry);
+    addResourceQuotaController(manager, client, registry);
+    addServiceAccountController(manager, client, () => rootCA);
+    addClusterRoleAggregationController(manager, client);
+  }
+  // the node address Pods reach the host at (with tenancy's isolation); no local Pods on a cluster
+  const nodeIp = local ? substrate.nodeIp : undefined;
   // RBAC from the informers decides every request and answers the access reviews; without tenancy
   // the one local user is in system:masters, which RBAC always allows
   const rbac = new RbacAuthorizer(informerPolicy(manager.cache));
@@ -133,7 +145,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   let podGateway = '127.0.0.1:0';
   let serverUrl = 'http://127.0.0.1:0';
   const started: (StartedWorkload | void)[] = [];
-  const settings = { ...config, pipelineRoot, tenancy: config.authn !== undefined, podIsolation: Boolean(isolation && typeof isolation !== 'string') };
+  const settings = { ...config, pipelineRoot, tenancy: config.authn !== undefined, podIsolation: Boolean(isolation && typeof isolation !== 'string'), cluster: !local };
   for (const w of all) {
     started.push(await w.setup({
       client, manager, log, podLogs: substrate, podFiles: substrate,
@@ -150,7 +162,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   // them is never a trusted proxy's
   const podListeners = new Set<string>();
   // isolated Pods connect from their own network's addresses, to whichever listener
-  const podSources = isolation && typeof isolation !== 'string' ? new AddressSet([isolation.podCidr]) : undefined;
+  const podSources = local && isolation && typeof isolation !== 'string' ? new AddressSet([isolation.podCidr]) : undefined;
   const authn = config.authn ? new Authenticator({ ...config.authn, fromPod: (req) => podListeners.has(`${req.socket.localAddress ?? ''}:${req.socket.localPort ?? ''}`) || (podSources?.has(req.socket.remoteAddress) ?? false) }) : undefined;
   for (const w of authn?.warnings ?? []) log(`authentication: ${w}`);
   if (authn && new AddressSet(config.authn?.trustedProxies ?? []).has('127.0.0.1')) {
@@ -189,9 +201,9 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     const host = a.family === 'IPv6' ? `[${a.address}]` : a.address;
     serverUrl = `http://${a.address === '0.0.0.0' || a.address === '::' ? '127.0.0.1' : host}:${a.port}`;
     // Pods in network namespaces of their own reach the host at the node address only
-    const podHost = substrate.nodeIp ?? '127.0.0.2';
+    const podHost = nodeIp ?? '127.0.0.2';
     let reach = a.address === '0.0.0.0' || a.address === '::' ? `${podHost}:${a.port}` : `${host}:${a.port}`;
-    if (a.address === '127.0.0.1' || (substrate.nodeIp && a.address !== '0.0.0.0' && a.address !== '::')) {
+    if (local && (a.address === '127.0.0.1' || (nodeIp && a.address !== '0.0.0.0' && a.address !== '::'))) {
       podServer = createServer(app.handle);
       podServer.on('upgrade', upgradeListener);
       podServer.keepAliveTimeout = 5000;
@@ -210,9 +222,9 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
       else podServer = undefined;
     }
     podGateway = reach;
-    substrate.setApiServer(`http://${reach}`);
+    if (local) substrate.setApiServer(`http://${reach}`);
   }
-  const inCluster = await startInCluster({ dataDir: config.dataDir, handler: app.handle, upgrades: server, log, ...(substrate.nodeIp ? { podHost: substrate.nodeIp } : {}) });
+  const inCluster = local ? await startInCluster({ dataDir: config.dataDir, handler: app.handle, upgrades: server, log, ...(nodeIp ? { podHost: nodeIp } : {}) }) : undefined;
   if (inCluster) {
     substrate.setInCluster(inCluster.contract);
     app.kube.tokens = inCluster.tokens;
@@ -240,17 +252,18 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     rootCA = inCluster.contract.caPem;
   }
   // with tenancy on, trial Pods are known by their address and everyone else by a token (src/server/katib-db/service.ts)
-  const katibDb = await startKatibDbManager({ client, dataDir: config.dataDir, log, ...(substrate.nodeIp ? { podHost: substrate.nodeIp } : {}), ...(authn ? { access: { authenticate: (t: string) => authn.userOfToken(t), authorizer } } : {}) });
-  if (katibDb) {
+  const katibDb = await startKatibDbManager({ client, dataDir: config.dataDir, log, ...(nodeIp ? { podHost: nodeIp } : {}), ...(authn ? { access: { authenticate: (t: string) => authn.userOfToken(t), authorizer } } : {}) });
+  if (katibDb && local) {
     const { name, namespace } = KatibDbManagerService;
     substrate.setPlatformServices([{ name, namespace, ips: [katibDb.host] }]);
     if (!katibDb.podsUseDefault) log(`katib-db-manager: port ${KatibDbManagerService.port} is taken; trials must pass db_manager_address="${katibDb.address}" to report_metrics()`);
   }
   // isolated Pods reach the host only at these ports of the node address (the kernel drops the rest)
-  if (substrate.nodeIp) substrate.setNodePorts([Number(podGateway.slice(podGateway.lastIndexOf(':') + 1)), ...(inCluster ? [inCluster.port] : []), ...(katibDb ? [katibDb.port] : [])]);
+  if (nodeIp) substrate.setNodePorts([Number(podGateway.slice(podGateway.lastIndexOf(':') + 1)), ...(inCluster ? [inCluster.port] : []), ...(katibDb ? [katibDb.port] : [])]);
   writeKubeconfig(config.dataDir, kubeconfig(serverUrl, inCluster, inCluster?.adminToken, { preferHttps: authn !== undefined }));
   manager.start();
-  await gc.start();
+  // on a cluster, its controller-manager's garbage collector follows ownerReferences
+  if (local) await gc.start();
   const sweep = async (): Promise<void> => {
     try {
       await sweepEvents(client, config.eventTtlMs);
@@ -258,7 +271,8 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
       log(`event sweep: ${(e as Error).message}`);
     }
   };
-  const sweeper = every(Math.min(config.eventTtlMs, 10 * 60_000), () => void sweep()).unref();
+  // a cluster expires its Events itself (kube-apiserver's --event-ttl)
+  const sweeper = every(Math.min(config.eventTtlMs, 10 * 60_000), () => void (local && sweep())).unref();
   ready = true;
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
@@ -271,6 +285,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     dataDir: config.dataDir,
     client,
     ...(katibDb ? { katibDbManager: katibDb.address } : {}),
+    ...(cluster ? { cluster: { server: cluster.server, version: cluster.version, crdsInstalled: cluster.installed } } : {}),
     async stop(o = {}) {
       ready = false;
       sweeper.clear();
@@ -285,12 +300,12 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
       }
       await inCluster?.close();
       await katibDb?.close();
-      if (o.containers === 'stop') await substrate.shutdown();
+      if (o.containers === 'stop' && local) await substrate.shutdown();
       await manager.stop();
       await gc.stop();
       for (const w of started) await w?.stop?.();
       await recorder.flush();
-      const left = substrate.runningContainers();
+      const left = local ? substrate.runningContainers() : 0;
       await substrate.stop();
       await store.close();
       return left;

@@ -42,11 +42,19 @@ function validateMeta(def: KindDef, obj: KObject): FieldError[] {
   return v.errors;
 }
 
+export interface ClientOptions {
+  /**
+   * Fill each kind's defaults into what is read, as kube-apiserver fills a CRD's schema defaults when
+   * it reads from etcd: on a cluster, objects kubectl writes there never passed Skiff's defaulting.
+   */
+  defaultOnRead?: boolean;
+}
+
 export class Client {
   /** the tail of each namespace's chain of admitted creates (see create) */
   private readonly admitting = new Map<string, Promise<unknown>>();
 
-  constructor(readonly store: Store, readonly registry: KindRegistry, readonly admission: readonly AdmissionPlugin[] = defaultAdmission) {}
+  constructor(readonly store: Store, readonly registry: KindRegistry, readonly admission: readonly AdmissionPlugin[] = defaultAdmission, private readonly opts: ClientOptions = {}) {}
 
   /** The kind of an object, or a 400 naming what is not served. */
   kindOf(obj: { apiVersion?: unknown; kind?: unknown }): KindDef {
@@ -146,13 +154,28 @@ export class Client {
     return def.conversion ? (def.conversion.fromStorage(obj) as T) : obj;
   }
 
+  /** a stored object as read: defaulted first when the store holds objects Skiff did not write */
+  private read<T extends KObject>(def: KindDef, obj: T): T {
+    if (!this.opts.defaultOnRead) return this.view(def, obj);
+    const stored = this.storageDef(def);
+    if (!stored.default) return this.view(def, obj);
+    const out = clone(obj);
+    try {
+      stored.default(out);
+    } catch {
+      // an object too malformed to default is shown as it is: its controller reports what is wrong
+      return this.view(def, obj);
+    }
+    return this.view(def, out);
+  }
+
   private async admit(def: KindDef, obj: KObject): Promise<void> {
     const kindOf = (key: string): KindDef | undefined => this.registry.forStorageKey(key);
     for (const plugin of this.admission) await plugin.admit({ def, obj, store: this.store, kindOf });
   }
 
   async get<T extends KObject = StoredObject>(def: KindDef, key: ObjectKey): Promise<T & StoredObject> {
-    return this.view(def, await this.store.get(this.storageDef(def), key)) as T & StoredObject;
+    return this.read(def, await this.store.get(this.storageDef(def), key)) as T & StoredObject;
   }
 
   /** get, or undefined when absent */
@@ -167,7 +190,7 @@ export class Client {
 
   async list<T extends KObject = StoredObject>(def: KindDef, opts: ListOptions = {}): Promise<ListResult & { items: (T & StoredObject)[] }> {
     const out = await this.store.list(this.storageDef(def), opts);
-    if (def.conversion) out.items = out.items.map((o) => this.view(def, o));
+    if (def.conversion || this.opts.defaultOnRead) out.items = out.items.map((o) => this.read(def, o));
     return out as ListResult & { items: (T & StoredObject)[] };
   }
 
@@ -254,8 +277,8 @@ export class Client {
   }
 
   watch(def: KindDef, opts: WatchOptions, onEvent: (e: WatchEvent) => void): { stop(): void } {
-    if (!def.conversion) return this.store.watch(def, opts, onEvent);
+    if (!def.conversion && !this.opts.defaultOnRead) return this.store.watch(def, opts, onEvent);
     // bookmarks and errors carry no object of the kind
-    return this.store.watch(this.storageDef(def), opts, (e) => onEvent(e.type === 'BOOKMARK' || e.type === 'ERROR' ? e : { ...e, object: this.view(def, e.object) }));
+    return this.store.watch(this.storageDef(def), opts, (e) => onEvent(e.type === 'BOOKMARK' || e.type === 'ERROR' ? e : { ...e, object: this.read(def, e.object) }));
   }
 }

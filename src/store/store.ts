@@ -1,5 +1,6 @@
 // The store: Kubernetes-shaped objects with a global resourceVersion, compare-and-swap updates,
-// finalizers and watch. SQLite implements it today; anything that keeps these promises can replace it.
+// finalizers and watch. SQLite implements it on one machine (sqlite/), a cluster's kube-apiserver on
+// Kubernetes (kube/); anything that keeps these promises can replace them.
 import type { KindDef } from '../api/registry.js';
 import type { ObjectKey, StoredObject, KObject } from '../api/meta.js';
 import { ApiError, StatusReason } from '../api/errors.js';
@@ -71,7 +72,11 @@ export interface Store {
   update(res: ResourceRef, obj: KObject, opts?: UpdateOptions): Promise<StoredObject>;
   /** removes the object, or marks it with deletionTimestamp while finalizers remain */
   delete(res: ResourceRef, key: ObjectKey, opts?: DeleteOptions): Promise<StoredObject>;
-  /** live changes of one kind; throws 410 Gone when resourceVersion is older than the kept history */
+  /**
+   * live changes of one kind; 410 Gone when resourceVersion is older than the kept history: thrown,
+   * or (from a remote store, which learns it later) an ERROR event carrying the Status, as
+   * kube-apiserver sends it
+   */
   watch(res: ResourceRef, opts: WatchOptions, onEvent: (e: WatchEvent) => void): { stop(): void };
   /** every change of every kind, from now on */
   subscribe(onChange: (c: StoreChange) => void): { stop(): void };

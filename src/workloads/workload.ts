@@ -45,6 +45,11 @@ export interface PlatformSettings {
   queues?: QueueSettings;
   /** requests need credentials (a token file or OIDC): users share the platform and must be kept apart */
   tenancy?: boolean;
+  /**
+   * the store is a Kubernetes cluster's API server, whose own controller-manager runs Kubernetes'
+   * kinds (batch/v1 Jobs): Skiff's controllers for them stand aside, or two would make each Job's Pods
+   */
+  cluster?: boolean;
 }
 
 /** Addresses known once the server listens: read them when needed, not at setup. */

@@ -6,13 +6,15 @@ import type { SkiffOptions } from '../../server/config.js';
 import type { Command } from './common.js';
 
 /** The options `skiff up` starts the server with: the server's own (a type only: the server is loaded when `up` runs). */
-export type StartSkiffOptions = Pick<SkiffOptions, 'dataDir' | 'port' | 'host' | 'configFile' | 'tokenAuthFile' | 'oidcIssuerUrl' | 'oidcClientId' | 'oidcUsernameClaim' | 'oidcUsernamePrefix' | 'oidcGroupsClaim' | 'oidcGroupsPrefix' | 'oidcJwksFile' | 'trustedProxies' | 'userIdHeader' | 'userIdPrefix'>;
+export type StartSkiffOptions = Pick<SkiffOptions, 'dataDir' | 'port' | 'host' | 'configFile' | 'tokenAuthFile' | 'oidcIssuerUrl' | 'oidcClientId' | 'oidcUsernameClaim' | 'oidcUsernamePrefix' | 'oidcGroupsClaim' | 'oidcGroupsPrefix' | 'oidcJwksFile' | 'trustedProxies' | 'userIdHeader' | 'userIdPrefix' | 'kubeconfig'>;
 export interface RunningSkiff {
   url: string;
   /** who may use the server, in words */
   authentication?: string;
   /** Katib's DBManager gRPC address, for users outside Pods */
   katibDbManager?: string;
+  /** with --kubeconfig: the cluster whose API server is the store */
+  cluster?: { server: string; version: string; crdsInstalled: string[] };
   /** resolves to how many containers were left running (they are adopted by the next start) */
   stop(): Promise<number | void>;
 }
@@ -56,14 +58,19 @@ function describeStartError(err: unknown, port: number | undefined, host: string
 export const command: Command = {
   name: 'up',
   summary: 'Start the Skiff platform in the foreground',
-  usage: 'skiff up [--data-dir DIR] [--port N] [--host H] [--config FILE] [--token-auth-file FILE] [--oidc-issuer-url URL --oidc-client-id ID] [--trusted-proxy CIDR]',
+  usage: 'skiff up [--data-dir DIR] [--port N] [--host H] [--config FILE] [--token-auth-file FILE] [--oidc-issuer-url URL --oidc-client-id ID] [--trusted-proxy CIDR] [--kubeconfig FILE | --in-cluster]',
   description: `
 Runs the API server and controllers until interrupted (Ctrl-C). State is kept in the data
 directory, so objects survive restarts.
 
 Without --token-auth-file, --oidc-issuer-url or --trusted-proxy, Skiff is single-user: nothing is
 asked of callers. With any of them, every request but /healthz, /readyz, /livez, /version and the
-dashboard's files needs credentials, as kube-apiserver's flags of the same names ask.`,
+dashboard's files needs credentials, as kube-apiserver's flags of the same names ask.
+
+With --kubeconfig (or --in-cluster, inside a Pod), the cluster's API server is the store: Skiff checks
+that it answers and that RBAC allows what Skiff does, installs or upgrades the CRDs of its kinds, and
+runs its controllers against the cluster's objects. Pods are created in the cluster; running them on
+machines without a container engine (a node agent) is not there yet.`,
   flags: [
     { name: 'data-dir', type: 'string', valueName: 'DIR', description: 'where state is kept (default $SKIFF_DATA_DIR or ~/.skiff)' },
     { name: 'port', type: 'string', valueName: 'N', description: 'port of the API server' },
@@ -80,6 +87,8 @@ dashboard's files needs credentials, as kube-apiserver's flags of the same names
     { name: 'trusted-proxy', type: 'string', valueName: 'CIDRS', description: 'addresses whose user header is believed, comma-separated (never a Pod\'s)' },
     { name: 'userid-header', type: 'string', valueName: 'NAME', description: 'the trusted proxy\'s user header (default kubeflow-userid)' },
     { name: 'userid-prefix', type: 'string', valueName: 'PREFIX', description: 'what the header\'s value starts with before the user' },
+    { name: 'kubeconfig', type: 'string', valueName: 'FILE', description: 'keep every object in this cluster\'s API server instead of the data directory' },
+    { name: 'in-cluster', type: 'boolean', description: 'as --kubeconfig, with the service account of the Pod Skiff runs in' },
   ],
 
   async run(ctx) {
@@ -117,6 +126,10 @@ dashboard's files needs credentials, as kube-apiserver's flags of the same names
       const v = a.string(flag);
       if (v !== undefined) opts[key] = v;
     }
+    const kubeconfig = file('kubeconfig');
+    if (kubeconfig !== undefined && a.boolean('in-cluster')) throw new UsageError('--kubeconfig and --in-cluster exclude each other');
+    if (kubeconfig !== undefined) opts.kubeconfig = kubeconfig;
+    else if (a.boolean('in-cluster')) opts.kubeconfig = 'in-cluster';
     const proxies = a.string('trusted-proxy');
     if (proxies !== undefined) opts.trustedProxies = proxies.split(',').map((p) => p.trim()).filter((p) => p !== '');
 
@@ -146,6 +159,11 @@ dashboard's files needs credentials, as kube-apiserver's flags of the same names
       }
       await ctx.out(`Skiff is ready at ${running.url} (data in ${dataDir})\n`);
       if (running.authentication) await ctx.err(`${running.authentication}\n`);
+      if (running.cluster) {
+        const c = running.cluster;
+        await ctx.err(`Objects are kept in the Kubernetes cluster at ${c.server} (${c.version})${c.crdsInstalled.length ? `; CRDs installed or upgraded: ${c.crdsInstalled.length}` : '; its CRDs are current'}\n`);
+        await ctx.err('Pods are created in the cluster and placed by its scheduler, but Skiff does not run them yet: without a node agent they wait for the cluster\'s own nodes, and pod logs and exec through Skiff are not available\n');
+      }
       const { kubeconfigPath } = await import('../../server/kube/incluster.js');
       if (existsSync(kubeconfigPath(dataDir))) await ctx.err(`kubectl and Kubernetes clients: export KUBECONFIG=${kubeconfigPath(dataDir)}\n`);
       if (running.katibDbManager) await ctx.err(`Katib metrics (report_metrics, KatibClient.get_trial_metrics) from this machine: db_manager_address="${running.katibDbManager}"\n`);

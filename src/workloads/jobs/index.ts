@@ -7,6 +7,7 @@ export const jobsWorkload: Workload = {
   name: 'jobs',
   kinds: batchKinds,
   async setup({ client, manager, recorder, settings }) {
+    if (settings.cluster) return;
     addJobController(manager, { client, recorder: recorder('job-controller'), podBackoffBaseMs: settings.jobPodBackoffMs, podBackoffMaxMs: settings.jobPodBackoffMaxMs });
   },
 };

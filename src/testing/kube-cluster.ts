@@ -1,0 +1,221 @@
+// A real Kubernetes control plane for tests: etcd, kube-apiserver and (by default) kube-controller-
+// manager and kube-scheduler, on free loopback ports, with a PKI and an admin token made for the run.
+// The binaries come from scripts/kubernetes.sh (${SKIFF_K8S_HOME:-~/.cache/skiff-k8s}/bin); tests
+// that need them skip with `kubeClusterSkipReason()` when they are not built.
+//
+// Every process is stopped by its pid: by stop(), and on the test process's exit if a test failed
+// before it could call stop().
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { KubeHttp } from '../store/kube/http.js';
+import { loadKubeconfig } from '../store/kube/kubeconfig.js';
+
+export const kubeHome = (): string => process.env.SKIFF_K8S_HOME ?? join(homedir(), '.cache', 'skiff-k8s');
+export const kubeBin = (name: string): string => join(kubeHome(), 'bin', name);
+
+const controlPlane = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'];
+
+/** why a test needing the control plane cannot run here, or undefined when it can */
+export function kubeClusterSkipReason(): string | undefined {
+  const missing = controlPlane.filter((b) => !existsSync(kubeBin(b)));
+  if (!missing.length) return undefined;
+  return `the Kubernetes control plane is not built (${missing.join(', ')} missing in ${join(kubeHome(), 'bin')}): run SKIFF_KUBERNETES=1 scripts/setup.sh or scripts/kubernetes.sh`;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface KubeClusterOptions {
+  /** start kube-controller-manager and kube-scheduler too (default true) */
+  controllers?: boolean;
+  /** ms to wait for each component (default 60 s: a busy two-core machine is slow) */
+  timeoutMs?: number;
+}
+
+const running = new Set<ChildProcess>();
+let exitHook = false;
+function killOnExit(): void {
+  if (exitHook) return;
+  exitHook = true;
+  process.on('exit', () => {
+    for (const p of running) if (p.pid && p.exitCode === null) try { process.kill(p.pid, 'SIGKILL'); } catch { /* gone */ }
+  });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** A CA, the API server's serving certificate, the service-account key pair and an admin token. */
+function makePki(dir: string): { token: string; nobodyToken: string } {
+  const ssl = (...args: string[]): void => void execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
+  ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '30', '-subj', '/CN=skiff-test-ca');
+  ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'apiserver.key', '-out', 'apiserver.csr', '-subj', '/CN=kube-apiserver');
+  writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local\nextendedKeyUsage=serverAuth\n');
+  ssl('x509', '-req', '-in', 'apiserver.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'apiserver.crt', '-days', '30', '-extfile', 'ext.cnf');
+  ssl('genrsa', '-out', 'sa.key', '2048');
+  ssl('rsa', '-in', 'sa.key', '-pubout', '-out', 'sa.pub');
+  const token = randomBytes(16).toString('hex');
+  // and a user RBAC grants nothing, for the refusals
+  const nobodyToken = randomBytes(16).toString('hex');
+  writeFileSync(join(dir, 'tokens.csv'), `${token},admin,admin-uid,system:masters\n${nobodyToken},nobody,nobody-uid\n`);
+  return { token, nobodyToken };
+}
+
+export function writeKubeconfigFile(file: string, server: string, caFile: string, token: string): void {
+  writeFileSync(file, [
+    'apiVersion: v1', 'kind: Config',
+    'clusters:', '- name: test', '  cluster:', `    server: ${server}`, `    certificate-authority: ${caFile}`,
+    'users:', '- name: admin', '  user:', `    token: ${token}`,
+    'contexts:', '- name: test', '  context: {cluster: test, user: admin}',
+    'current-context: test', '',
+  ].join('\n'));
+}
+
+export class KubeCluster {
+  private readonly procs: { name: string; proc: ChildProcess }[] = [];
+
+  private constructor(
+    /** the run's directory: PKI, etcd's data, each component's log */
+    readonly dir: string,
+    readonly server: string,
+    /** the admin kubeconfig (a token in system:masters) */
+    readonly kubeconfig: string,
+    readonly token: string,
+    /** a kubeconfig for a user no role is bound to */
+    readonly nobodyKubeconfig: string,
+  ) {}
+
+  static async start(opts: KubeClusterOptions = {}): Promise<KubeCluster> {
+    const why = kubeClusterSkipReason();
+    if (why) throw new Error(why);
+    killOnExit();
+    const timeoutMs = opts.timeoutMs ?? 60_000;
+    const dir = mkdtempSync(join(tmpdir(), 'skiff-kube-'));
+    const pki = join(dir, 'pki');
+    mkdirSync(pki);
+    const { token, nobodyToken } = makePki(pki);
+    const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+    const server = `https://127.0.0.1:${apiPort}`;
+    const kubeconfig = join(dir, 'kubeconfig');
+    writeKubeconfigFile(kubeconfig, server, join(pki, 'ca.crt'), token);
+    const nobody = join(dir, 'kubeconfig-nobody');
+    writeKubeconfigFile(nobody, server, join(pki, 'ca.crt'), nobodyToken);
+    const c = new KubeCluster(dir, server, kubeconfig, token, nobody);
+    try {
+      const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+      c.spawn('etcd', [
+        '--name', 'test', '--data-dir', join(dir, 'etcd'), '--listen-client-urls', etcdUrl, '--advertise-client-urls', etcdUrl,
+        '--listen-peer-urls', `http://127.0.0.1:${peerPort}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${peerPort}`,
+        '--initial-cluster', `test=http://127.0.0.1:${peerPort}`, '--unsafe-no-fsync', '--log-level', 'warn',
+      ]);
+      await c.waitFor('etcd', timeoutMs, async () => {
+        const r = await fetch(`${etcdUrl}/health`);
+        return r.ok;
+      });
+      c.spawn('kube-apiserver', [
+        `--etcd-servers=${etcdUrl}`, `--secure-port=${apiPort}`, '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1',
+        `--tls-cert-file=${pki}/apiserver.crt`, `--tls-private-key-file=${pki}/apiserver.key`, `--client-ca-file=${pki}/ca.crt`,
+        `--token-auth-file=${pki}/tokens.csv`, '--authorization-mode=RBAC',
+        `--service-account-key-file=${pki}/sa.pub`, `--service-account-signing-key-file=${pki}/sa.key`,
+        '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+        '--service-cluster-ip-range=10.0.0.0/24', '--allow-privileged=true', '--profiling=false',
+        // without a real node address the endpoint reconciler logs an error every ten seconds
+        '--endpoint-reconciler-type=none',
+      ]);
+      const http = new KubeHttp(loadKubeconfig(kubeconfig));
+      try {
+        await c.waitFor('kube-apiserver', timeoutMs, async () => {
+          await http.request('GET', '/readyz', { timeoutMs: 5000 });
+          return true;
+        });
+        if (opts.controllers !== false) {
+          c.spawn('kube-controller-manager', [
+            `--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`,
+            `--service-account-private-key-file=${pki}/sa.key`, `--root-ca-file=${pki}/ca.crt`, '--use-service-account-credentials=true',
+            '--leader-elect=false', '--bind-address=127.0.0.1', '--secure-port=0',
+            `--cluster-signing-cert-file=${pki}/ca.crt`, `--cluster-signing-key-file=${pki}/ca.key`,
+          ]);
+          c.spawn('kube-scheduler', [
+            `--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`,
+            '--leader-elect=false', '--bind-address=127.0.0.1', '--secure-port=0',
+          ]);
+          // Pods cannot be created before the controller-manager made the namespace's service account
+          await c.waitFor('kube-controller-manager', timeoutMs, async () => {
+            await http.request('GET', '/api/v1/namespaces/default/serviceaccounts/default');
+            return true;
+          });
+        }
+      } finally {
+        http.close();
+      }
+      return c;
+    } catch (e) {
+      await c.stop();
+      throw e;
+    }
+  }
+
+  private spawn(name: string, args: string[]): void {
+    const log = createWriteStream(join(this.dir, `${name}.log`));
+    const proc = spawn(kubeBin(name), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    proc.stdout?.pipe(log);
+    proc.stderr?.pipe(log);
+    running.add(proc);
+    proc.once('exit', () => running.delete(proc));
+    this.procs.push({ name, proc });
+  }
+
+  /** the tail of a component's log, for a failure message */
+  logTail(name: string, lines = 20): string {
+    try {
+      return readFileSync(join(this.dir, `${name}.log`), 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+    } catch {
+      return '';
+    }
+  }
+
+  private async waitFor(name: string, timeoutMs: number, ready: () => Promise<boolean>): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    const proc = this.procs.find((p) => p.name === name)?.proc;
+    let last = '';
+    for (;;) {
+      if (proc && proc.exitCode !== null) throw new Error(`${name} exited with ${proc.exitCode}:\n${this.logTail(name)}`);
+      try {
+        if (await ready()) return;
+      } catch (e) {
+        last = (e as Error).message;
+      }
+      if (Date.now() > deadline) throw new Error(`${name} not ready within ${timeoutMs / 1000}s (${last}):\n${this.logTail(name)}`);
+      await sleep(100);
+    }
+  }
+
+  /** Stops every component by its pid (the newest first) and removes the run's directory. */
+  async stop(opts: { keepDir?: boolean } = {}): Promise<void> {
+    for (const { proc } of [...this.procs].reverse()) {
+      if (proc.exitCode !== null || proc.signalCode !== null) continue;
+      const exited = new Promise((r) => proc.once('exit', r));
+      proc.kill('SIGTERM');
+      const killed = await Promise.race([exited.then(() => true), sleep(10_000).then(() => false)]);
+      if (!killed) {
+        proc.kill('SIGKILL');
+        await exited;
+      }
+    }
+    this.procs.length = 0;
+    if (!opts.keepDir) rmSync(this.dir, { recursive: true, force: true });
+  }
+}
