@@ -9,6 +9,9 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 
+// Skiff runs on Node 20; the SDK's notice about its own future releases is noise in test output
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 /** where scripts/minio.sh puts the binary */
 export function minioBinary(): string {
   return join(process.env.SKIFF_K8S_HOME ?? join(homedir(), '.cache', 'skiff-k8s'), 'bin', 'minio');
