@@ -3,10 +3,13 @@
 // them back, and credentials the endpoint refuses fail the task with a message that names the
 // endpoint and the access key id, never the secret.
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import YAML from 'yaml';
 import { MinioServer, minioSkip } from '../src/testing/minio.js';
 import { TestServer, repoRoot } from './harness.js';
 
@@ -76,5 +79,44 @@ describe('artifacts in S3 (MinIO)', { skip: minioSkip() }, () => {
     // the Pods' staging directories are gone once their results are recorded
     const staging = join(s.dataDir, 'pipeline-root', 'default', '.artifact-staging');
     assert.deepEqual(existsSync(staging) ? readdirSync(staging) : [], []);
+  });
+
+  it('serves an sklearn model from s3://, with the credentials and endpoint of a Secret on the predictor\'s service account', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'skiff-s3-model-'));
+    try {
+      const py = join(repoRoot, '.venv', 'bin', 'python');
+      const train = spawnSync(py, ['-c', [
+        'import joblib, json, sys',
+        'from sklearn.datasets import load_iris',
+        'from sklearn.linear_model import LogisticRegression',
+        'X, y = load_iris(return_X_y=True)',
+        'm = LogisticRegression(max_iter=500).fit(X, y)',
+        'joblib.dump(m, sys.argv[1] + "/model.joblib")',
+        'print(json.dumps({"rows": X[[0, 60, 120]].tolist(), "want": m.predict(X[[0, 60, 120]]).tolist()}))',
+      ].join('\n'), dir], { encoding: 'utf8', timeout: 120_000 });
+      assert.equal(train.status, 0, train.stderr);
+      const { rows, want } = JSON.parse(train.stdout) as { rows: number[][]; want: number[] };
+      await minio.makeBuckets(['models']);
+      await s3.send(new PutObjectCommand({ Bucket: 'models', Key: 'iris/v1/model.joblib', Body: readFileSync(join(dir, 'model.joblib')) }));
+      const objects = [
+        {
+          apiVersion: 'v1', kind: 'Secret', metadata: { name: 's3creds', annotations: { 'serving.kserve.io/s3-endpoint': minio.endpoint.slice('http://'.length), 'serving.kserve.io/s3-usehttps': '0' } },
+          stringData: { AWS_ACCESS_KEY_ID: minio.accessKey, AWS_SECRET_ACCESS_KEY: minio.secretKey },
+        },
+        { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'model-reader' }, secrets: [{ name: 's3creds' }] },
+        { apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService', metadata: { name: 'iris-s3' }, spec: { predictor: { serviceAccountName: 'model-reader', sklearn: { storageUri: 's3://models/iris/v1' } } } },
+      ];
+      const applied = await s.cli(['apply', '-f', '-'], objects.map((o) => YAML.stringify(o)).join('---\n'));
+      assert.equal(applied.code, 0, applied.stderr);
+      await s.until('InferenceService iris-s3 Ready', async () => {
+        const o = await s.get('/apis/serving.kserve.io/v1beta1/namespaces/default/inferenceservices/iris-s3');
+        return o.status?.conditions?.find((c: { type: string; status: string }) => c.type === 'Ready')?.status === 'True' ? o : undefined;
+      }, 120_000);
+      const r = await s.req('POST', '/serving/default/iris-s3/v1/models/iris-s3:predict', JSON.stringify({ instances: rows }), { 'content-type': 'application/json' });
+      assert.equal(r.status, 200, r.text);
+      assert.deepEqual(r.body.predictions, want);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
