@@ -16,26 +16,10 @@ import {
   S3Client, S3ServiceException, type _Object,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import { parseS3Uri, s3Schemes, type Location, type S3Credentials, type S3Scheme, type S3Settings } from './s3-uri.js';
 import { ArtifactNotFoundError, ArtifactStoreError, type ArtifactStore, type ObjectInfo } from './store.js';
 import { LocalArtifactStore } from './local.js';
 import { copyObjects, safeSegments } from './transfer.js';
-
-/** the URI schemes that name S3 objects, and the folder KFP's launcher gives each inside a Pod */
-export const s3Schemes = { s3: 's3', minio: 'minio' } as const;
-export type S3Scheme = keyof typeof s3Schemes;
-
-export interface S3Credentials {
-  accessKeyId: string;
-  secretAccessKey: string;
-}
-
-/** Skiff's S3 configuration (the config's `artifacts.s3`): the server, and credentials of last resort. */
-export interface S3Settings {
-  endpoint?: string;
-  region?: string;
-  forcePathStyle?: boolean;
-  credentials?: S3Credentials;
-}
 
 export interface S3StoreOptions {
   /** `http(s)://host:port`; absent: AWS's own endpoint for the region */
@@ -62,20 +46,6 @@ export interface S3StoreOptions {
 /** The endpoint refused the credentials: names the endpoint and the access key id, never the secret. */
 export class S3CredentialsError extends ArtifactStoreError {
   override name = 'S3CredentialsError';
-}
-
-interface Location {
-  scheme: S3Scheme;
-  bucket: string;
-  /** no leading or trailing `/`; '' for the bucket itself */
-  key: string;
-}
-
-/** `s3://bucket/key` or `minio://bucket/key` (a query string, as KFP allows on roots, is dropped) */
-export function parseS3Uri(uri: string): Location | undefined {
-  const m = /^(s3|minio):\/\/([^/?#]+)(\/[^?#]*)?(\?.*)?$/.exec(uri);
-  if (!m) return undefined;
-  return { scheme: m[1] as S3Scheme, bucket: m[2] as string, key: (m[3] ?? '').replace(/^\/+|\/+$/g, '') };
 }
 
 /** S3's largest single CopyObject; larger objects are streamed through instead */

@@ -12,7 +12,7 @@ import { parseDuration as parseGoDuration } from '../util/duration.js';
 import { builtinEnvironments } from './builtin-images.js';
 import type { AuthnOptions } from './auth/authn.js';
 import type { Authorizer } from './auth/types.js';
-import { parseS3Uri, type S3Settings } from '../artifacts/s3.js';
+import { parseS3Uri, type S3Settings } from '../artifacts/s3-uri.js';
 
 export interface SkiffOptions {
   dataDir?: string;

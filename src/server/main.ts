@@ -6,7 +6,6 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Kinds } from '../api/index.js';
 import { LocalArtifactStore } from '../artifacts/local.js';
-import { S3Stores } from '../artifacts/s3.js';
 import { isS3Root } from '../workloads/pipelines/artifact-roots.js';
 import { isConflict } from '../api/errors.js';
 import { Manager } from '../control/controller.js';
@@ -85,7 +84,8 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   const log = (m: string): void => void process.stderr.write(`${m}\n`);
   // S3 for artifacts: a default root in S3 with the config's own credentials is checked before anything
   // starts, so an endpoint that is down or refuses them is a clear error now, not a failed run later
-  const s3 = config.artifacts.s3 ? new S3Stores(config.artifacts.s3, { stagingDir: join(config.dataDir, 'artifact-staging'), cacheDir: join(config.dataDir, 'artifact-cache') }) : undefined;
+  // the SDK is loaded only then: loading it took 0.6 s on a busy 2-core machine, on every start
+  const s3 = config.artifacts.s3 ? new (await import('../artifacts/s3.js')).S3Stores(config.artifacts.s3, { stagingDir: join(config.dataDir, 'artifact-staging'), cacheDir: join(config.dataDir, 'artifact-cache') }) : undefined;
   if (s3 && config.artifacts.pipelineRoot && isS3Root(config.artifacts.pipelineRoot) && config.artifacts.s3?.credentials) {
     try {
       await s3.get(config.artifacts.pipelineRoot).check();

@@ -2,7 +2,8 @@
 // holds them with the credentials KFP's launcher would use.
 import type { KObject, StoredObject } from '../../api/meta.js';
 import { Kinds } from '../../api/index.js';
-import { parseS3Uri, type S3ArtifactStore, type S3Stores } from '../../artifacts/s3.js';
+import type { S3ArtifactStore, S3Stores } from '../../artifacts/s3.js';
+import { parseS3Uri } from '../../artifacts/s3-uri.js';
 import type { Client } from '../../store/client.js';
 
 /** the ConfigMap KFP's driver reads a namespace's default pipeline root from (key `defaultPipelineRoot`) */
