@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import YAML from 'yaml';
+import { startSkiff } from '../src/server/main.js';
 import { MinioServer, minioSkip } from '../src/testing/minio.js';
 import { TestServer, repoRoot } from './harness.js';
 
@@ -37,6 +38,23 @@ describe('artifacts in S3 (MinIO)', { skip: minioSkip() }, () => {
     data: { accesskey: b64(minio.accessKey), secretkey: b64(secretKey) },
   });
   const runName = (out: string): string => /run\.pipelines\.kubeflow\.org\/(\S+) created/.exec(out)?.[1] ?? '';
+
+  it('refuses to start when the configured default root cannot be used, saying why', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'skiff-s3-start-'));
+    try {
+      const s3Config = { endpoint: minio.endpoint, accessKey: minio.accessKey, secretKey: 'not-the-secret' };
+      await assert.rejects(startSkiff({ dataDir, port: 0, artifacts: { pipelineRoot: 'minio://mlpipeline/v2', s3: s3Config } }), (e: Error) => {
+        assert.match(e.message, new RegExp(`^artifacts.pipelineRoot minio://mlpipeline/v2: S3 endpoint ${minio.endpoint} refused the credentials of access key id "${minio.accessKey}"`));
+        assert.doesNotMatch(e.message, /not-the-secret/);
+        return true;
+      });
+      await assert.rejects(startSkiff({ dataDir, port: 0, artifacts: { pipelineRoot: 's3://no-bucket/v2', s3: { ...s3Config, secretKey: minio.secretKey } } }), /the bucket no-bucket of pipeline root s3:\/\/no-bucket\/v2 does not exist at S3 endpoint/);
+      // nothing was made before the refusal
+      assert.deepEqual(readdirSync(dataDir), []);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
 
   it('fails the task when the endpoint refuses the namespace\'s credentials, naming the endpoint and the key id', async () => {
     await s.create('/api/v1/namespaces/default/secrets', secret('wrong-secret-value'));
