@@ -118,6 +118,13 @@ done
 mkdir -p build/bin
 if ! command -v python >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1; then ln -sf "$(command -v python3)" build/bin/python; fi
 
+# MinIO, for the S3 artifact tests only (a Go build of several minutes, cached outside the repository):
+# SKIFF_S3=1 asks for it; without it those tests are skipped and say how to build it
+if [ "${SKIFF_S3:-0}" = 1 ]; then
+  say "building MinIO for the S3 tests (scripts/minio.sh)"
+  bash scripts/minio.sh >/dev/null
+fi
+
 # TypeScript
 # a fresh build when a source changed, or when one was added, moved or removed (no stale output is left)
 sources=$(find src test bench -name '*.ts' | sort | md5sum | cut -d' ' -f1)

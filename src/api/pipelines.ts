@@ -27,7 +27,8 @@ export interface RunSpec {
   pipelineSpec: PipelineSpec;
   platformSpec?: PlatformSpec | Record<string, unknown>;
   parameters?: Record<string, unknown>;
-  /** a local directory (or file:///dir); defaults to the controller's pipeline root */
+  /** a local directory (or file:///dir), or `minio://bucket/path` / `s3://bucket/path`; defaults to
+   *  the namespace's kfp-launcher ConfigMap's defaultPipelineRoot, else the platform's */
   pipelineRoot?: string;
   /** set (false → true) to terminate the run: unfinished tasks are stopped, the run ends CANCELED */
   terminate?: boolean;
@@ -92,6 +93,9 @@ export interface RunStatus {
   failedTask?: string;
   /** the spec.retryGeneration this status has acted on */
   retryGeneration?: number;
+  /** the pipeline root the run writes under, decided when it started: its own, its namespace's
+   *  kfp-launcher ConfigMap's defaultPipelineRoot, or the platform's */
+  pipelineRoot?: string;
   message?: string;
   conditions?: Condition[];
 }

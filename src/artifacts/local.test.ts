@@ -7,6 +7,7 @@ import { text } from 'node:stream/consumers';
 import { after, describe, it } from 'node:test';
 import { LocalArtifactStore } from './local.js';
 import { ArtifactNotFoundError, ArtifactStoreError } from './store.js';
+import { artifactStoreContract } from '../testing/artifact-store-contract.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'skiff-artifacts-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -112,4 +113,10 @@ describe('local artifact store', () => {
     assert.equal(await store.localPath(`file://${root}/models/m1`), `${root}/models/m1`);
     await assert.rejects(store.localPath(`${root}/models/none`), ArtifactNotFoundError);
   });
+});
+
+describe('local artifact store: what every store does', () => {
+  const root = join(dir, 'contract-root');
+  const store = new LocalArtifactStore(root);
+  artifactStoreContract(() => ({ store, at: (rel) => `${root}/c/${rel}`, foreign: 's3://bucket/a' }));
 });

@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, StatusReason } from '../api/errors.js';
 import type { KObject, StoredObject } from '../api/meta.js';
 import type { KindRegistry } from '../api/registry.js';
+import type { S3Stores } from '../artifacts/s3.js';
 import type { ArtifactStore } from '../artifacts/store.js';
 import type { Client } from '../store/client.js';
 import type { PodExecSource, PodLogSource, PodMetricsSource } from '../substrate/substrate.js';
@@ -45,6 +46,8 @@ export interface AppDeps {
   pipelineRoot?: string;
   /** where the KFP API reads artifacts back from */
   artifacts?: ArtifactStore;
+  /** the S3 server of runs whose root is in S3 */
+  s3?: S3Stores;
   /** inference requests (by path `/serving/...` or by an InferenceService's host) go here */
   gateway?: Gateway;
   /** Prometheus metrics on `GET /metrics`, every request counted into them (request-metrics.ts) */
@@ -86,7 +89,7 @@ export class App {
     this.notebooks = new NotebookProxy(deps.client);
     // with tenancy on, the KFP API authorizes each request itself, as KFP's multi-user mode does: only
     // its handlers know the namespace (a run's experiment's, a pipeline's, or the one the request names)
-    this.kfp = new KfpApi({ client: deps.client, version: deps.version, pipelineRoot: deps.pipelineRoot, ...(deps.artifacts ? { artifacts: deps.artifacts } : {}), ...(deps.authn ? { authorizer: deps.authorizer ?? allowAll } : {}) });
+    this.kfp = new KfpApi({ client: deps.client, version: deps.version, pipelineRoot: deps.pipelineRoot, ...(deps.artifacts ? { artifacts: deps.artifacts } : {}), ...(deps.s3 ? { s3: deps.s3 } : {}), ...(deps.authn ? { authorizer: deps.authorizer ?? allowAll } : {}) });
     if (deps.metrics) this.requests = new RequestMetrics(deps.metrics, this.kube.discovery);
   }
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { capacityFrom } from '../substrate/local/capacity.js';
-import { compileConfig, notebookSettings, parseDuration, queueSettings } from './config.js';
+import { artifactsConfig, compileConfig, notebookSettings, parseDuration, queueSettings } from './config.js';
 import { podsReadySettings } from '../workloads/queues/index.js';
 import { podsReadyBackoffSeconds } from '../workloads/queues/integration.js';
 
@@ -53,4 +53,17 @@ it('queues.waitForPodsReady: presence turns it on with Kueue v1beta2\'s defaults
   assert.throws(() => queueSettings({ waitForPodsReady: { requeuingStrategy: { backoffBaseSeconds: -1 } } }), /backoffBaseSeconds: must be a whole number/);
   // 60, 120, 240, ... capped by the maximum
   assert.deepEqual([1, 2, 3, 7].map((n) => podsReadyBackoffSeconds(n, { backoffBaseSeconds: 60, backoffMaxSeconds: 3600 })), [60, 120, 240, 3600]);
+});
+
+it('artifacts: a default root in a directory or in S3, an S3 server to hold it, errors naming the option', () => {
+  assert.deepEqual(artifactsConfig(undefined), {});
+  assert.deepEqual(artifactsConfig({ pipelineRoot: '/srv/artifacts' }), { pipelineRoot: '/srv/artifacts' });
+  assert.deepEqual(artifactsConfig({ pipelineRoot: 'minio://mlpipeline/v2/artifacts', s3: { endpoint: 'http://minio.local:9000/', accessKey: 'k', secretKey: 's', forcePathStyle: true } }), {
+    pipelineRoot: 'minio://mlpipeline/v2/artifacts',
+    s3: { endpoint: 'http://minio.local:9000', credentials: { accessKeyId: 'k', secretAccessKey: 's' }, forcePathStyle: true },
+  });
+  assert.throws(() => artifactsConfig({ pipelineRoot: 's3://b/p' }), /^Error: artifacts\.pipelineRoot: s3:\/\/b\/p needs an S3 server: set artifacts\.s3/);
+  assert.throws(() => artifactsConfig({ pipelineRoot: 'gs://b/p' }), /must be an absolute directory, file:\/\/\/path, minio:\/\/bucket\/path or s3:\/\/bucket\/path/);
+  assert.throws(() => artifactsConfig({ s3: { endpoint: 'minio:9000' } }), /artifacts\.s3\.endpoint: "minio:9000" is not an http:\/\/ or https:\/\/ URL/);
+  assert.throws(() => artifactsConfig({ s3: { accessKey: 'k' } }), /accessKey and secretKey go together/);
 });

@@ -12,6 +12,7 @@ import { parseDuration as parseGoDuration } from '../util/duration.js';
 import { builtinEnvironments } from './builtin-images.js';
 import type { AuthnOptions } from './auth/authn.js';
 import type { Authorizer } from './auth/types.js';
+import { parseS3Uri, type S3Settings } from '../artifacts/s3-uri.js';
 
 export interface SkiffOptions {
   dataDir?: string;
@@ -78,6 +79,25 @@ export interface SkiffOptions {
   /** the Pods' network when they are isolated (an IPv4 /16, the node is its first address; default: a
    *  10.x.0.0/16 derived from the data dir that no other running server on this machine has) */
   podNetwork?: string;
+  /** where pipeline artifacts live (README "Artifacts in S3") */
+  artifacts?: ArtifactsOptions;
+}
+
+export interface ArtifactsOptions {
+  /** the pipeline root of runs that name none and whose namespace's kfp-launcher ConfigMap names none:
+   *  a local directory (default: the data dir's pipeline-root), or `minio://bucket/path` / `s3://bucket/path` */
+  pipelineRoot?: string;
+  /** the S3 server behind `s3://` and `minio://` URIs */
+  s3?: {
+    /** `http(s)://host:port`; absent: AWS's own endpoint for the region */
+    endpoint?: string;
+    region?: string;
+    /** credentials for namespaces without a `mlpipeline-minio-artifact` Secret */
+    accessKey?: string;
+    secretKey?: string;
+    /** bucket in the path rather than the host name (default true: MinIO and most servers but AWS want it) */
+    forcePathStyle?: boolean;
+  };
 }
 
 export interface GpuSharingOptions {
@@ -116,6 +136,7 @@ export interface SkiffConfig {
   /** with tenancy: whether Pods are isolated by the kernel (src/substrate/local/isolation.ts) */
   podIsolation: boolean;
   podNetwork?: string;
+  artifacts: { pipelineRoot?: string; s3?: S3Settings };
 }
 
 /** the authentication options, when any turns tenancy on */
@@ -221,6 +242,7 @@ export function compileConfig(opts: SkiffOptions): SkiffConfig {
     queues: queueSettings(o.queues),
     podIsolation: o.podIsolation ?? process.env.SKIFF_POD_ISOLATION !== '0',
     ...(o.podNetwork !== undefined ? { podNetwork: checkPodNetwork(o.podNetwork) } : {}),
+    artifacts: artifactsConfig(o.artifacts),
     // a file named in the config file is relative to that file
     ...withAuthn(authnOptions(o, (p) => resolve(file.tokenAuthFile === p || file.oidcJwksFile === p ? dirname(resolve(opts.configFile ?? '.')) : '.', p))),
   };
@@ -311,6 +333,46 @@ function gpuSharingConfig(g: GpuSharingOptions | undefined, relative: (p: string
     out.gpuSchedulerPolicy = g.gpuSchedulerPolicy;
   }
   if (g.libvgpu !== undefined && g.libvgpu !== '') out.libvgpu = relative(String(g.libvgpu));
+  return out;
+}
+
+/** the config's `artifacts:` section, checked: a root Skiff can write, an endpoint it can call */
+export function artifactsConfig(a: ArtifactsOptions | undefined): SkiffConfig['artifacts'] {
+  if (a === undefined || a === null) return {};
+  if (typeof a !== 'object') throw new Error('artifacts: must be a map (pipelineRoot, s3)');
+  const out: SkiffConfig['artifacts'] = {};
+  const s3 = a.s3;
+  if (s3 !== undefined && s3 !== null) {
+    if (typeof s3 !== 'object') throw new Error('artifacts.s3: must be a map (endpoint, region, accessKey, secretKey, forcePathStyle)');
+    const settings: S3Settings = {};
+    if (s3.endpoint !== undefined) {
+      let url: URL | undefined;
+      try {
+        url = new URL(String(s3.endpoint));
+      } catch {
+        url = undefined;
+      }
+      if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new Error(`artifacts.s3.endpoint: "${String(s3.endpoint)}" is not an http:// or https:// URL`);
+      settings.endpoint = String(s3.endpoint).replace(/\/+$/, '');
+    }
+    if (s3.region !== undefined) settings.region = String(s3.region);
+    if ((s3.accessKey === undefined) !== (s3.secretKey === undefined)) throw new Error('artifacts.s3: accessKey and secretKey go together');
+    if (s3.accessKey !== undefined) settings.credentials = { accessKeyId: String(s3.accessKey), secretAccessKey: String(s3.secretKey) };
+    if (s3.forcePathStyle !== undefined) {
+      if (typeof s3.forcePathStyle !== 'boolean') throw new Error('artifacts.s3.forcePathStyle: must be true or false');
+      settings.forcePathStyle = s3.forcePathStyle;
+    }
+    out.s3 = settings;
+  }
+  if (a.pipelineRoot !== undefined) {
+    const root = String(a.pipelineRoot);
+    if (parseS3Uri(root)) {
+      if (!out.s3) throw new Error(`artifacts.pipelineRoot: ${root} needs an S3 server: set artifacts.s3 (endpoint, and accessKey/secretKey or each namespace's mlpipeline-minio-artifact Secret)`);
+    } else if (!root.startsWith('/') && !root.startsWith('file:///')) {
+      throw new Error(`artifacts.pipelineRoot: "${root}" must be an absolute directory, file:///path, minio://bucket/path or s3://bucket/path`);
+    }
+    out.pipelineRoot = root;
+  }
   return out;
 }
 

@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Kinds } from '../api/index.js';
 import { LocalArtifactStore } from '../artifacts/local.js';
+import { isS3Root } from '../workloads/pipelines/artifact-roots.js';
 import { isConflict } from '../api/errors.js';
 import { Manager } from '../control/controller.js';
 import { ControlMetrics } from '../control/metrics.js';
@@ -85,6 +86,18 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   const config = compileConfig(opts);
   const version = skiffVersion();
   const log = (m: string): void => void process.stderr.write(`${m}\n`);
+  // S3 for artifacts: a default root in S3 with the config's own credentials is checked before anything
+  // starts, so an endpoint that is down or refuses them is a clear error now, not a failed run later
+  // the SDK is loaded only then: loading it took 0.6 s on a busy 2-core machine, on every start
+  const s3 = config.artifacts.s3 ? new (await import('../artifacts/s3.js')).S3Stores(config.artifacts.s3, { stagingDir: join(config.dataDir, 'artifact-staging'), cacheDir: join(config.dataDir, 'artifact-cache') }) : undefined;
+  if (s3 && config.artifacts.pipelineRoot && isS3Root(config.artifacts.pipelineRoot) && config.artifacts.s3?.credentials) {
+    try {
+      await s3.get(config.artifacts.pipelineRoot).check();
+    } catch (e) {
+      s3.destroy();
+      throw new Error(`artifacts.pipelineRoot ${config.artifacts.pipelineRoot}: ${(e as Error).message}`);
+    }
+  }
   const metrics = new MetricsRegistry();
   // the inference data plane lives in this process; Pods reach it through the API's address
   const gateway = new Gateway({ metrics, ingressDomain: config.ingressDomain, log });
@@ -150,7 +163,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     started.push(await w.setup({
       client, manager, log, podLogs: substrate, podFiles: substrate,
       recorder: (component) => new EventRecorder(client, component),
-      settings, artifacts,
+      settings, artifacts, ...(s3 ? { s3 } : {}),
       endpoints: { server: () => serverUrl, pods: () => podGateway },
     }));
   }
@@ -169,7 +182,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     log('authentication: a trusted proxy on 127.0.0.1 is trusted for every local process, and Pods share this machine\'s loopback; prefer a proxy that reaches Skiff from another address');
   }
   const authorizer = opts.authorizer ?? rbac;
-  const app = new App({ authorizer, ...(authn ? { authn } : {}), client, registry, logs: substrate, exec: substrate, version, ready: () => ready, bookmarkMs: config.watchBookmarkMs, pipelineRoot, artifacts, gateway, metrics, dryRender: dryRenderer(all, settings), usage: substrate, usageHistory });
+  const app = new App({ authorizer, ...(authn ? { authn } : {}), client, registry, logs: substrate, exec: substrate, version, ready: () => ready, bookmarkMs: config.watchBookmarkMs, pipelineRoot, artifacts, ...(s3 ? { s3 } : {}), gateway, metrics, dryRender: dryRenderer(all, settings), usage: substrate, usageHistory });
   // Kueue's visibility API and metrics, read off the queue manager the queues workload started
   app.kube.discovery.addGroup(visibilityGroup({ client, positions: () => queueManager()?.engine.positions() }));
   const queues = queueManager();
@@ -308,6 +321,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
       const left = local ? substrate.runningContainers() : 0;
       await substrate.stop();
       await store.close();
+      s3?.destroy();
       return left;
     },
   };

@@ -3,6 +3,7 @@
 // every workload; wiring a new one touches that list, not the server's start-up or its routes.
 import type { KObject, StoredObject } from '../api/meta.js';
 import type { KindDef } from '../api/registry.js';
+import type { S3Stores } from '../artifacts/s3.js';
 import type { ArtifactStore } from '../artifacts/store.js';
 import type { Manager } from '../control/controller.js';
 import type { EventRecorder } from '../control/events.js';
@@ -34,8 +35,10 @@ export interface QueueSettings {
 export interface PlatformSettings {
   dataDir: string;
   nodeName: string;
-  /** where pipeline artifacts and task outputs live by default */
+  /** the local directory of pipeline artifacts and task outputs */
   pipelineRoot: string;
+  /** the config's `artifacts`: `pipelineRoot` is the root of runs that name none (a directory or an S3 URI) */
+  artifacts?: { pipelineRoot?: string };
   /** whether Pods are isolated (tenancy): each namespace's runs then write under `<pipelineRoot>/<namespace>` */
   podIsolation?: boolean;
   jobPodBackoffMs: number;
@@ -68,6 +71,8 @@ export interface WorkloadContext {
   settings: PlatformSettings;
   /** pipeline artifacts, task outputs and models: the only way to their bytes */
   artifacts: ArtifactStore;
+  /** the S3 server of s3:// and minio:// URIs (the config's artifacts.s3); absent when none is configured */
+  s3?: S3Stores;
   endpoints: Endpoints;
   /** Pods' logs, from the substrate that runs them */
   podLogs: PodLogSource;

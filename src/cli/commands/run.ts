@@ -53,17 +53,21 @@ function dnsName(s: string): string {
 export const command: Command = {
   name: 'run',
   summary: 'Run a pipeline compiled by the kfp SDK',
-  usage: 'skiff run PIPELINE.yaml [-p NAME=VALUE ...] [--watch] [--no-cache] [-n NS]',
+  usage: 'skiff run PIPELINE.yaml [-p NAME=VALUE ...] [--watch] [--no-cache] [--pipeline-root URI] [-n NS]',
   description: `
 Submits the compiled pipeline (PipelineSpec YAML or JSON, with its platform spec if present) as a Run.
 Parameters are typed as the pipeline declares them. With --watch, prints each task's state as it
 changes and exits non-zero when the run fails. Tasks are cached as the kfp SDK asks (enable_caching):
-a task run before with the same inputs and command reuses its outputs; --no-cache runs every task.`,
+a task run before with the same inputs and command reuses its outputs; --no-cache runs every task.
+--pipeline-root is where the run's artifacts go (KFP's runtime_config.pipeline_root): a directory, or
+minio://bucket/path or s3://bucket/path on the S3 server of Skiff's config; without it, the namespace's
+kfp-launcher ConfigMap (defaultPipelineRoot) decides, else Skiff's config.`,
   flags: [
     NAMESPACE_FLAG,
     { name: 'param', short: 'p', type: 'strings', valueName: 'NAME=VALUE', description: 'a pipeline parameter (repeatable)' },
     { name: 'watch', short: 'w', type: 'boolean', description: 'follow the run until it ends' },
     { name: 'no-cache', type: 'boolean', description: 'run every task, even those whose outputs are cached' },
+    { name: 'pipeline-root', type: 'string', valueName: 'URI', description: 'where the run\'s artifacts go (a directory, minio:// or s3://)' },
   ],
 
   async run(ctx: Context) {
@@ -101,7 +105,10 @@ a task run before with the same inputs and command reuses its outputs; --no-cach
       apiVersion: 'pipelines.kubeflow.org/v2beta1',
       kind: 'Run',
       metadata: { generateName: `${dnsName(String(pipelineSpec.pipelineInfo.name))}-` },
-      spec: { pipelineSpec, ...(platformSpec ? { platformSpec } : {}), parameters, ...(ctx.args.boolean('no-cache') ? { enableCaching: false } : {}) },
+      spec: {
+        pipelineSpec, ...(platformSpec ? { platformSpec } : {}), parameters, ...(ctx.args.boolean('no-cache') ? { enableCaching: false } : {}),
+        ...(ctx.args.string('pipeline-root') ? { pipelineRoot: ctx.args.string('pipeline-root') } : {}),
+      },
     };
     const created = await ctx.client.request<KObject>('POST', runsPath(ctx.namespace), { body });
     const name = String(created.metadata?.name);

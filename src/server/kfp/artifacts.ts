@@ -13,6 +13,7 @@ import type { KfpCall, KfpContext } from './request.js';
 import { q } from './request.js';
 import type { Route } from './router.js';
 import { runArtifacts } from './shapes.js';
+import { isS3Root, namespaceS3Store } from '../../workloads/pipelines/artifact-roots.js';
 
 const METRICS_TYPES = new Set(['system.Metrics', 'system.ClassificationMetrics', 'system.SlicedClassificationMetrics']);
 const CONTENT_TYPES: Record<string, string> = { 'system.HTML': 'text/html; charset=utf-8', 'system.Markdown': 'text/markdown; charset=utf-8' };
@@ -99,9 +100,14 @@ async function readArtifact({ ctx: k, req, res, url, params }: KfpCall): Promise
     sendJson(res, a.metadata ?? {});
     return undefined;
   }
-  const rootUri = r.spec.pipelineRoot ?? k.deps.pipelineRoot;
+  const rootUri = r.status?.pipelineRoot ?? r.spec.pipelineRoot ?? k.deps.pipelineRoot;
   if (!rootUri) throw precondition('no pipeline root is known; artifacts cannot be read back');
-  const store = k.deps.artifacts;
+  let store = k.deps.artifacts;
+  if (isS3Root(rootUri)) {
+    // read with the credentials the run's tasks use: its namespace's Secret, else the config's
+    if (!k.deps.s3) throw precondition(`the run's pipeline root ${rootUri} is in S3, and Skiff has no S3 server configured`);
+    store = await namespaceS3Store(k.deps.client, k.deps.s3, r.metadata.namespace ?? 'default', rootUri);
+  }
   if (!store) throw precondition('no artifact store is configured; artifacts cannot be read back');
   if (!store.handles(a.uri) || !store.handles(rootUri)) throw new KfpError(403, `artifact ${name}: ${a.uri} is not in the artifact store; Skiff reads back only artifacts under the pipeline root`);
   const st = await store.stat(a.uri);

@@ -19,6 +19,7 @@ import { readBody } from '../body.js';
 import { badRequest, KfpError, notFound, snake } from './errors.js';
 import type { Shape } from './list.js';
 import { listPage } from './list.js';
+import type { S3Stores } from '../../artifacts/s3.js';
 import type { ArtifactStore } from '../../artifacts/store.js';
 import type { Call } from './router.js';
 import { forbidden } from '../auth/messages.js';
@@ -32,6 +33,8 @@ export interface KfpApiDeps {
   pipelineRoot?: string;
   /** where artifacts are read back from */
   artifacts?: ArtifactStore;
+  /** where artifacts of runs whose root is in S3 are read back from */
+  s3?: S3Stores;
   /** tenancy on: every request is authorized as KFP's multi-user mode does; without it, nothing is asked */
   authorizer?: Authorizer;
 }

@@ -9,8 +9,11 @@ import { addRunController } from './run-controller.js';
 export const pipelinesWorkload: Workload = {
   name: 'pipelines',
   kinds: [...pipelineKinds, ...kfpKinds],
-  async setup({ client, manager, recorder, settings, artifacts }) {
-    addRunController(manager, { client, recorder: recorder('pipeline-runner'), pipelineRoot: settings.pipelineRoot, rootPerNamespace: settings.podIsolation === true, artifacts });
+  async setup({ client, manager, recorder, settings, artifacts, s3 }) {
+    addRunController(manager, {
+      client, recorder: recorder('pipeline-runner'), pipelineRoot: settings.pipelineRoot, rootPerNamespace: settings.podIsolation === true, artifacts,
+      ...(settings.artifacts?.pipelineRoot ? { defaultPipelineRoot: settings.artifacts.pipelineRoot } : {}), ...(s3 ? { s3 } : {}),
+    });
     addRecurringRunController(manager, { client, recorder: recorder('recurring-run-controller') });
   },
 };

@@ -21,6 +21,7 @@ import { clone, deepEqual, now, ownerRefTo } from '../../api/meta.js';
 import type { Run, RunArtifact, RunOutputs, RunState, RunStatus, RunTask, TaskCache, TaskStatus } from '../../api/pipelines.js';
 import { RunLabels, RunStates } from '../../api/pipelines.js';
 import type { Controller, Manager, Result } from '../../control/controller.js';
+import type { S3ArtifactStore, S3Stores } from '../../artifacts/s3.js';
 import type { ArtifactStore } from '../../artifacts/store.js';
 import type { Recorder } from '../../control/events.js';
 import { InformerCache } from '../../control/informer.js';
@@ -30,7 +31,9 @@ import { cacheEntryName, cacheFingerprint, cachingEnabled } from './cache.js';
 import { evaluateCondition, selectParameter } from './cel.js';
 import { topologicalOrder, upstreamOf } from '../../api/kfp/dag.js';
 import type { ArtifactList, ExecutorInput, InputArtifactArg, InputParameterArg, JsonValue, ParameterType } from './executor-input.js';
-import { buildExecutorInput, normalizePipelineRoot, taskRootUri } from './executor-input.js';
+import { buildExecutorInput, localPathForUri, normalizePipelineRoot, taskRootUri } from './executor-input.js';
+import { isS3Root, namespaceS3Store, resolvePipelineRoot } from './artifact-roots.js';
+import { TaskStaging } from './staging.js';
 import { importArtifact } from './importer.js';
 import type { ComponentSpec, PipelineContainerSpec, PipelineSpec, PipelineTaskSpec, RetryPolicy } from '../../api/kfp/ir.js';
 import { resolveFString, resolvePlaceholders } from './placeholders.js';
@@ -47,6 +50,11 @@ export interface RunControllerOptions {
   rootPerNamespace?: boolean;
   /** where task outputs are read back from and artifacts moved to: the only way to a task's files */
   artifacts: ArtifactStore;
+  /** the configured root of runs that name none (after their namespace's kfp-launcher ConfigMap);
+   *  absent: the local pipelineRoot */
+  defaultPipelineRoot?: string;
+  /** the S3 server of s3:// and minio:// roots; absent: such roots are refused */
+  s3?: S3Stores;
   /** the Manager's informers: Runs, their Pods and their task records are read from memory */
   cache?: InformerCache;
 }
@@ -69,6 +77,8 @@ type RunObject = Run & StoredObject;
 type PodObject = Pod & StoredObject;
 
 class TaskFailure extends Error {}
+/** an output artifact could not be uploaded to the run's S3 root */
+class OutputUploadError extends Error {}
 
 export function addRunController(mgr: Manager, opts: RunControllerOptions): Controller {
   const r = new RunReconciler({ cache: mgr.cache, ...opts });
@@ -231,13 +241,38 @@ interface Pass {
   notes: Map<string, string[]>;
   /** the earliest time a waiting retry starts (ms) */
   wakeAt?: number;
+  /** the root is in S3: task Pods get their artifacts through staging directories (staging.ts) */
+  remote: boolean;
+  /** the S3 store of the run's root, with its namespace's credentials (asked for once per pass) */
+  s3Store?: Promise<S3ArtifactStore>;
+  /** staging directories of Pods whose results this pass recorded: removed once that is written */
+  staged: string[];
 }
 
 export class RunReconciler {
   private readonly cache: InformerCache;
+  private readonly staging: TaskStaging;
 
   constructor(private readonly opts: RunControllerOptions) {
     this.cache = opts.cache ?? new InformerCache(opts.client);
+    this.staging = new TaskStaging(opts.artifacts, (ns) => join(opts.pipelineRoot, ns), opts.rootPerNamespace === true);
+  }
+
+  /** the S3 store of the pass's run (its namespace's credentials), asked for once per pass */
+  private s3Store(pass: Pass): Promise<S3ArtifactStore> {
+    const s3 = this.opts.s3;
+    if (!s3) return Promise.reject(new Error(`pipeline root ${pass.root} is in S3, and Skiff has no S3 server configured (artifacts.s3 in its config)`));
+    pass.s3Store ??= namespaceS3Store(this.opts.client, s3, pass.run.metadata.namespace ?? 'default', pass.root);
+    return pass.s3Store;
+  }
+
+  private stagingDir(pass: Pass, podName: string): string {
+    return this.staging.dir(pass.run.metadata.namespace ?? 'default', podName);
+  }
+
+  /** removes the staging directories of Pods whose results are written */
+  private async removeStaged(pass: Pass, dirs: string[]): Promise<void> {
+    for (const dir of dirs.splice(0)) await this.staging.remove(dir).catch(() => undefined);
   }
 
   /** the pipeline root of a run that names none */
@@ -268,12 +303,17 @@ export class RunReconciler {
     const pass: Pass = {
       run, spec: run.spec.pipelineSpec, status, tasks, records,
       pods: new Map(owned.map((p) => [p.metadata.name, p])),
-      root: '', at: now(), generation: status.retryGeneration ?? 0, toCreate: [], deferred: [], cacheWrites: [], notes: new Map(),
+      root: '', at: now(), generation: status.retryGeneration ?? 0, toCreate: [], deferred: [], cacheWrites: [], notes: new Map(), remote: false, staged: [],
     };
     // 0. start: refuse what cannot run, before any Pod exists
     if (!status.state) {
-      const root = run.spec.pipelineRoot ?? this.defaultRoot(run);
-      const reason = root.startsWith('/') || root.startsWith('file:///') ? undefined : `pipeline root ${JSON.stringify(root)} is not supported: only a local directory is`;
+      // the root is decided once, as KFP's root driver does, and kept: a later change of the namespace's
+      // kfp-launcher ConfigMap does not move a run's artifacts halfway
+      const root = await resolvePipelineRoot(this.opts.client, run, this.opts.defaultPipelineRoot, this.defaultRoot(run));
+      const reason = root.startsWith('/') || root.startsWith('file:///') ? undefined
+        : isS3Root(root) ? (this.opts.s3 ? undefined : `pipeline root ${root} is in S3, and Skiff has no S3 server configured: set artifacts.s3.endpoint in its config`)
+        : `pipeline root ${JSON.stringify(root)} is not supported: only a local directory, s3:// and minio:// are`;
+      status.pipelineRoot = root;
       const bad = firstUnsupported(pass.spec, pass.spec.root, []);
       const message = reason ?? (bad ? `task ${bad.path} uses ${bad.feature}, which is not supported` : undefined);
       if (message) return this.finish(pass, FAILED, 'Unsupported', message, bad?.path);
@@ -286,7 +326,8 @@ export class RunReconciler {
       this.opts.recorder.event(run, 'Normal', 'Started', `run of pipeline ${pass.spec.pipelineInfo.name} started`);
       return {};
     }
-    pass.root = normalizePipelineRoot(run.spec.pipelineRoot ?? this.defaultRoot(run));
+    pass.root = normalizePipelineRoot(status.pipelineRoot ?? run.spec.pipelineRoot ?? this.defaultRoot(run));
+    pass.remote = isS3Root(pass.root);
     // 1. harvest: record what finished Pods produced. The same pass goes on to start what that made
     // ready: a crash before the status write loses nothing, as the next pass harvests the same Pods
     // again and adopts the Pods this one created (their names are deterministic).
@@ -310,6 +351,7 @@ export class RunReconciler {
     }
     await this.write(pass);
     await this.writeCache(pass);
+    await this.removeStaged(pass, pass.staged);
     return pass.wakeAt !== undefined ? { requeueAfter: Math.max(0, pass.wakeAt - Date.now()) } : {};
   }
 
@@ -335,6 +377,22 @@ export class RunReconciler {
           const from = `${hit.spec.run}/${hit.spec.task}`;
           pass.tasks[taskPath] = { state: SUCCEEDED, startedAt: rec.startedAt ?? pass.at, finishedAt: pass.at, inputs: rec.inputs, outputs: clone(hit.spec.outputs), cachedFrom: from, fingerprint };
           recorder.event(run, 'Normal', 'TaskCached', `task ${taskPath} reused the outputs of ${from}`);
+          continue;
+        }
+      }
+      if (pass.remote) {
+        // the launcher's part before the component: the bucket reachable with the namespace's
+        // credentials, the inputs downloaded where the Pod reads them
+        try {
+          const remote = await this.s3Store(pass);
+          await remote.check();
+          await this.staging.stageInputs(remote, this.stagingDir(pass, pod.metadata.name), parseJson<ExecutorInput>(pod.metadata.annotations?.[RunAnnotations.executorInput]) as ExecutorInput);
+        } catch (e) {
+          const failed = { ...rec, state: FAILED, finishedAt: pass.at, message: `task ${taskPath} failed: ${(e as Error).message}` } as TaskStatus;
+          // its Pod was never made
+          delete failed.podName;
+          pass.tasks[taskPath] = failed;
+          pass.staged.push(this.stagingDir(pass, pod.metadata.name));
           continue;
         }
       }
@@ -463,6 +521,8 @@ export class RunReconciler {
     setCondition(status, { type: 'Succeeded', status: state === SUCCEEDED ? 'True' : 'False', reason, message }, pass.at);
     await this.write(pass);
     await this.writeCache(pass);
+    // an ended run's Pods need no staging any more, those it stopped included
+    if (pass.remote) await this.removeStaged(pass, [...pass.staged, ...[...pass.pods.keys()].map((name) => this.stagingDir(pass, name))]);
     this.opts.recorder.event(pass.run, state === SUCCEEDED ? 'Normal' : 'Warning', reason, message);
     return {};
   }
@@ -531,6 +591,7 @@ export class RunReconciler {
       if (!rec || rec.state !== RUNNING || rec.podName !== pod.metadata.name) continue;
       const ei = parseJson<ExecutorInput>(pod.metadata.annotations?.[RunAnnotations.executorInput]);
       const inputs = podInputs(ei);
+      if (pass.remote) pass.staged.push(this.stagingDir(pass, pod.metadata.name));
       if (phase === 'Failed') {
         const message = `task ${path} failed: ${exitMessage(pod)}`;
         const policy = parseJson<RetryPolicy>(pod.metadata.annotations?.[RunAnnotations.retryPolicy]);
@@ -560,7 +621,8 @@ export class RunReconciler {
             });
           }
         } catch (e) {
-          pass.tasks[path] = { ...rec, state: FAILED, finishedAt: pass.at, inputs, message: `task ${path}: reading its outputs failed: ${(e as Error).message}` };
+          const what = e instanceof OutputUploadError ? e.message : `reading its outputs failed: ${(e as Error).message}`;
+          pass.tasks[path] = { ...rec, state: FAILED, finishedAt: pass.at, inputs, message: `task ${path}: ${what}` };
         }
       }
     }
@@ -571,11 +633,28 @@ export class RunReconciler {
     const comp = pass.spec.components?.[pod.metadata.annotations?.[RunAnnotations.component] ?? ''];
     const types: Record<string, ParameterType> = {};
     for (const [n, d] of Object.entries(comp?.outputDefinitions?.parameters ?? {})) types[n] = d.parameterType as ParameterType;
+    // an S3 root's task wrote into its staging directory, at the paths it saw under /minio and /s3
+    const staged = pass.remote ? this.stagingDir(pass, pod.metadata.name) : undefined;
+    const readText = (p: string): Promise<string | undefined> => (staged ? this.staging.read(staged, p) : readIfExists(store, p));
     const files: Record<string, string | undefined> = {};
-    for (const [n, p] of Object.entries(ei.outputs.parameters)) files[n] = await readIfExists(store, p.outputFile);
-    const r = readBackOutputs({ executorOutputText: await readIfExists(store, ei.outputs.outputFile), outputParameterFiles: files, outputParameters: types, outputArtifacts: ei.outputs.artifacts });
+    for (const [n, p] of Object.entries(ei.outputs.parameters)) files[n] = await readText(p.outputFile);
+    const r = readBackOutputs({ executorOutputText: await readText(ei.outputs.outputFile), outputParameterFiles: files, outputParameters: types, outputArtifacts: ei.outputs.artifacts });
     const artifacts: Record<string, RunArtifact[]> = {};
     for (const [n, list] of Object.entries(r.artifacts)) {
+      if (staged) {
+        // the launcher's uploadOutputArtifacts: from where the component wrote each artifact to its URI
+        const remote = await this.s3Store(pass);
+        for (const a of list) {
+          if (!a.uri || !remote.handles(a.uri)) continue;
+          try {
+            await this.staging.upload(remote, staged, a.customPath || localPathForUri(a.uri), a.uri);
+          } catch (e) {
+            throw new OutputUploadError(`uploading its output artifact ${n} failed: ${(e as Error).message}`);
+          }
+        }
+        artifacts[n] = list.map(toRunArtifact);
+        continue;
+      }
       for (const a of list) {
         // Artifact.set_path: the launcher uploads from where the component wrote it to the artifact's URI
         if (a.customPath && a.uri && store.handles(a.uri) && (await store.exists(a.customPath)) && !(await store.contains(a.uri, a.customPath))) {
@@ -922,9 +1001,11 @@ export class RunReconciler {
     for (const [name, d] of Object.entries(comp.outputDefinitions?.artifacts ?? {})) {
       outputArtifacts[name] = { schemaTitle: d.artifactType.schemaTitle ?? 'system.Artifact', ...(d.artifactType.schemaVersion ? { schemaVersion: d.artifactType.schemaVersion } : {}), ...(d.metadata ? { metadata: d.metadata as Record<string, JsonValue> } : {}) };
     }
+    // a Pod writes files where it sees them: for an S3 root, under its /minio or /s3 (staging.ts), as upstream
+    const taskDir = pass.remote ? localPathForUri(taskRoot) : taskRoot;
     const outputParameterFiles: Record<string, string> = {};
-    for (const name of Object.keys(comp.outputDefinitions?.parameters ?? {})) outputParameterFiles[name] = `${taskRoot}/output_parameters/${name}`;
-    const executorInput = buildExecutorInput({ parameters, inputArtifacts, outputArtifacts, outputArtifactUri: taskRoot, outputParameterFiles, executorOutputFile: `${taskRoot}/output_metadata.json` });
+    for (const name of Object.keys(comp.outputDefinitions?.parameters ?? {})) outputParameterFiles[name] = `${taskDir}/output_parameters/${name}`;
+    const executorInput = buildExecutorInput({ parameters, inputArtifacts, outputArtifacts, outputArtifactUri: taskRoot, outputParameterFiles, executorOutputFile: `${taskDir}/output_metadata.json` });
     const ctx = {
       executorInput, inputDefinitions: comp.inputDefinitions as never, pipelineJobName: run.metadata.name, pipelineJobResourceName: run.metadata.name,
       pipelineJobUuid: run.metadata.uid, pipelineTaskName: path.split('.').pop() ?? path, pipelineTaskUuid: executionId, pipelineRoot: pass.root,
@@ -953,6 +1034,12 @@ export class RunReconciler {
       },
       spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: container.image, command, args, env, ...(resources ? { resources } : {}) }] },
     } as unknown as PodObject;
+    if (pass.remote) {
+      // the folders KFP's executor Pods have for S3 URIs, backed by this Pod's staging directory
+      const { volumes, mounts } = this.staging.podVolumes(this.stagingDir(pass, podName));
+      pod.spec.volumes = volumes;
+      (pod.spec.containers[0] as { volumeMounts?: unknown[] }).volumeMounts = mounts;
+    }
     // kfp-kubernetes: volumes, secrets, config maps, timeouts ... on this task's Pod
     let pvcNames: string[] = [];
     const config = executorConfig(run.spec.platformSpec, comp.executorLabel ?? '');
@@ -970,10 +1057,12 @@ export class RunReconciler {
       const fingerprint = cacheFingerprint({ task, component: comp, container, inputs, pvcNames });
       annotations[RunAnnotations.fingerprint] = fingerprint;
     }
-    // the launcher's prepareOutputFolders
-    const outputUris = [executorInput.outputs.outputFile, ...Object.values(outputParameterFiles)];
-    for (const list of Object.values(executorInput.outputs.artifacts) as ArtifactList[]) for (const a of list.artifacts) outputUris.push(a.uri);
-    this.opts.artifacts.prepareOutputs(outputUris);
+    // the launcher's prepareOutputFolders (an S3 root's are made with its staging, when the Pod is created)
+    if (!pass.remote) {
+      const outputUris = [executorInput.outputs.outputFile, ...Object.values(outputParameterFiles)];
+      for (const list of Object.values(executorInput.outputs.artifacts) as ArtifactList[]) for (const a of list.artifacts) outputUris.push(a.uri);
+      this.opts.artifacts.prepareOutputs(outputUris);
+    }
     pass.toCreate.push(pod);
     pass.tasks[path] = { ...rec, state: RUNNING, podName, attempt: rec.attempt };
     if (pass.tasks[path].attempt === undefined) delete pass.tasks[path].attempt;

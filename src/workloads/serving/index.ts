@@ -8,17 +8,18 @@ import type { Workload } from '../workload.js';
 import { addServingControllers } from './controller.js';
 import type { ServingDataPlane } from './data-plane.js';
 import { installStockRuntimes } from './install-runtimes.js';
+import { serviceAccountS3Store } from './s3-credentials.js';
 import { ModelStore } from './storage.js';
 
 export function servingWorkload(dataPlane: ServingDataPlane): Workload {
   return {
     name: 'serving',
     kinds: [...servingKinds, RevisionKind],
-    async setup({ client, manager, recorder, settings, artifacts, endpoints, podLogs, log }) {
+    async setup({ client, manager, recorder, settings, artifacts, s3, endpoints, podLogs, log }) {
       await installStockRuntimes(client, log);
       return addServingControllers(manager, {
         client, recorder: recorder('inferenceservice-controller'), dataPlane,
-        models: new ModelStore(join(settings.dataDir, 'serving', 'models'), (ns, claim) => join(settings.dataDir, 'volumes', ns, claim), artifacts),
+        models: new ModelStore(join(settings.dataDir, 'serving', 'models'), (ns, claim) => join(settings.dataDir, 'volumes', ns, claim), artifacts, s3 ? (owner, uri) => serviceAccountS3Store(client, s3, owner, uri) : undefined),
         podGateway: endpoints.pods,
         serverUrl: endpoints.server,
         podLog: async (pod, container) => {

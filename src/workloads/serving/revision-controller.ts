@@ -19,7 +19,7 @@ import type { Autoscaler } from './autoscaler.js';
 import type { ServingControllerOptions } from './options.js';
 import { renderReplicaPod } from './render.js';
 import { failureLine, loadFailure, revisionFailure } from './status.js';
-import { StorageError, parseStorageUri } from './storage.js';
+import { StorageError, parseStorageUri, type ModelOwner } from './storage.js';
 
 type Rev = Revision & StoredObject;
 type PodObject = Pod & StoredObject;
@@ -89,7 +89,7 @@ export class RevisionReconciler {
     const pass: Pass = { rev, revKey, status, pods, live, desired: want.replicas, recheck: want.recheckMs !== undefined ? { requeueAfter: want.recheckMs } : {}, modelPath: undefined, storageFailure: undefined };
     if (spec.storageUri && pass.desired > 0) {
       try {
-        const src = await this.opts.models.resolve(spec.storageUri);
+        const src = await this.opts.models.resolve(spec.storageUri, modelOwner(rev));
         pass.modelPath = src.kind === 'host' ? src.path : undefined;
         if (src.kind === 'pvc' && spec.serverKind === 'in-process') pass.modelPath = undefined;
       } catch (e) {
@@ -142,7 +142,7 @@ export class RevisionReconciler {
   private async scaleUp(p: Pass): Promise<Result | undefined> {
     if (p.live.length >= p.desired || p.storageFailure) return undefined;
     const uri = p.rev.spec.storageUri;
-    const src = uri ? await this.opts.models.resolve(uri) : undefined;
+    const src = uri ? await this.opts.models.resolve(uri, modelOwner(p.rev)) : undefined;
     for (let i = p.live.length; i < p.desired; i++) await this.opts.client.create<PodObject>(renderReplicaPod(p.rev, src));
     return {};
   }
@@ -221,6 +221,12 @@ export class RevisionReconciler {
 }
 
 /** the replicas the gateway may use: running Pods with an address */
+/** whose model it is: the revision's namespace and the service account its replicas run as (KServe's storage initializer's credentials) */
+function modelOwner(rev: Rev): ModelOwner {
+  const sa = rev.spec.podTemplate?.spec.serviceAccountName;
+  return { namespace: rev.metadata.namespace ?? 'default', ...(sa ? { serviceAccountName: sa } : {}) };
+}
+
 function replicasOf(pods: PodObject[]): { name: string; ip?: string }[] {
   return pods.map((p) => ({ name: p.metadata.name, ...(p.status?.phase === 'Running' && p.status.podIP ? { ip: p.status.podIP } : {}) }));
 }

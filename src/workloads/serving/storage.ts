@@ -6,8 +6,11 @@
 //   found through the artifact store, which gives the path a replica mounts;
 // - `http(s)://...`: downloaded once into the model cache under the data dir, shared by every replica
 //   and revision naming the same URI; `.tar`, `.tar.gz`/`.tgz` and `.zip` files are unpacked.
+// - `s3://bucket/key`: downloaded from the S3 server (the endpoint and credentials KServe's storage
+//   initializer would use: s3-credentials.ts) into the artifact store's cache, again only when the
+//   objects there change.
 //
-// Other schemes (gs, s3, hf, oci, azure, ...) need a network this machine does not reach: they fail
+// Other schemes (gs, hf, oci, azure, ...) need a network this machine does not reach: they fail
 // with a reason the InferenceService's status shows.
 import { createWriteStream, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
@@ -31,10 +34,10 @@ export class StorageError extends Error {
   override readonly name = 'StorageError';
 }
 
-const cloudSchemes = ['gs://', 's3://', 'hf://', 'oci://', 'oci+fetch://', 'oci+native://', 'modelscope://', 'hdfs://', 'webhdfs://'];
+const cloudSchemes = ['gs://', 'hf://', 'oci://', 'oci+fetch://', 'oci+native://', 'modelscope://', 'hdfs://', 'webhdfs://'];
 
 /** Parses a storageUri without fetching anything; throws StorageError for what cannot be served here. */
-export function parseStorageUri(uri: string): { scheme: 'pvc' | 'file' | 'http'; claim?: string; subPath?: string; path?: string; url?: string } {
+export function parseStorageUri(uri: string): { scheme: 'pvc' | 'file' | 'http' | 's3'; claim?: string; subPath?: string; path?: string; url?: string } {
   if (uri.startsWith('pvc://')) {
     const rest = uri.slice('pvc://'.length);
     const i = rest.indexOf('/');
@@ -56,20 +59,42 @@ export function parseStorageUri(uri: string): { scheme: 'pvc' | 'file' | 'http';
     }
     return { scheme: 'http', url: uri };
   }
+  if (uri.startsWith('s3://')) {
+    if (!/^s3:\/\/[^/]+/.test(uri)) throw new StorageError(`storageUri ${uri}: no bucket`);
+    return { scheme: 's3', url: uri };
+  }
   const cloud = cloudSchemes.find((s) => uri.startsWith(s));
   if (cloud) throw new StorageError(`storageUri ${uri}: ${cloud.slice(0, -3)} storage is not reachable from this machine; use pvc://, file:// or http(s)://`);
   throw new StorageError(`Cannot recognize storage type for ${uri}`);
 }
 
+/** who asks for a model: the InferenceService's namespace and service account (whose Secrets hold S3 credentials) */
+export interface ModelOwner {
+  namespace: string;
+  serviceAccountName?: string;
+}
+
+/** the store of an s3:// model, with the credentials and endpoint its owner's Secrets give */
+export type S3ModelStores = (owner: ModelOwner, uri: string) => Promise<ArtifactStore>;
+
 export class ModelStore {
   private readonly inflight = new Map<string, Promise<string>>();
 
-  constructor(private readonly cacheDir: string, readonly claimDir: (namespace: string, claim: string) => string, private readonly artifacts: ArtifactStore) {}
+  constructor(private readonly cacheDir: string, readonly claimDir: (namespace: string, claim: string) => string, private readonly artifacts: ArtifactStore, private readonly s3?: S3ModelStores) {}
 
-  /** The source a replica mounts at /mnt/models; downloads http(s) models first (once). */
-  async resolve(uri: string): Promise<ModelSource> {
+  /** The source a replica mounts at /mnt/models; downloads http(s) and s3 models first (once per version). */
+  async resolve(uri: string, owner: ModelOwner = { namespace: 'default' }): Promise<ModelSource> {
     const p = parseStorageUri(uri);
     if (p.scheme === 'pvc') return { kind: 'pvc', claim: p.claim as string, subPath: p.subPath ?? '' };
+    if (p.scheme === 's3') {
+      if (!this.s3) throw new StorageError(`storageUri ${uri}: Skiff has no S3 server configured (artifacts.s3 in its config)`);
+      try {
+        return { kind: 'host', path: await (await this.s3(owner, uri)).localPath(uri) };
+      } catch (e) {
+        if (e instanceof ArtifactNotFoundError) throw new StorageError(`storageUri ${uri}: no object or prefix of that name`);
+        throw new StorageError(`storageUri ${uri}: ${(e as Error).message}`);
+      }
+    }
     if (p.scheme === 'file') {
       if (!this.artifacts.handles(uri)) throw new StorageError(`storageUri ${uri}: the artifact store does not hold this URI`);
       try {

@@ -1,0 +1,49 @@
+// Where a run's artifacts live, decided as KFP's root DAG driver decides it, and the S3 store that
+// holds them with the credentials KFP's launcher would use.
+import type { KObject, StoredObject } from '../../api/meta.js';
+import { Kinds } from '../../api/index.js';
+import type { S3ArtifactStore, S3Stores } from '../../artifacts/s3.js';
+import { parseS3Uri } from '../../artifacts/s3-uri.js';
+import type { Client } from '../../store/client.js';
+
+/** the ConfigMap KFP's driver reads a namespace's default pipeline root from (key `defaultPipelineRoot`) */
+export const launcherConfigMap = 'kfp-launcher';
+/** the Secret KFP's launcher reads MinIO credentials from (keys `accesskey`, `secretkey`), in the run's namespace */
+export const artifactSecret = 'mlpipeline-minio-artifact';
+
+/** whether a pipeline root is an S3 one (s3:// or minio://) */
+export function isS3Root(root: string): boolean {
+  return parseS3Uri(root) !== undefined;
+}
+
+/**
+ * The root of a run: its own (`runtime_config.pipeline_root`), else the `defaultPipelineRoot` of the
+ * namespace's kfp-launcher ConfigMap, else Skiff's configured root, else `local`. Like KFP's backend,
+ * the compiled pipeline's `defaultPipelineRoot` is not read.
+ */
+export async function resolvePipelineRoot(client: Client, run: StoredObject & { spec: { pipelineRoot?: string } }, configured: string | undefined, local: string): Promise<string> {
+  if (run.spec.pipelineRoot) return run.spec.pipelineRoot;
+  const cm = await client.find<KObject & { data?: Record<string, string> }>(Kinds.ConfigMap, { namespace: run.metadata.namespace ?? 'default', name: launcherConfigMap });
+  const fromLauncher = cm?.data?.['defaultPipelineRoot']?.trim();
+  if (fromLauncher) return fromLauncher;
+  return configured ?? local;
+}
+
+function decode(data: Record<string, string> | undefined, key: string): string | undefined {
+  const v = data?.[key];
+  return v === undefined ? undefined : Buffer.from(v, 'base64').toString('utf8').trim();
+}
+
+/**
+ * The S3 store for a namespace's run under `root`: the credentials of the namespace's
+ * mlpipeline-minio-artifact Secret when it has one, else those of Skiff's config.
+ */
+export async function namespaceS3Store(client: Client, s3: S3Stores, namespace: string, root: string): Promise<S3ArtifactStore> {
+  const secret = await client.find<KObject & { data?: Record<string, string> }>(Kinds.Secret, { namespace, name: artifactSecret });
+  const accessKeyId = decode(secret?.data, 'accesskey');
+  const secretAccessKey = decode(secret?.data, 'secretkey');
+  return s3.get(root, {
+    ...(accessKeyId && secretAccessKey ? { credentials: { accessKeyId, secretAccessKey } } : {}),
+    missing: `namespace ${namespace} has no Secret ${artifactSecret} with keys accesskey and secretkey, and Skiff's config has no artifacts.s3.accessKey`,
+  });
+}
