@@ -115,7 +115,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     ...(existsSync(basePython) ? { python: { basePython, ...(config.pythonZygote ? { zygote: { script: join(repoRoot, 'python', 'skiff_zygote.py'), client: join(repoRoot, 'build', 'skiff-pyfork') } } : {}) } } : {}),
     version, crashLoopBaseMs: config.crashLoopBackoffMs, crashLoopMaxMs: config.crashLoopBackoffMaxMs, metricsIntervalMs: config.metricsResolutionMs, log,
   });
-  registerUsageMetrics(metrics, substrate, () => manager.cache.list(Kinds.Pod));
+  registerUsageMetrics(metrics, substrate, () => manager.cache.list(Kinds.Pod), config.nodeName);
   await substrate.start();
   addScheduler(manager, { client, recorder: new EventRecorder(client, 'default-scheduler'), nodeName: config.nodeName, placement: new ResourceFit(config.gpuSharing.gpuSchedulerPolicy) });
   addGpuSharesController(manager, client, config.nodeName);
