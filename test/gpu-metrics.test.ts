@@ -1,11 +1,13 @@
 // Per-container GPU use on /metrics under dcgm-exporter's names, on a node whose "real" cards are a
 // made-up nvidia-smi on the server's PATH (no GPU is needed): it answers discovery, the cards' use,
-// the compute apps (the running Pod's process, found by a marker in its command line) and pmon.
+// the compute apps (the running Pod's process, found by a marker in its command line) and pmon. The
+// same figures reach the Pod's usage history and its page's charts.
 import assert from 'node:assert/strict';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { openUi } from './browser.js';
 import { TestServer, podManifest } from './harness.js';
 
 const pods = '/api/v1/namespaces/default/pods';
@@ -68,6 +70,26 @@ describe('GPU use per Pod on /metrics (a simulated nvidia-smi)', () => {
     const util = await s.until('its utilisation', async () => series((await s.req('GET', '/metrics')).text, 'DCGM_FI_DEV_GPU_UTIL', 'gpu-user'), 10_000);
     assert.equal(util.value, 42, "pmon's figure for the Pod's process");
     assert.equal(util.labels, fb.labels);
+  });
+
+  it("carries the GPU use into the Pod's usage history, and its page charts it", async () => {
+    const h = await s.until('a history sample with the card', async () => {
+      const r = await s.req('GET', `/skiff/v1/namespaces/default/pods/gpu-user/usage`);
+      return r.body.samples?.find((x: any) => x.containers[0]?.gpus?.length);
+    }, 10_000);
+    assert.deepEqual(h.containers[0].gpus, [{ index: 0, memoryMiB: 1234, gpuPercent: 42, gpuPercentSource: 'process' }]);
+    const ui = await openUi(s);
+    try {
+      await ui.open('/ui/default/pods/gpu-user');
+      const mem = ui.page.getByRole('figure', { name: /^GPU memory/ });
+      await mem.waitFor({ timeout: 30_000 });
+      assert.match(await mem.innerText(), /GPU memory · now 1\.21 GiB/);
+      assert.match(await ui.page.getByRole('figure', { name: /^GPU utilisation/ }).innerText(), /GPU utilisation · now 42%/);
+      await ui.page.getByRole('heading', { name: 'CPU, memory and GPU' }).waitFor();
+      await ui.shot('pod-usage-gpu');
+    } finally {
+      await ui.close();
+    }
   });
 
   it("without pmon, the card's utilisation is the Pod's (it is alone on the card)", async () => {
