@@ -7,6 +7,20 @@ export interface ContainerSample {
   /** cores used over the window before this sample; absent for a container's first sample */
   cpuCores?: number;
   memoryBytes: number;
+  /** the real GPU cards its processes use, when the node samples them (nvidia-smi), one per card */
+  gpus?: ContainerGpuSample[];
+}
+
+/** A container's use of one real GPU card in a sample. */
+export interface ContainerGpuSample {
+  /** the card's index on the node */
+  index: number;
+  /** framebuffer memory its processes hold, in MiB */
+  memoryMiB?: number;
+  /** percent of the card's time its kernels ran */
+  gpuPercent?: number;
+  /** `process`: measured for its processes (nvidia-smi pmon); `cardShare`: the card's utilisation split among the containers on it */
+  gpuPercentSource?: 'process' | 'cardShare';
 }
 
 export interface UsageSample {

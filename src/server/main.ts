@@ -136,7 +136,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     ...(existsSync(basePython) ? { python: { basePython, ...(config.pythonZygote ? { zygote: { script: join(repoRoot, 'python', 'skiff_zygote.py'), client: join(repoRoot, 'build', 'skiff-pyfork') } } : {}) } } : {}),
     version, crashLoopBaseMs: config.crashLoopBackoffMs, crashLoopMaxMs: config.crashLoopBackoffMaxMs, metricsIntervalMs: config.metricsResolutionMs, log,
   });
-  registerUsageMetrics(metrics, substrate, () => manager.cache.list(Kinds.Pod));
+  registerUsageMetrics(metrics, substrate, () => manager.cache.list(Kinds.Pod), config.nodeName);
   // the CA is known once the in-cluster endpoint has its certificates, before the controllers start
   let rootCA: string | undefined;
   if (local) {

@@ -96,3 +96,18 @@ test('a usage request is authorized as reading the Pods it charts', () => {
   assert.equal(usageAttributes('GET', '/skiff/v1/streams'), undefined);
   assert.equal(usageAttributes('GET', '/api/v1/namespaces/team-a/pods/p'), undefined);
 });
+
+test("keeps a container's GPU use with its sample, per card, and none for a container without a card", () => {
+  const src = source();
+  const h = new UsageHistory({ usage: src, now: () => 1000 });
+  const p = pod('g', 'u1', 1000, 0.5, 10);
+  const main = p.containers[0];
+  assert.ok(main);
+  main.gpus = [{ index: 1, uuid: 'GPU-1', modelName: 'NVIDIA H100', memoryUsedMiB: 2048, gpuPercent: 37, gpuPercentSource: 'process' }, { index: 0, uuid: 'GPU-0', modelName: 'NVIDIA H100' }];
+  p.containers.push({ name: 'side', startedAt: 'x', timestamp: 1000, cpuSeconds: 0, memoryWorkingSetBytes: 1 });
+  src.pods = [p];
+  h.record();
+  const [s] = h.history('ns', 'g');
+  assert.deepEqual(s?.containers[0]?.gpus, [{ index: 1, memoryMiB: 2048, gpuPercent: 37, gpuPercentSource: 'process' }, { index: 0 }]);
+  assert.equal(s?.containers[1]?.gpus, undefined);
+});

@@ -82,7 +82,10 @@ export class UsageHistory {
       if (last && t <= last.t) continue;
       const sample: UsageSample = {
         t,
-        containers: p.containers.map((c) => ({ name: c.name, ...(c.cpuCores !== undefined ? { cpuCores: c.cpuCores } : {}), memoryBytes: c.memoryWorkingSetBytes })),
+        containers: p.containers.map((c) => ({
+          name: c.name, ...(c.cpuCores !== undefined ? { cpuCores: c.cpuCores } : {}), memoryBytes: c.memoryWorkingSetBytes,
+          ...(c.gpus?.length ? { gpus: c.gpus.map((g) => ({ index: g.index, ...(g.memoryUsedMiB !== undefined ? { memoryMiB: g.memoryUsedMiB } : {}), ...(g.gpuPercent !== undefined ? { gpuPercent: g.gpuPercent } : {}), ...(g.gpuPercentSource ? { gpuPercentSource: g.gpuPercentSource } : {}) })) } : {}),
+        })),
       };
       series.samples.push(sample);
       for (const l of this.listeners.get(k) ?? []) l(sample);

@@ -38,3 +38,30 @@ it('reports containers, Pods and the node under the kubelet\'s names, and Pods\'
   assert.doesNotMatch(text, /label_app/, 'only the labels kube-state-metrics would be allowed to export');
   assert.equal(promLabelName('app.kubernetes.io/name'), 'label_app_kubernetes_io_name');
 });
+
+it("serves each container's use of each real card under dcgm-exporter's names and labels, one series per card and container", async () => {
+  const gpu = (index: number, memoryUsedMiB: number | undefined, gpuPercent: number | undefined) =>
+    ({ index, uuid: `GPU-${index}`, modelName: 'NVIDIA H100 80GB HBM3', ...(memoryUsedMiB !== undefined ? { memoryUsedMiB } : {}), ...(gpuPercent !== undefined ? { gpuPercent, gpuPercentSource: 'process' as const } : {}) });
+  const shared: PodMetricsSource = {
+    podUsage: () => [
+      { uid: 'u1', namespace: 'team-a', name: 'train-0', containers: [{ ...container('main', 1, 1), gpus: [gpu(0, 1500, 55), gpu(1, 10, undefined)] }, container('sidecar', 0, 1)] },
+      { uid: 'u2', namespace: 'team-b', name: 'infer', containers: [{ ...container('main', 1, 1), gpus: [gpu(0, 700, 5)] }] },
+    ],
+    nodeUsage: () => undefined,
+  };
+  const m = new MetricsRegistry({ processMetrics: false });
+  registerUsageMetrics(m, shared, undefined, 'gpu-node');
+  const text = await m.render();
+  const labels = (i: number, c: string, ns: string, pod: string): string => `gpu="${i}",UUID="GPU-${i}",modelName="NVIDIA H100 80GB HBM3",Hostname="gpu-node",container="${c}",namespace="${ns}",pod="${pod}"`;
+  for (const line of [
+    '# TYPE DCGM_FI_DEV_GPU_UTIL gauge',
+    `DCGM_FI_DEV_GPU_UTIL{${labels(0, 'main', 'team-a', 'train-0')}} 55`,
+    `DCGM_FI_DEV_GPU_UTIL{${labels(0, 'main', 'team-b', 'infer')}} 5`,
+    '# TYPE DCGM_FI_DEV_FB_USED gauge',
+    `DCGM_FI_DEV_FB_USED{${labels(0, 'main', 'team-a', 'train-0')}} 1500`,
+    `DCGM_FI_DEV_FB_USED{${labels(1, 'main', 'team-a', 'train-0')}} 10`,
+    `DCGM_FI_DEV_FB_USED{${labels(0, 'main', 'team-b', 'infer')}} 700`,
+  ]) assert.ok(text.split('\n').includes(line), `${line}\n${text}`);
+  assert.doesNotMatch(text, /DCGM_FI_DEV_GPU_UTIL\{gpu="1"/, 'no utilisation figure, no series');
+  assert.doesNotMatch(text, /^DCGM_FI_DEV_\w+\{[^}]*container="sidecar"/m, "a container without a card has no GPU series");
+});

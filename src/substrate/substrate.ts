@@ -124,6 +124,27 @@ export interface ContainerUsage {
   windowMs?: number;
   /** memory the container's processes hold and the kernel cannot simply drop, in bytes */
   memoryWorkingSetBytes: number;
+  /** the real GPU cards its processes use, one entry per card, when the node samples them */
+  gpus?: ContainerGpuUsage[];
+}
+
+/** A container's use of one real GPU card: its processes' together, as nvidia-smi last reported them. */
+export interface ContainerGpuUsage {
+  /** the card's index on the node (nvidia-smi's) */
+  index: number;
+  uuid: string;
+  /** the card's product name, e.g. "NVIDIA H100 80GB HBM3" */
+  modelName: string;
+  /** framebuffer memory its processes hold on the card, in MiB; absent where the driver does not say */
+  memoryUsedMiB?: number;
+  /** percent of the card's time its kernels ran; absent where neither source had a figure */
+  gpuPercent?: number;
+  /**
+   * where gpuPercent comes from: `process`, its processes' own SM utilisation (nvidia-smi pmon);
+   * `cardShare`, the card's utilisation split among the containers on it by their shares' compute
+   * (equally where a share has no compute limit), when per-process figures cannot be had
+   */
+  gpuPercentSource?: 'process' | 'cardShare';
 }
 
 export interface PodUsage {

@@ -19,16 +19,6 @@ export function discoverGpus(timeoutMs = 5000): Promise<GpuInfo[]> {
   });
 }
 
-/** the cards' use now, from `nvidia-smi`; none when it is missing or fails */
-export function sampleGpus(timeoutMs = 5000): Promise<GpuCardSample[]> {
-  return new Promise((resolve) => {
-    execFile('nvidia-smi', ['--query-gpu=index,utilization.gpu,memory.used', '--format=csv,noheader,nounits'], { timeout: timeoutMs }, (err, stdout) => {
-      if (err) return resolve([]);
-      resolve(parseGpuSamples(stdout));
-    });
-  });
-}
-
 /** nvidia-smi's `index, utilization.gpu, memory.used` lines; a card it cannot read ([N/A]) is left out */
 export function parseGpuSamples(out: string): GpuCardSample[] {
   return out.trim().split('\n').filter(Boolean).flatMap((line) => {
@@ -82,7 +72,8 @@ export function capacityFrom(found: GpuInfo[], overrides: CapacityOverrides = {}
   };
 }
 
-export async function discoverCapacity(overrides: CapacityOverrides = {}): Promise<NodeCapacity & { realGpus: number }> {
+/** the capacity, and the real cards found (whose use can be sampled) */
+export async function discoverCapacity(overrides: CapacityOverrides = {}): Promise<NodeCapacity & { found: GpuInfo[] }> {
   const found = await discoverGpus();
-  return { ...capacityFrom(found, overrides), realGpus: found.length };
+  return { ...capacityFrom(found, overrides), found };
 }

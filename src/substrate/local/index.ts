@@ -12,7 +12,8 @@ import type { NodeUsage, PodAttachOptions, PodAttachSession, PodExecOptions, Pod
 import type { Client } from '../../store/client.js';
 import type { Substrate } from '../substrate.js';
 import type { CapacityOverrides } from './capacity.js';
-import { discoverCapacity, sampleGpus } from './capacity.js';
+import { discoverCapacity } from './capacity.js';
+import { GpuSampler } from './gpu-processes.js';
 import type { Environments } from './environments.js';
 import { Kubelet, type KubeletOptions } from './kubelet.js';
 import type { ServiceView } from './network.js';
@@ -58,14 +59,15 @@ export class LocalSubstrate implements Substrate, PodMetricsSource {
   private readonly zygote?: PythonZygote;
   private readonly python?: PythonPods;
   private readonly usage: UsageMonitor;
-  private realGpus = 0;
+  /** set once the node has found real cards */
+  private gpuSampler?: GpuSampler;
 
   constructor(private readonly opts: LocalSubstrateOptions) {
     this.nodeName = opts.nodeName;
     // the real cards are sampled once the node knows it has some
     this.usage = new UsageMonitor({
       nodeName: opts.nodeName, intervalMs: opts.metricsIntervalMs ?? 5000, containers: () => this.agent?.liveContainers() ?? [],
-      gpus: async () => (this.realGpus ? sampleGpus() : []),
+      gpus: async () => (this.gpuSampler ? this.gpuSampler.sample() : { cards: [], processes: [], perProcess: false }),
     });
     const py = opts.python;
     if (py) {
@@ -90,7 +92,7 @@ export class LocalSubstrate implements Substrate, PodMetricsSource {
     // warmed now, so the first task does not wait for it
     if (this.zygote) void this.zygote.ensure();
     const capacity = await discoverCapacity(this.opts.node);
-    this.realGpus = capacity.realGpus;
+    if (capacity.found.length) this.gpuSampler = new GpuSampler({ cards: capacity.found, pmonTimeoutMs: Math.max(3000, this.opts.metricsIntervalMs ?? 5000) });
     this.agent = new Kubelet({
       client, recorder: this.opts.recorder, dataDir: this.opts.dataDir, nodeName, environments: this.opts.environments,
       gpuCount: capacity.gpus.length, gpuCards: gpuCards(capacity), ...(this.opts.libvgpu ? { libvgpu: this.opts.libvgpu } : {}), python: this.python, shellDir: shellShim(join(this.opts.dataDir, 'shell')),

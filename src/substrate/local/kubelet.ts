@@ -558,6 +558,7 @@ export class Kubelet {
     if (prev) c.last = prev;
     c.current = { n, startedAt: proc.startedAt };
     c.proc = proc;
+    c.gpuShares = this.gpuSharesOf(gpus);
     this.watchExit(rt, c, proc);
     this.opts.onContainerStart?.();
     this.opts.recorder.event(pod, 'Normal', 'Started', `Started container ${spec.name}`);
@@ -577,6 +578,16 @@ export class Kubelet {
     const mine = (pd[podContainers(pod).findIndex((c) => c.container.name === spec.name)] ?? []).filter((s) => byUuid.has(s.uuid));
     const cards = mine.map((s) => byUuid.get(s.uuid) as GpuCard);
     return { indices: cards.map((c) => c.index), shares: mine, cards, ...extra };
+  }
+
+  /** the cards and compute the usage monitor splits a card's measured use by: a whole card is all of its compute */
+  private gpuSharesOf(gpus: ContainerGpus): { uuid: string; cores: number }[] {
+    if (gpus.shares.length) return gpus.shares.map((s) => ({ uuid: s.uuid, cores: s.cores }));
+    const byIndex = new Map((this.opts.gpuCards ?? []).map((c) => [c.index, c]));
+    return gpus.indices.flatMap((i) => {
+      const card = byIndex.get(i);
+      return card ? [{ uuid: card.uuid, cores: 100 }] : [];
+    });
   }
 
   /** an event a Pod gets once, not at every restart of its containers */
@@ -755,7 +766,7 @@ export class Kubelet {
     for (const rt of this.pods.values()) {
       for (const c of rt.containers.values()) {
         if (!c.proc || c.proc.pid <= 0 || !c.current || c.current.exit) continue;
-        out.push({ uid: rt.uid, namespace: rt.namespace, pod: rt.name, container: c.name, pid: c.proc.pid, startedAt: c.current.startedAt });
+        out.push({ uid: rt.uid, namespace: rt.namespace, pod: rt.name, container: c.name, pid: c.proc.pid, startedAt: c.current.startedAt, ...(c.gpuShares?.length ? { gpuShares: c.gpuShares } : {}) });
       }
     }
     return out;

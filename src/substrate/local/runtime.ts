@@ -26,6 +26,9 @@ export interface ContainerRuntime {
   backoffWaitMs?: number;
   backoffMs?: number;
   waiting?: { reason: string; message?: string };
+  /** the GPU cards its current run was given and each share's compute (not kept on disk: a container
+   *  adopted by a restarted server has none, and its card's use is split equally) */
+  gpuShares?: { uuid: string; cores: number }[];
   /** its Python environment (the local image pull): being built, ready, or failed */
   preparing?: { state: 'pending' | 'ready' | 'failed'; binDir?: string; message?: string };
 }

@@ -7,8 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { CLOCK_TICKS, parseStat } from './procfs.js';
+import type { GpuProcessUse, GpuSample } from './gpu-processes.js';
 import type { LiveContainer } from './usage.js';
-import { UsageMonitor } from './usage.js';
+import { attributeGpus, UsageMonitor } from './usage.js';
 
 const root = mkdtempSync(join(tmpdir(), 'skiff-usage-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -151,5 +152,61 @@ describe('UsageMonitor on this machine', () => {
       }
       root.kill('SIGKILL');
     }
+  });
+});
+
+describe("containers' GPU use", () => {
+  const model = 'NVIDIA H100 80GB HBM3';
+  const proc = (pid: number, index: number, memoryUsedMiB?: number, smPercent?: number): GpuProcessUse =>
+    ({ pid, index, uuid: `GPU-${index}`, modelName: model, ...(memoryUsedMiB !== undefined ? { memoryUsedMiB } : {}), ...(smPercent !== undefined ? { smPercent } : {}) });
+  const owner = new Map([[10, 'a'], [11, 'a'], [20, 'b']]);
+
+  it("sums a container's processes per card, with pmon's utilisation; an unknown pid is no one's", () => {
+    const sample: GpuSample = { cards: [{ index: 0, gpuPercent: 90, memoryUsedMiB: 3000 }], processes: [proc(10, 0, 1000, 30), proc(11, 0, 500, 80), proc(20, 0, 1000), proc(99, 0, 500, 10)], perProcess: true };
+    const got = attributeGpus(sample, owner, new Map());
+    assert.deepEqual(got.get('a'), [{ index: 0, uuid: 'GPU-0', modelName: model, memoryUsedMiB: 1500, gpuPercent: 100, gpuPercentSource: 'process' }]);
+    // pmon printed `-` for it: no kernel ran
+    assert.deepEqual(got.get('b'), [{ index: 0, uuid: 'GPU-0', modelName: model, memoryUsedMiB: 1000, gpuPercent: 0, gpuPercentSource: 'process' }]);
+    assert.equal(got.size, 2);
+  });
+
+  it("without pmon, splits the card's utilisation by the shares' compute, or equally when one has no limit", () => {
+    const sample: GpuSample = { cards: [{ index: 0, gpuPercent: 80, memoryUsedMiB: 3000 }, { index: 1, gpuPercent: 50, memoryUsedMiB: 10 }], processes: [proc(10, 0, 1000), proc(20, 0, 2000), proc(11, 1)], perProcess: false };
+    const byCores = attributeGpus(sample, owner, new Map([['a', [{ uuid: 'GPU-0', cores: 30 }, { uuid: 'GPU-1', cores: 100 }]], ['b', [{ uuid: 'GPU-0', cores: 10 }]]]));
+    assert.deepEqual(byCores.get('a')?.map((g) => [g.index, g.gpuPercent, g.gpuPercentSource, g.memoryUsedMiB]), [[0, 60, 'cardShare', 1000], [1, 50, 'cardShare', undefined]]);
+    assert.deepEqual(byCores.get('b')?.map((g) => [g.index, g.gpuPercent]), [[0, 20]]);
+    const equal = attributeGpus(sample, owner, new Map([['a', [{ uuid: 'GPU-0', cores: 0 }]], ['b', [{ uuid: 'GPU-0', cores: 10 }]]]));
+    assert.deepEqual([equal.get('a')?.[0]?.gpuPercent, equal.get('b')?.[0]?.gpuPercent], [40, 40]);
+    // a card nvidia-smi could not read ([N/A]) gives memory but no utilisation
+    const unread = attributeGpus({ ...sample, cards: [] }, owner, new Map());
+    assert.deepEqual(unread.get('b'), [{ index: 0, uuid: 'GPU-0', modelName: model, memoryUsedMiB: 2000 }]);
+  });
+
+  it('the monitor asks once per sample, never twice at once, and maps the answer to the containers it sampled', async () => {
+    const dir = join(root, 'proc-gpu');
+    mkdirSync(dir);
+    setMachine(dir, 1000);
+    setProc(dir, 30, 1, 10, 100);
+    setProc(dir, 31, 30, 10, 100);
+    let asked = 0;
+    let answer: (s: GpuSample) => void = () => undefined;
+    const m = new UsageMonitor({
+      nodeName: 'n', intervalMs: 5000, procRoot: dir,
+      containers: () => [{ uid: 'u', namespace: 'ns', pod: 'train', container: 'main', pid: 30, startedAt: 's', gpuShares: [{ uuid: 'GPU-0', cores: 50 }] }],
+      gpus: () => {
+        asked++;
+        return new Promise((r) => (answer = r));
+      },
+    });
+    m.sample();
+    m.sample();
+    assert.equal(asked, 1, 'a second sample while the first answer is awaited does not ask again');
+    assert.equal(m.podUsage()[0]?.containers[0]?.gpus, undefined);
+    answer({ cards: [{ index: 0, gpuPercent: 40, memoryUsedMiB: 700 }], processes: [proc(31, 0, 700)], perProcess: false });
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(m.podUsage()[0]?.containers[0]?.gpus, [{ index: 0, uuid: 'GPU-0', modelName: model, memoryUsedMiB: 700, gpuPercent: 40, gpuPercentSource: 'cardShare' }]);
+    assert.deepEqual(m.nodeUsage()?.gpus, [{ index: 0, gpuPercent: 40, memoryUsedMiB: 700 }]);
+    m.sample();
+    assert.equal(asked, 2);
   });
 });

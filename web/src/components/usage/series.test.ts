@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { UsageSample } from '../../api/workload-types';
-import { cpuSeries, formatCores, formatMiB, latest, memorySeries, mergeSamples, sharedRange } from './series';
+import { cpuSeries, formatCores, formatMiB, formatPercent, gpuMemorySeries, gpuUtilIsCardShare, gpuUtilSeries, hasGpuSamples, latest, memorySeries, mergeSamples, sharedRange } from './series';
 
 const MiB = 1024 * 1024;
 // as /skiff/v1/.../usage answers for a Pod with a trainer and a sidecar: the first sample has no CPU rate yet
@@ -61,5 +61,29 @@ describe('a shared time axis', () => {
   it('spans the earliest to the latest sample of every Pod', () => {
     expect(sharedRange({ a: [samples[1]!, samples[2]!], b: [samples[0]!], c: [] })).toEqual([1000, 1010]);
     expect(sharedRange({ a: [samples[0]!] })).toBeUndefined();
+  });
+});
+
+describe('GPU series', () => {
+  const gpuSamples: UsageSample[] = [
+    { t: 1_000_000, containers: [{ name: 'trainer', memoryBytes: MiB }] },
+    { t: 1_005_000, containers: [{ name: 'trainer', memoryBytes: MiB, gpus: [{ index: 0, memoryMiB: 1000, gpuPercent: 40, gpuPercentSource: 'process' }, { index: 1, memoryMiB: 500, gpuPercent: 10, gpuPercentSource: 'process' }] }] },
+    { t: 1_010_000, containers: [{ name: 'trainer', memoryBytes: MiB, gpus: [{ index: 0, memoryMiB: 1200, gpuPercent: 60, gpuPercentSource: 'cardShare' }] }, { name: 'sidecar', memoryBytes: MiB }] },
+  ];
+
+  it('a line per container and card, memory with the Pod total, utilisation without', () => {
+    expect(hasGpuSamples(gpuSamples)).toBe(true);
+    expect(hasGpuSamples(samples)).toBe(false);
+    const mem = gpuMemorySeries(gpuSamples);
+    expect(mem.series.map((s) => s.label)).toEqual(['Pod total', 'trainer · GPU 0', 'trainer · GPU 1']);
+    expect(mem.series[0]?.values).toEqual([null, 1500, 1200]);
+    expect(mem.series[2]?.values).toEqual([null, 500, null]);
+    const util = gpuUtilSeries(gpuSamples);
+    expect(util.series.map((s) => s.label)).toEqual(['trainer · GPU 0', 'trainer · GPU 1']);
+    expect(latest(util)).toBe(60);
+    expect(gpuUtilIsCardShare(gpuSamples)).toBe(true);
+    expect(gpuUtilIsCardShare(gpuSamples.slice(0, 2))).toBe(false);
+    expect(formatPercent(7.25)).toBe('7.3%');
+    expect(formatPercent(42.4)).toBe('42%');
   });
 });

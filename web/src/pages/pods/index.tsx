@@ -108,7 +108,8 @@ function PodDetail({ kind, namespace, name }: DetailPageProps) {
           render: () => (
             <div className="stack">
               <ContainersTable pod={p} />
-              <h2>CPU and memory</h2>
+              {/* a Pod given GPU cards has their charts too, once its processes use them */}
+              <h2>{p.spec?.containers?.some((c) => c.resources?.limits?.['nvidia.com/gpu'] !== undefined) ? 'CPU, memory and GPU' : 'CPU and memory'}</h2>
               <PodUsage namespace={p.metadata?.namespace ?? ''} pod={p.metadata?.name ?? ''} phase={p.status?.phase} />
             </div>
           ),
