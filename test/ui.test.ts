@@ -89,6 +89,11 @@ describe('the dashboard', () => {
     const text = await area.inputValue();
     const bad = text.replace(/backoffLimit: 0/, 'backoffLimit: -3');
     assert.notEqual(bad, text);
+    // the text is monospaced, as its line numbers are, so that YAML's indentation lines up
+    const fonts = await ui.page.locator('.yaml-editor textarea, .yaml-editor .gutter').evaluateAll((els) => els.map((e) => getComputedStyle(e).fontFamily));
+    assert.equal(fonts.length, 2);
+    assert.equal(fonts[0], fonts[1]);
+    assert.match(fonts[0] ?? '', /mono/i);
     await area.fill(bad);
     await ui.page.getByRole('button', { name: 'Save' }).click();
     const alert = ui.page.getByRole('alert').filter({ hasText: 'spec.backoffLimit' });
