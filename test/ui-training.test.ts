@@ -73,7 +73,22 @@ describe('the dashboard: jobs, training jobs and Pods', () => {
     await ui.page.getByRole('tab', { name: 'Replicas' }).click();
     await master.locator('h3 .badge', { hasText: 'Succeeded' }).waitFor();
     assert.match(await master.locator('tbody tr').first().innerText(), /Succeeded[\s\S]*\b0\b/);
+    // each replica's Pod is named whole, not cut to fit its column
+    for (const group of [master, worker]) {
+      const cell = group.locator('tbody tr').first().locator('td').nth(1);
+      assert.ok(await cell.evaluate((e) => e.scrollWidth <= e.clientWidth), `the Pod cell ${await cell.innerText()} is cut`);
+    }
     await ui.shot('training-pytorchjob-succeeded');
+    // on a smaller laptop screen too, without scrolling sideways
+    const small = await openUi(s, { width: 1024, height: 700 });
+    try {
+      await small.open('/ui/default/pytorchjobs/ddp');
+      await small.page.getByRole('region', { name: 'Worker replicas' }).getByRole('link', { name: 'ddp-worker-0' }).waitFor();
+      assert.ok(await small.page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth), 'the page scrolls sideways at 1024×700');
+      await small.shot('training-pytorchjob-1024x700');
+    } finally {
+      await small.close();
+    }
 
     // CPU and memory of each replica Pod, kept after they ended, from one stream for the page
     await ui.page.getByRole('tab', { name: 'CPU and memory' }).click();
