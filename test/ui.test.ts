@@ -125,6 +125,31 @@ describe('the dashboard', () => {
     await ui.page.getByText('serves no kind called').waitFor();
   });
 
+  it('gives a kind without a page of its own the generic page: conditions, Events, owned objects, YAML', async () => {
+    const profiles = '/apis/kubeflow.org/v1/profiles';
+    const profile = (name: string) => ({ apiVersion: 'kubeflow.org/v1', kind: 'Profile', metadata: { name }, spec: { owner: { kind: 'User', name: 'alice@example.com' } } });
+    // a Profile whose namespace someone else already has: its controller says so in a condition and an Event
+    await s.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'taken' } });
+    await s.create(profiles, profile('taken'));
+    await ui.open('/ui/cluster/profiles/taken');
+    const why = 'namespace already exist, but not owned by profile creator alice@example.com';
+    const cond = ui.page.getByRole('row').filter({ hasText: why });
+    await cond.waitFor();
+    assert.match(await cond.innerText(), /^Failed\s+True/);
+    await ui.page.getByRole('tab', { name: 'Events' }).click();
+    await ui.page.getByRole('row').filter({ hasText: why }).filter({ hasText: 'Warning' }).waitFor();
+    // one that works owns its namespace and what the controller put in it
+    await s.create(profiles, profile('team-b'));
+    await ui.open('/ui/cluster/profiles/team-b?tab=owned');
+    const owned = (plural: string) => ui.page.getByRole('rowgroup', { name: `owned ${plural}` });
+    await owned('namespaces').getByRole('link', { name: 'team-b', exact: true }).waitFor();
+    await owned('rolebindings').getByRole('link', { name: 'namespaceAdmin' }).waitFor();
+    await owned('serviceaccounts').getByRole('link', { name: 'default-editor' }).waitFor();
+    await ui.shot('generic-object');
+    await ui.page.getByRole('tab', { name: 'YAML' }).click();
+    assert.match(await ui.page.getByRole('textbox', { name: 'YAML' }).inputValue(), /^kind: Profile$/m);
+  });
+
   it('resolves the links kfp.Client prints (#/experiments/details/<id>)', async () => {
     const exp = (await s.req('POST', '/apis/v2beta1/experiments', { display_name: 'exp-one' })).body;
     await ui.open(`/#/experiments/details/${exp.experiment_id}`);
