@@ -127,6 +127,33 @@ print(json.dumps({"name": r.display_name, "state": r.state, "params": r.runtime_
     assert.ok(got.version, 'the run names the pipeline version it ran');
   });
 
+  it('opens the links kfp.Client prints for the experiments and runs it makes; a cached task has its own colour', async () => {
+    // the same inputs as the form's run: this run's tasks are served from the cache
+    const code = `
+import kfp
+c = kfp.Client(host=${JSON.stringify(s.url)})
+c.create_run_from_pipeline_package(${JSON.stringify(wordCount)}, arguments={'text': 'one two three four', 'long_at': 3}, run_name='printed link', experiment_name='printed-links')
+`;
+    const out = spawnSync(python, ['-c', code], { encoding: 'utf8', timeout: 120_000 });
+    assert.equal(out.status, 0, out.stderr);
+    // what the SDK prints: `Experiment details: <host>/#/experiments/details/<id>`, then the run's
+    const printed = new Map([...out.stdout.matchAll(/^(Experiment|Run) details: (\S+)$/gm)].map((m) => [m[1] as string, m[2] as string]));
+    const expLink = printed.get('Experiment');
+    const runLink = printed.get('Run');
+    assert.ok(expLink && runLink, out.stdout);
+    assert.match(runLink, new RegExp(`^${s.url}/#/runs/details/[0-9a-f-]{36}$`));
+    await ui.page.goto(expLink);
+    await ui.page.waitForURL((u) => u.pathname === `/ui/default/experiments/${expLink.split('/').pop()}`);
+    await ui.page.getByRole('heading', { level: 1, name: /printed-links/ }).waitFor();
+    await ui.page.goto(runLink);
+    await ui.page.waitForURL((u) => u.pathname === `/ui/default/runs/${runLink.split('/').pop()}`);
+    await ui.page.getByRole('heading', { level: 1, name: /printed link/ }).waitFor();
+    await ui.page.locator('.objhead .badge', { hasText: 'SUCCEEDED' }).waitFor({ timeout: 180_000 });
+    await ui.page.locator('[data-testid=run-graph][data-ready=true]').waitFor();
+    await ui.page.locator('.react-flow__node .tasknode.st-cached').first().waitFor();
+    await ui.shot('run-graph-cached');
+  });
+
   it('starts a run with caching off, linked like the KFP API links runs', async () => {
     await ui.open(`${pipelineUrl}?tab=run`);
     const form = ui.page.getByRole('form', { name: 'Run the pipeline' });
