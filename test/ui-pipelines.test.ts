@@ -148,6 +148,8 @@ c.create_run_from_pipeline_package(${JSON.stringify(wordCount)}, arguments={'tex
     await ui.page.goto(runLink);
     await ui.page.waitForURL((u) => u.pathname === `/ui/default/runs/${runLink.split('/').pop()}`);
     await ui.page.getByRole('heading', { level: 1, name: /printed link/ }).waitFor();
+    // its experiment by the name it was given, not by its id
+    await ui.page.locator('.runsummary').getByRole('link', { name: 'printed-links', exact: true }).waitFor();
     await ui.page.locator('.objhead .badge', { hasText: 'SUCCEEDED' }).waitFor({ timeout: 180_000 });
     await ui.page.locator('[data-testid=run-graph][data-ready=true]').waitFor();
     await ui.page.locator('.react-flow__node .tasknode.st-cached').first().waitFor();
