@@ -50,10 +50,21 @@ describe('the pipeline pages', () => {
     assert.deepEqual(listed.pipelines.map((p: { display_name: string }) => p.display_name), ['word-count']);
     await ui.shot('pipelines-detail');
 
+    // a second version, uploaded from the pipeline's page
+    await ui.page.getByRole('button', { name: 'Upload version' }).click();
+    const vform = ui.page.getByRole('form', { name: 'Upload version' });
+    await vform.getByLabel('Compiled pipeline file').setInputFiles(wordCount);
+    await vform.getByLabel('Version name').fill('word-count v2');
+    await vform.getByRole('button', { name: 'Upload' }).click();
+    await ui.page.getByRole('rowgroup', { name: 'versions' }).getByRole('button', { name: /^word-count v2/ }).waitFor();
+    const versions = await s.get(`/apis/v2beta1/pipelines/${pipelineUrl.split('/').pop()}/versions`);
+    assert.equal(versions.pipeline_versions.length, 2);
+    assert.ok(versions.pipeline_versions.some((v: { display_name: string }) => v.display_name === 'word-count v2'));
+
     await ui.open('/ui/default/pipelines');
     const row = ui.page.getByRole('link', { name: /^word-count/ });
     await row.waitFor();
-    await ui.page.getByRole('row').filter({ has: row }).getByRole('cell', { name: '1', exact: true }).waitFor();
+    await ui.page.getByRole('row').filter({ has: row }).getByRole('cell', { name: '2', exact: true }).waitFor();
     await ui.shot('pipelines-list');
   });
 
