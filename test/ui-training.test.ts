@@ -180,6 +180,10 @@ describe('the dashboard: jobs, training jobs and Pods', () => {
     await ui.open('/ui/default/pods');
     const row = ui.page.getByRole('row').filter({ hasText: 'greedy' });
     await row.getByText(/Insufficient cpu/).waitFor();
+    // too long for its column: cut with an ellipsis, whole on hover
+    const reason = row.locator('.pendingwhy');
+    assert.match((await reason.getAttribute('title')) ?? '', /^Unschedulable: 0\/1 nodes are available: Insufficient cpu/);
+    assert.equal(await reason.evaluate((e) => getComputedStyle(e).textOverflow), 'ellipsis');
     await ui.shot('pods-list');
     await ui.open('/ui/default/pods/greedy');
     const why = ui.page.getByRole('status').filter({ hasText: 'Why it is pending' });
