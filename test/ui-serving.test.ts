@@ -90,7 +90,8 @@ describe('the serving pages', { skip, timeout: 300_000 }, () => {
     assert.match(await page.getByTestId('tryit-answer').innerText(), /instances/);
     // V2: the example is the model's input tensor, from its metadata; the answer is V2's
     await page.getByRole('button', { name: 'V2 infer' }).click();
-    assert.equal(await page.getByRole('textbox', { name: 'request path' }).inputValue(), '/v2/models/digits/infer');
+    // the example follows the protocol a render later
+    await page.waitForFunction(() => document.querySelector<HTMLInputElement>('input[aria-label="request path"]')?.value === '/v2/models/digits/infer');
     assert.deepEqual(JSON.parse(await body.inputValue()).inputs.map((t: any) => [t.name, t.datatype, t.shape]), [['input-0', 'FP64', [1, 4]]]);
     await page.getByRole('button', { name: 'Send' }).click();
     await page.getByTestId('tryit-status').filter({ hasText: '200' }).waitFor();
