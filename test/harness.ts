@@ -38,10 +38,14 @@ export class TestServer {
     return s;
   }
 
-  /** starts (or restarts) the server process on the same data dir */
-  async launch(): Promise<void> {
+  /**
+   * starts (or restarts) the server process on the same data dir; `samePort` restarts it at the
+   * address it had, as a restarted `skiff up` would be, so that clients holding that address resume
+   */
+  async launch(opts: { samePort?: boolean } = {}): Promise<void> {
+    const port = opts.samePort && this.url ? new URL(this.url).port : '0';
     this.output = '';
-    const proc = spawn(process.execPath, [skiffBin, 'up', '--port', '0', '--data-dir', this.dataDir, '--config', this.configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [skiffBin, 'up', '--port', port, '--data-dir', this.dataDir, '--config', this.configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
     this.proc = proc;
     this.url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`server did not start:\n${this.output}`)), 20_000);

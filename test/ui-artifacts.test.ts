@@ -85,6 +85,7 @@ describe('artifacts and compare in the dashboard', () => {
   it('previews a text dataset, calls a model binary, and links the whole file', async () => {
     await ui.open(artifact(a, 'make-data', 'data'));
     await ui.page.locator('pre.artifact-preview', { hasText: 'x,label\n0.000,dog' }).waitFor();
+    await ui.shot('artifact-dataset');
     await ui.open(artifact(a, 'train', 'model'));
     await ui.page.getByText('Binary content (2.0 KiB), not shown as text.').waitFor();
     const link = ui.page.getByRole('link', { name: 'Download whole file' });

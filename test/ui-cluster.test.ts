@@ -59,6 +59,10 @@ describe('the dashboard: cluster pages', () => {
     const text = await row.innerText();
     assert.match(text, /Unschedulable/);
     assert.match(text, /0\/1 nodes are available: Insufficient cpu/);
+    // the warnings list cuts a long message to its column, with the whole of it on hover
+    const msg = ui.page.getByRole('rowgroup', { name: 'events' }).getByRole('cell').filter({ hasText: '0/1 nodes are available' }).first();
+    assert.match((await msg.getAttribute('title')) ?? '', /^0\/1 nodes are available: Insufficient cpu \(requested 64, free \d+ of \d+\)\.$/);
+    assert.equal(await msg.locator('.cell-text').evaluate((e) => getComputedStyle(e).textOverflow), 'ellipsis');
     // the node's card counts what holds the node, not the Pod that does not fit
     assert.equal(Number(await cpuMeter().getAttribute('aria-valuenow')), 1);
     await ui.page.locator('[data-phase="Pending"] .n', { hasText: '1' }).waitFor();

@@ -50,10 +50,21 @@ describe('the pipeline pages', () => {
     assert.deepEqual(listed.pipelines.map((p: { display_name: string }) => p.display_name), ['word-count']);
     await ui.shot('pipelines-detail');
 
+    // a second version, uploaded from the pipeline's page
+    await ui.page.getByRole('button', { name: 'Upload version' }).click();
+    const vform = ui.page.getByRole('form', { name: 'Upload version' });
+    await vform.getByLabel('Compiled pipeline file').setInputFiles(wordCount);
+    await vform.getByLabel('Version name').fill('word-count v2');
+    await vform.getByRole('button', { name: 'Upload' }).click();
+    await ui.page.getByRole('rowgroup', { name: 'versions' }).getByRole('button', { name: /^word-count v2/ }).waitFor();
+    const versions = await s.get(`/apis/v2beta1/pipelines/${pipelineUrl.split('/').pop()}/versions`);
+    assert.equal(versions.pipeline_versions.length, 2);
+    assert.ok(versions.pipeline_versions.some((v: { display_name: string }) => v.display_name === 'word-count v2'));
+
     await ui.open('/ui/default/pipelines');
     const row = ui.page.getByRole('link', { name: /^word-count/ });
     await row.waitFor();
-    await ui.page.getByRole('row').filter({ has: row }).getByRole('cell', { name: '1', exact: true }).waitFor();
+    await ui.page.getByRole('row').filter({ has: row }).getByRole('cell', { name: '2', exact: true }).waitFor();
     await ui.shot('pipelines-list');
   });
 
@@ -125,6 +136,35 @@ print(json.dumps({"name": r.display_name, "state": r.state, "params": r.runtime_
     assert.deepEqual(got.params, { long_at: 3, text: 'one two three four' });
     assert.equal(got.experiment, 'Default');
     assert.ok(got.version, 'the run names the pipeline version it ran');
+  });
+
+  it('opens the links kfp.Client prints for the experiments and runs it makes; a cached task has its own colour', async () => {
+    // the same inputs as the form's run: this run's tasks are served from the cache
+    const code = `
+import kfp
+c = kfp.Client(host=${JSON.stringify(s.url)})
+c.create_run_from_pipeline_package(${JSON.stringify(wordCount)}, arguments={'text': 'one two three four', 'long_at': 3}, run_name='printed link', experiment_name='printed-links')
+`;
+    const out = spawnSync(python, ['-c', code], { encoding: 'utf8', timeout: 120_000 });
+    assert.equal(out.status, 0, out.stderr);
+    // what the SDK prints: `Experiment details: <host>/#/experiments/details/<id>`, then the run's
+    const printed = new Map([...out.stdout.matchAll(/^(Experiment|Run) details: (\S+)$/gm)].map((m) => [m[1] as string, m[2] as string]));
+    const expLink = printed.get('Experiment');
+    const runLink = printed.get('Run');
+    assert.ok(expLink && runLink, out.stdout);
+    assert.match(runLink, new RegExp(`^${s.url}/#/runs/details/[0-9a-f-]{36}$`));
+    await ui.page.goto(expLink);
+    await ui.page.waitForURL((u) => u.pathname === `/ui/default/experiments/${expLink.split('/').pop()}`);
+    await ui.page.getByRole('heading', { level: 1, name: /printed-links/ }).waitFor();
+    await ui.page.goto(runLink);
+    await ui.page.waitForURL((u) => u.pathname === `/ui/default/runs/${runLink.split('/').pop()}`);
+    await ui.page.getByRole('heading', { level: 1, name: /printed link/ }).waitFor();
+    // its experiment by the name it was given, not by its id
+    await ui.page.locator('.runsummary').getByRole('link', { name: 'printed-links', exact: true }).waitFor();
+    await ui.page.locator('.objhead .badge', { hasText: 'SUCCEEDED' }).waitFor({ timeout: 180_000 });
+    await ui.page.locator('[data-testid=run-graph][data-ready=true]').waitFor();
+    await ui.page.locator('.react-flow__node .tasknode.st-cached').first().waitFor();
+    await ui.shot('run-graph-cached');
   });
 
   it('starts a run with caching off, linked like the KFP API links runs', async () => {

@@ -104,6 +104,9 @@ describe('the run page', { skip: !existsSync(compiled) && 'the conformance corpu
 
     await ui.page.getByRole('tab', { name: 'Timeline' }).click();
     await ui.page.getByText('print-op1', { exact: true }).first().waitFor();
+    // the task names sit inside the frame, as the axis label above them does
+    const insets = await ui.page.locator('.timeline .tl-name').evaluateAll((els) => els.map((e) => getComputedStyle(e).paddingLeft));
+    assert.ok(insets.length >= 2 && insets.every((p) => p === '8px'), insets.join(','));
     await ui.shot('run-timeline');
     await dark.open('/ui/default/runs/nested?tab=timeline');
     await dark.page.getByText('print-op1', { exact: true }).first().waitFor();

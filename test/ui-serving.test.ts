@@ -88,6 +88,17 @@ describe('the serving pages', { skip, timeout: 300_000 }, () => {
     await page.getByRole('button', { name: 'Send' }).click();
     await page.getByTestId('tryit-status').filter({ hasText: '400' }).waitFor();
     assert.match(await page.getByTestId('tryit-answer').innerText(), /instances/);
+    // V2: the example is the model's input tensor, from its metadata; the answer is V2's
+    await page.getByRole('button', { name: 'V2 infer' }).click();
+    // the example follows the protocol a render later
+    await page.waitForFunction(() => document.querySelector<HTMLInputElement>('input[aria-label="request path"]')?.value === '/v2/models/digits/infer');
+    assert.deepEqual(JSON.parse(await body.inputValue()).inputs.map((t: any) => [t.name, t.datatype, t.shape]), [['input-0', 'FP64', [1, 4]]]);
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByTestId('tryit-status').filter({ hasText: '200' }).waitFor();
+    const v2 = JSON.parse(await page.getByTestId('tryit-answer').innerText());
+    assert.equal(v2.model_name, 'digits');
+    assert.equal(v2.outputs?.[0]?.data?.length, 1);
+    await ui.shot('serving-tryit-v2');
     await page.getByRole('tab', { name: 'Metrics' }).click();
     await page.waitForFunction((n) => Number(document.querySelector('[data-testid="traffic-requests"]')?.textContent) >= n + 2, before);
     assert.equal(ui.page.url().includes('tab=metrics'), true);

@@ -73,7 +73,22 @@ describe('the dashboard: jobs, training jobs and Pods', () => {
     await ui.page.getByRole('tab', { name: 'Replicas' }).click();
     await master.locator('h3 .badge', { hasText: 'Succeeded' }).waitFor();
     assert.match(await master.locator('tbody tr').first().innerText(), /Succeeded[\s\S]*\b0\b/);
+    // each replica's Pod is named whole, not cut to fit its column
+    for (const group of [master, worker]) {
+      const cell = group.locator('tbody tr').first().locator('td').nth(1);
+      assert.ok(await cell.evaluate((e) => e.scrollWidth <= e.clientWidth), `the Pod cell ${await cell.innerText()} is cut`);
+    }
     await ui.shot('training-pytorchjob-succeeded');
+    // on a smaller laptop screen too, without scrolling sideways
+    const small = await openUi(s, { width: 1024, height: 700 });
+    try {
+      await small.open('/ui/default/pytorchjobs/ddp');
+      await small.page.getByRole('region', { name: 'Worker replicas' }).getByRole('link', { name: 'ddp-worker-0' }).waitFor();
+      assert.ok(await small.page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth), 'the page scrolls sideways at 1024×700');
+      await small.shot('training-pytorchjob-1024x700');
+    } finally {
+      await small.close();
+    }
 
     // CPU and memory of each replica Pod, kept after they ended, from one stream for the page
     await ui.page.getByRole('tab', { name: 'CPU and memory' }).click();
@@ -165,6 +180,10 @@ describe('the dashboard: jobs, training jobs and Pods', () => {
     await ui.open('/ui/default/pods');
     const row = ui.page.getByRole('row').filter({ hasText: 'greedy' });
     await row.getByText(/Insufficient cpu/).waitFor();
+    // too long for its column: cut with an ellipsis, whole on hover
+    const reason = row.locator('.pendingwhy');
+    assert.match((await reason.getAttribute('title')) ?? '', /^Unschedulable: 0\/1 nodes are available: Insufficient cpu/);
+    assert.equal(await reason.evaluate((e) => getComputedStyle(e).textOverflow), 'ellipsis');
     await ui.shot('pods-list');
     await ui.open('/ui/default/pods/greedy');
     const why = ui.page.getByRole('status').filter({ hasText: 'Why it is pending' });

@@ -89,6 +89,11 @@ describe('the dashboard', () => {
     const text = await area.inputValue();
     const bad = text.replace(/backoffLimit: 0/, 'backoffLimit: -3');
     assert.notEqual(bad, text);
+    // the text is monospaced, as its line numbers are, so that YAML's indentation lines up
+    const fonts = await ui.page.locator('.yaml-editor textarea, .yaml-editor .gutter').evaluateAll((els) => els.map((e) => getComputedStyle(e).fontFamily));
+    assert.equal(fonts.length, 2);
+    assert.equal(fonts[0], fonts[1]);
+    assert.match(fonts[0] ?? '', /mono/i);
     await area.fill(bad);
     await ui.page.getByRole('button', { name: 'Save' }).click();
     const alert = ui.page.getByRole('alert').filter({ hasText: 'spec.backoffLimit' });
@@ -120,23 +125,51 @@ describe('the dashboard', () => {
     await ui.page.getByText('serves no kind called').waitFor();
   });
 
+  it('gives a kind without a page of its own the generic page: conditions, Events, owned objects, YAML', async () => {
+    const profiles = '/apis/kubeflow.org/v1/profiles';
+    const profile = (name: string) => ({ apiVersion: 'kubeflow.org/v1', kind: 'Profile', metadata: { name }, spec: { owner: { kind: 'User', name: 'alice@example.com' } } });
+    // a Profile whose namespace someone else already has: its controller says so in a condition and an Event
+    await s.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'taken' } });
+    await s.create(profiles, profile('taken'));
+    await ui.open('/ui/cluster/profiles/taken');
+    const why = 'namespace already exist, but not owned by profile creator alice@example.com';
+    const cond = ui.page.getByRole('row').filter({ hasText: why });
+    await cond.waitFor();
+    assert.match(await cond.innerText(), /^Failed\s+True/);
+    await ui.page.getByRole('tab', { name: 'Events' }).click();
+    await ui.page.getByRole('row').filter({ hasText: why }).filter({ hasText: 'Warning' }).waitFor();
+    // one that works owns its namespace and what the controller put in it
+    await s.create(profiles, profile('team-b'));
+    await ui.open('/ui/cluster/profiles/team-b?tab=owned');
+    const owned = (plural: string) => ui.page.getByRole('rowgroup', { name: `owned ${plural}` });
+    await owned('namespaces').getByRole('link', { name: 'team-b', exact: true }).waitFor();
+    await owned('rolebindings').getByRole('link', { name: 'namespaceAdmin' }).waitFor();
+    await owned('serviceaccounts').getByRole('link', { name: 'default-editor' }).waitFor();
+    await ui.shot('generic-object');
+    await ui.page.getByRole('tab', { name: 'YAML' }).click();
+    assert.match(await ui.page.getByRole('textbox', { name: 'YAML' }).inputValue(), /^kind: Profile$/m);
+  });
+
   it('resolves the links kfp.Client prints (#/experiments/details/<id>)', async () => {
     const exp = (await s.req('POST', '/apis/v2beta1/experiments', { display_name: 'exp-one' })).body;
     await ui.open(`/#/experiments/details/${exp.experiment_id}`);
     await ui.page.waitForURL((u) => u.pathname === `/ui/default/experiments/${exp.experiment_id}`);
   });
 
-  it('shows a banner while the server is away and resumes its watches after', async () => {
+  it('shows a banner while the server is away and resumes its watches when it is back, without a reload', async () => {
     await ui.open('/ui/default/jobs');
-    await ui.page.getByRole('heading', { name: 'jobs' }).waitFor();
+    await ui.page.getByText('No jobs in default.').waitFor();
+    // a mark on this page: a reload or a navigation would lose it
+    await ui.page.evaluate(() => ((window as unknown as { samePage?: boolean }).samePage = true));
     await s.crash();
     await ui.page.getByText('Lost the connection').waitFor({ timeout: 30_000 });
     await ui.shot('connection-lost');
-    await s.launch();
-    // the page is the old one, pointing at the old port: follow the server to its new address
-    await ui.open('/ui/default/jobs');
+    // back at the same address, as `skiff up` restarted on its port is
+    await s.launch({ samePort: true });
+    await ui.page.getByText('Lost the connection').waitFor({ state: 'detached', timeout: 30_000 });
     await s.create(jobs, job('after-restart'));
+    // the list's watch resumed: the new Job arrives on the page that saw the server go
     await ui.page.getByRole('link', { name: 'after-restart' }).waitFor({ timeout: 30_000 });
-    assert.equal(await ui.page.getByText('Lost the connection').count(), 0);
+    assert.equal(await ui.page.evaluate(() => (window as unknown as { samePage?: boolean }).samePage), true);
   });
 });

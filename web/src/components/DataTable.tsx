@@ -48,7 +48,11 @@ export function DataTable<T>(props: DataTableProps<T>) {
         header: c.header,
         accessorFn: (r: T) => c.value?.(r) ?? '',
         enableSorting: c.value !== undefined,
-        cell: (ctx) => c.cell(ctx.row.original),
+        cell: (ctx) => {
+          const v = c.cell(ctx.row.original);
+          // plain text in a span of its own, which can end in an ellipsis when the column is narrow
+          return typeof v === 'string' || typeof v === 'number' ? <span className="cell-text">{v}</span> : v;
+        },
       })),
     [columns],
   );
@@ -126,11 +130,15 @@ export function DataTable<T>(props: DataTableProps<T>) {
                       <input type="checkbox" aria-label={`select ${key}`} checked={selected?.has(key) ?? false} onChange={(e) => onSelect(key, e.target.checked)} />
                     </span>
                   )}
-                  {row.getVisibleCells().map((cell, i) => (
-                    <span key={cell.id} className={`td ${columns[i]?.align === 'right' ? 'right' : ''}`} role="cell">
-                      {flexRender(cell.column.columnDef.cell, cell.getContext())}
-                    </span>
-                  ))}
+                  {row.getVisibleCells().map((cell, i) => {
+                    // what a cut cell says in full, on hover
+                    const full = columns[i]?.value?.(row.original);
+                    return (
+                      <span key={cell.id} className={`td ${columns[i]?.align === 'right' ? 'right' : ''}`} role="cell" title={typeof full === 'string' && full ? full : undefined}>
+                        {flexRender(cell.column.columnDef.cell, cell.getContext())}
+                      </span>
+                    );
+                  })}
                 </div>
               );
             })}

@@ -28,7 +28,7 @@ export function Events({ namespace, kind, name, height }: { namespace?: string; 
     { id: 'type', header: 'Type', width: 90, value: (e) => e.type, cell: (e) => <span className={e.type === 'Warning' ? 'warn' : ''}>{e.type}</span> },
     { id: 'reason', header: 'Reason', width: 170, value: (e) => e.reason, cell: (e) => e.reason },
     ...(name ? [] : [{ id: 'object', header: 'Object', width: 220, value: (e: Event) => `${e.involvedObject?.kind}/${e.involvedObject?.name}`, cell: (e: Event) => `${e.involvedObject?.kind?.toLowerCase()}/${e.involvedObject?.name}` }]),
-    { id: 'message', header: 'Message', value: (e) => e.message, cell: (e) => <span title={e.message}>{e.message}</span> },
+    { id: 'message', header: 'Message', value: (e) => e.message, cell: (e) => e.message ?? '' },
     { id: 'from', header: 'From', width: 150, value: (e) => e.source?.component ?? e.reportingComponent, cell: (e) => e.source?.component ?? e.reportingComponent },
     { id: 'count', header: 'Count', width: 64, align: 'right', value: (e) => e.count ?? 1, cell: (e) => e.count ?? 1 },
     { id: 'last', header: 'Last seen', width: 90, value: when, cell: (e) => <Age ts={when(e)} /> },

@@ -195,12 +195,21 @@ export function MetadataCard({ obj }: { obj: KObject }) {
   );
 }
 
-/** the kinds Skiff's controllers create for others */
-const CHILD_PLURALS = ['pods', 'jobs', 'services', 'configmaps', 'secrets', 'persistentvolumeclaims', 'runtasks', 'runs', 'pytorchjobs', 'tfjobs'];
+/**
+ * the kinds Skiff's controllers create for others: a Job's or a Revision's Pods, a Run's tasks, a
+ * Trial's job, an Experiment's Trials and Suggestion, an InferenceService's Revisions, a queued job's
+ * Workload, and a Profile's Namespace with its bindings, service accounts and quota
+ */
+const CHILD_PLURALS = [
+  'pods', 'jobs', 'services', 'configmaps', 'secrets', 'persistentvolumeclaims', 'runtasks', 'runs',
+  'pytorchjobs', 'tfjobs', 'mpijobs', 'xgboostjobs', 'paddlejobs', 'jaxjobs', 'trials', 'suggestions',
+  'revisions', 'workloads', 'namespaces', 'rolebindings', 'serviceaccounts', 'resourcequotas', 'networkpolicies',
+];
 
 export function Owned({ owner }: { owner: KObject }) {
   const { kinds } = useApi();
-  const present = CHILD_PLURALS.filter((p) => kinds.plural(p) !== undefined);
+  // a namespaced object cannot own a cluster-scoped one
+  const present = CHILD_PLURALS.filter((p) => kinds.plural(p) !== undefined && (!owner.metadata?.namespace || !kinds.isClusterScoped(p)));
   return (
     <div className="stack">
       {present.map((p) => (

@@ -28,10 +28,10 @@ export function EventsTable({ namespace, filter, height, toolbar, showNamespace 
   const rows = useMemo(() => filterEvents(list.items, filter), [list.items, filter]);
   const columns: Column<EventObj>[] = [
     { id: 'type', header: 'Type', width: 76, value: (e) => e.type, cell: (e) => <span className={e.type === 'Warning' ? 'warn' : ''}>{e.type}</span> },
-    { id: 'reason', header: 'Reason', width: 130, value: (e) => e.reason, cell: (e) => e.reason },
+    { id: 'reason', header: 'Reason', width: 146, value: (e) => e.reason, cell: (e) => e.reason },
     ...(showNamespace ? [{ id: 'namespace', header: 'Namespace', width: 100, value: (e: EventObj) => e.metadata?.namespace, cell: (e: EventObj) => e.metadata?.namespace }] : []),
     { id: 'object', header: 'Object', width: 'minmax(110px, 1fr)', value: subjectLabel, cell: (e) => <SubjectLink e={e} /> },
-    { id: 'message', header: 'Message', width: 'minmax(150px, 2.5fr)', value: (e) => e.message, cell: (e) => <span title={e.message}>{e.message}</span> },
+    { id: 'message', header: 'Message', width: 'minmax(150px, 2.5fr)', value: (e) => e.message, cell: (e) => e.message ?? '' },
     { id: 'count', header: 'Count', width: 56, align: 'right', value: (e) => e.count ?? 1, cell: (e) => e.count ?? 1 },
     { id: 'last', header: 'Last seen', width: 92, value: eventTime, cell: (e) => <Age ts={eventTime(e)} /> },
   ];

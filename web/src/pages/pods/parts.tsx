@@ -35,18 +35,6 @@ export function PodTable({ pods, extra, onLogs }: { pods: Pod[]; extra?: { heade
   if (!pods.length) return <p className="muted">No Pods.</p>;
   return (
     <table className="plain podtable">
-      <colgroup>
-        {extra ? <col style={{ width: 96 }} /> : null}
-        <col />
-        <col style={{ width: 140 }} />
-        <col style={{ width: 60 }} />
-        <col style={{ width: 80 }} />
-        <col style={{ width: 96 }} />
-        <col style={{ width: '22%' }} />
-        <col style={{ width: 80 }} />
-        <col style={{ width: 72 }} />
-        {onLogs ? <col style={{ width: 56 }} /> : null}
-      </colgroup>
       <thead>
         <tr>
           {extra ? <th>{extra.header}</th> : null}

@@ -1,7 +1,7 @@
 // A pipeline run's page: its graph, live; a timeline; its parameters and outputs; terminate and retry.
 import { useEffect, useMemo } from 'react';
-import { useApi, useList } from '../../api/context';
-import type { Run } from '../../api/types';
+import { useApi, useList, useObject } from '../../api/context';
+import type { KObject, Run } from '../../api/types';
 import { Link } from '../../app/nav';
 import { href, objectHref } from '../../app/router';
 import { ObjectPage } from '../../components/ObjectPage';
@@ -56,6 +56,8 @@ function Summary({ run }: { run: Run }) {
   const st = run.status;
   const labels = run.metadata?.labels ?? {};
   const exp = labels['pipelines.kubeflow.org/experiment-id'];
+  // the label holds the experiment's id; people know it by its display name
+  const experiment = useObject<KObject & { spec?: { displayName?: string } }>('experiments', run.metadata?.namespace, exp).object;
   const pipeline = String(run.spec.pipelineSpec?.pipelineInfo?.name ?? '');
   const counts = st?.taskCounts ? Object.entries(st.taskCounts).map(([k, v]) => `${v} ${k.toLowerCase()}`).join(' · ') : '';
   return (
@@ -67,7 +69,7 @@ function Summary({ run }: { run: Run }) {
           <>
             <dt>Experiment</dt>
             <dd>
-              <Link to={objectHref('experiments', run.metadata?.namespace, exp)}>{exp}</Link>
+              <Link to={objectHref('experiments', run.metadata?.namespace, exp)}>{experiment?.spec?.displayName || exp}</Link>
             </dd>
           </>
         ) : null}
