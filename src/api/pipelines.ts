@@ -74,6 +74,11 @@ export interface TaskStatus {
   fingerprint?: string;
   /** importer and kfp-kubernetes CreatePVC/DeletePVC tasks: done by the controller, without a Pod */
   kind?: 'importer' | 'createpvc' | 'deletepvc';
+  /**
+   * a task of a run whose root is in S3, waiting on its artifacts: `inputs` while they download
+   * (its Pod is not made yet), `outputs` while they upload after its Pod succeeded
+   */
+  transfer?: 'inputs' | 'outputs';
 }
 
 export interface RunStatus {
@@ -250,6 +255,7 @@ const runTask: KindDef = {
     { name: 'Run', type: 'string', jsonPath: '.spec.run' },
     { name: 'Task', type: 'string', jsonPath: '.spec.path', description: "the task's path in the pipeline, e.g. outer.inner.train" },
     { name: 'State', type: 'string', jsonPath: '.status.state' },
+    { name: 'Transfer', type: 'string', jsonPath: '.status.transfer', description: 'an S3 root\'s artifacts the task waits on: inputs (downloading) or outputs (uploading)' },
     age,
     { name: 'Pod', type: 'string', jsonPath: '.status.podName', priority: 1, description: "the Pod of the task's current attempt" },
     { name: 'Attempt', type: 'integer', jsonPath: '.status.attempt', priority: 1 },

@@ -13,16 +13,18 @@ const bare = (uri: string): string => uri.replace(/\?.*$/, '').replace(/\/+$/, '
 /**
  * Copies the object at `fromUri` to `toUri`, or every object under the prefix `fromUri` to the same
  * relative place under `toUri`. Returns how many objects were copied: 0 when nothing is there.
+ * `signal` stops the copy between objects.
  */
-export async function copyAcross(from: ArtifactStore, fromUri: string, to: ArtifactStore, toUri: string): Promise<number> {
-  return copyObjects(from, fromUri, await from.list(fromUri), to, toUri);
+export async function copyAcross(from: ArtifactStore, fromUri: string, to: ArtifactStore, toUri: string, signal?: AbortSignal): Promise<number> {
+  return copyObjects(from, fromUri, await from.list(fromUri), to, toUri, signal);
 }
 
 /** copyAcross for objects already listed (`objects` is `from.list(fromUri)`) */
-export async function copyObjects(from: ArtifactStore, fromUri: string, objects: ObjectInfo[], to: ArtifactStore, toUri: string): Promise<number> {
+export async function copyObjects(from: ArtifactStore, fromUri: string, objects: ObjectInfo[], to: ArtifactStore, toUri: string, signal?: AbortSignal): Promise<number> {
   const base = bare(fromUri);
   const target = bare(toUri);
   for (const o of objects) {
+    signal?.throwIfAborted();
     const rel = o.uri === base ? [] : safeSegments(o.uri.slice(base.length + 1));
     await to.writeFrom(rel.length ? `${target}/${rel.join('/')}` : target, await from.openRead(o.uri));
   }

@@ -12,7 +12,10 @@ interface TaskStatus {
   podName?: string;
   message?: string;
   cachedFrom?: string;
+  transfer?: 'inputs' | 'outputs';
 }
+
+const transferNote = { inputs: 'downloading its input artifacts', outputs: 'uploading its output artifacts' } as const;
 
 interface RunStatus {
   state?: string;
@@ -121,7 +124,7 @@ kfp-launcher ConfigMap (defaultPipelineRoot) decides, else Skiff's config.`,
 async function watchRun(ctx: Context, name: string): Promise<number> {
   const seen = new Map<string, string>();
   const show = async (task: string, t: TaskStatus): Promise<void> => {
-    const line = `${t.state ?? 'PENDING'}${t.message ? `: ${t.message}` : ''}`;
+    const line = `${t.state ?? 'PENDING'}${t.transfer ? ` (${transferNote[t.transfer]})` : ''}${t.message ? `: ${t.message}` : ''}`;
     if (seen.get(task) === line) return;
     seen.set(task, line);
     await ctx.out(`  ${task.padEnd(32)} ${line}${t.cachedFrom ? ` (cached from ${t.cachedFrom})` : ''}\n`);

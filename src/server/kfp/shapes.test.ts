@@ -65,6 +65,13 @@ describe('KFP shapes', () => {
     assert.equal(by.get('make').executor_detail.main_job, 'pod-make');
   });
 
+  it('shows a task still downloading its inputs from S3 as PENDING, one uploading its outputs as RUNNING', () => {
+    const s = runShape(run({ state: 'RUNNING', tasks: { fetch: { state: 'RUNNING', transfer: 'inputs' }, train: { state: 'RUNNING', podName: 'pod-train', transfer: 'outputs' } } }));
+    const by = new Map(((s.run_details as any).task_details as any[]).map((t) => [t.task_id, t]));
+    assert.equal(by.get('fetch').state, 'PENDING');
+    assert.equal(by.get('train').state, 'RUNNING');
+  });
+
   it('lists a run\'s artifacts once each, with producer and consumers', () => {
     const m = art('metrics', '/root/p/r/eval/2/metrics', 'system.Metrics', { acc: 0.9 });
     const d = art('data', '/root/p/r/inner/make/1/data');

@@ -129,7 +129,8 @@ export function taskDetails(run: Run & StoredObject): Shape[] {
       start_time: t.startedAt ?? epoch,
       end_time: t.finishedAt ?? epoch,
       executor_detail: t.podName ? { main_job: t.podName } : undefined,
-      state: t.state,
+      // a task of an S3 root whose inputs still download has no Pod yet: pending, as KFP shows a task before its Pod starts
+      state: t.transfer === 'inputs' ? 'PENDING' : t.state,
       error: t.state === 'FAILED' ? rpcError(t.message) : undefined,
       inputs: artifactIds(t.inputs?.artifacts),
       outputs: artifactIds(t.outputs?.artifacts),

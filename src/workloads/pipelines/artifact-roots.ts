@@ -2,8 +2,9 @@
 // holds them with the credentials KFP's launcher would use.
 import type { KObject, StoredObject } from '../../api/meta.js';
 import { Kinds } from '../../api/index.js';
-import type { S3ArtifactStore, S3Stores } from '../../artifacts/s3.js';
+import type { S3Credentials } from '../../artifacts/s3-uri.js';
 import { parseS3Uri } from '../../artifacts/s3-uri.js';
+import type { ArtifactStore } from '../../artifacts/store.js';
 import type { Client } from '../../store/client.js';
 
 /** the ConfigMap KFP's driver reads a namespace's default pipeline root from (key `defaultPipelineRoot`) */
@@ -29,6 +30,16 @@ export async function resolvePipelineRoot(client: Client, run: StoredObject & { 
   return configured ?? local;
 }
 
+/** the store of an S3 root: its bucket can be checked before anything is read from it */
+export interface RootStore extends ArtifactStore {
+  check(): Promise<void>;
+}
+
+/** where S3 roots are read and written: Skiff's S3Stores (artifacts/s3.ts), one store per root and credentials */
+export interface RootStores {
+  get(root: string, opts?: { credentials?: S3Credentials | undefined; missing?: string }): RootStore;
+}
+
 function decode(data: Record<string, string> | undefined, key: string): string | undefined {
   const v = data?.[key];
   return v === undefined ? undefined : Buffer.from(v, 'base64').toString('utf8').trim();
@@ -38,7 +49,7 @@ function decode(data: Record<string, string> | undefined, key: string): string |
  * The S3 store for a namespace's run under `root`: the credentials of the namespace's
  * mlpipeline-minio-artifact Secret when it has one, else those of Skiff's config.
  */
-export async function namespaceS3Store(client: Client, s3: S3Stores, namespace: string, root: string): Promise<S3ArtifactStore> {
+export async function namespaceS3Store(client: Client, s3: RootStores, namespace: string, root: string): Promise<RootStore> {
   const secret = await client.find<KObject & { data?: Record<string, string> }>(Kinds.Secret, { namespace, name: artifactSecret });
   const accessKeyId = decode(secret?.data, 'accesskey');
   const secretAccessKey = decode(secret?.data, 'secretkey');

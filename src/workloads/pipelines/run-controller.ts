@@ -10,6 +10,11 @@
 // starting, but tasks already running finish, and tasks whose triggerPolicy.strategy is
 // ALL_UPSTREAM_TASKS_COMPLETED (exit handlers, ignore_upstream_failure) still run once their
 // upstream tasks are final. A DAG with a failed task fails when nothing in it can move any more.
+//
+// For an S3 root, a task's inputs are downloaded before its Pod and its outputs uploaded after it
+// (staging.ts). Those transfers run in the background (transfers.ts): a pass starts one, records the
+// task as waiting on it and goes on; the transfer's end queues the run again, and that pass reads
+// the outcome. One large artifact never holds up the other runs' steps.
 import { createHash } from 'node:crypto';
 import { setCondition } from '../../api/conditions.js';
 import type { Pod } from '../../api/core-types.js';
@@ -21,7 +26,6 @@ import { clone, deepEqual, now, ownerRefTo } from '../../api/meta.js';
 import type { Run, RunArtifact, RunOutputs, RunState, RunStatus, RunTask, TaskCache, TaskStatus } from '../../api/pipelines.js';
 import { RunLabels, RunStates } from '../../api/pipelines.js';
 import type { Controller, Manager, Result } from '../../control/controller.js';
-import type { S3ArtifactStore, S3Stores } from '../../artifacts/s3.js';
 import type { ArtifactStore } from '../../artifacts/store.js';
 import type { Recorder } from '../../control/events.js';
 import { InformerCache } from '../../control/informer.js';
@@ -32,8 +36,9 @@ import { evaluateCondition, selectParameter } from './cel.js';
 import { topologicalOrder, upstreamOf } from '../../api/kfp/dag.js';
 import type { ArtifactList, ExecutorInput, InputArtifactArg, InputParameterArg, JsonValue, ParameterType } from './executor-input.js';
 import { buildExecutorInput, localPathForUri, normalizePipelineRoot, taskRootUri } from './executor-input.js';
-import { isS3Root, namespaceS3Store, resolvePipelineRoot } from './artifact-roots.js';
+import { isS3Root, namespaceS3Store, resolvePipelineRoot, type RootStore, type RootStores } from './artifact-roots.js';
 import { TaskStaging } from './staging.js';
+import { TransferTracker, type TransferOutcome } from './transfers.js';
 import { importArtifact } from './importer.js';
 import type { ComponentSpec, PipelineContainerSpec, PipelineSpec, PipelineTaskSpec, RetryPolicy } from '../../api/kfp/ir.js';
 import { resolveFString, resolvePlaceholders } from './placeholders.js';
@@ -54,7 +59,9 @@ export interface RunControllerOptions {
    *  absent: the local pipelineRoot */
   defaultPipelineRoot?: string;
   /** the S3 server of s3:// and minio:// roots; absent: such roots are refused */
-  s3?: S3Stores;
+  s3?: RootStores;
+  /** an S3 root's downloads and uploads running at once, over all runs (default 4) */
+  transferConcurrency?: number;
   /** the Manager's informers: Runs, their Pods and their task records are read from memory */
   cache?: InformerCache;
 }
@@ -82,7 +89,7 @@ class OutputUploadError extends Error {}
 
 export function addRunController(mgr: Manager, opts: RunControllerOptions): Controller {
   const r = new RunReconciler({ cache: mgr.cache, ...opts });
-  return mgr.add({
+  const c = mgr.add({
     name: 'run', for: Kinds.Run, reconcile: (key) => r.reconcile(key),
     watches: [{
       kind: Kinds.Pod,
@@ -92,6 +99,9 @@ export function addRunController(mgr: Manager, opts: RunControllerOptions): Cont
       map: (pod) => pod.metadata.ownerReferences?.filter((o) => o.controller && o.kind === 'Run').map((o) => ({ namespace: pod.metadata.namespace, name: o.name })) ?? [],
     }],
   });
+  // a transfer's end is news for its run, as a Pod's end is
+  r.requeue = (key) => c.enqueue(key);
+  return c;
 }
 
 const emptyOutputs = (): RunOutputs => ({ parameters: {}, artifacts: {} });
@@ -244,22 +254,35 @@ interface Pass {
   /** the root is in S3: task Pods get their artifacts through staging directories (staging.ts) */
   remote: boolean;
   /** the S3 store of the run's root, with its namespace's credentials (asked for once per pass) */
-  s3Store?: Promise<S3ArtifactStore>;
+  s3Store?: Promise<RootStore>;
   /** staging directories of Pods whose results this pass recorded: removed once that is written */
   staged: string[];
+  /** Pods whose ended transfer this pass recorded: forgotten once that is written */
+  consumed: string[];
+}
+
+/** a task record without the mark of a transfer it no longer waits on */
+function settled(rec: TaskStatus): TaskStatus {
+  const out = { ...rec };
+  delete out.transfer;
+  return out;
 }
 
 export class RunReconciler {
   private readonly cache: InformerCache;
   private readonly staging: TaskStaging;
+  private readonly transfers: TransferTracker;
+  /** queues a run for another pass (the controller's enqueue) */
+  requeue: (key: ObjectKey) => void = () => undefined;
 
   constructor(private readonly opts: RunControllerOptions) {
     this.cache = opts.cache ?? new InformerCache(opts.client);
     this.staging = new TaskStaging(opts.artifacts, (ns) => join(opts.pipelineRoot, ns), opts.rootPerNamespace === true);
+    this.transfers = new TransferTracker({ concurrency: opts.transferConcurrency ?? 4, onEnd: (key) => this.requeue(key) });
   }
 
   /** the S3 store of the pass's run (its namespace's credentials), asked for once per pass */
-  private s3Store(pass: Pass): Promise<S3ArtifactStore> {
+  private s3Store(pass: Pass): Promise<RootStore> {
     const s3 = this.opts.s3;
     if (!s3) return Promise.reject(new Error(`pipeline root ${pass.root} is in S3, and Skiff has no S3 server configured (artifacts.s3 in its config)`));
     pass.s3Store ??= namespaceS3Store(this.opts.client, s3, pass.run.metadata.namespace ?? 'default', pass.root);
@@ -282,7 +305,11 @@ export class RunReconciler {
 
   async reconcile(key: ObjectKey): Promise<Result> {
     const run = this.cache.get(Kinds.Run, key) as RunObject | undefined;
-    if (!run || run.metadata.deletionTimestamp) return {};
+    if (!run || run.metadata.deletionTimestamp) {
+      // a deleted run's downloads and uploads are nobody's any more
+      this.transfers.cancelRun(run ? { uid: run.metadata.uid } : { key });
+      return {};
+    }
     const generation = run.spec.retryGeneration ?? 0;
     if (isRunDone(run.status?.state)) {
       if (generation > (run.status?.retryGeneration ?? 0)) await this.retry(run as RunObject, generation);
@@ -303,7 +330,7 @@ export class RunReconciler {
     const pass: Pass = {
       run, spec: run.spec.pipelineSpec, status, tasks, records,
       pods: new Map(owned.map((p) => [p.metadata.name, p])),
-      root: '', at: now(), generation: status.retryGeneration ?? 0, toCreate: [], deferred: [], cacheWrites: [], notes: new Map(), remote: false, staged: [],
+      root: '', at: now(), generation: status.retryGeneration ?? 0, toCreate: [], deferred: [], cacheWrites: [], notes: new Map(), remote: false, staged: [], consumed: [],
     };
     // 0. start: refuse what cannot run, before any Pod exists
     if (!status.state) {
@@ -350,6 +377,7 @@ export class RunReconciler {
       return this.finish(pass, SUCCEEDED, 'Succeeded', 'all tasks succeeded');
     }
     await this.write(pass);
+    for (const podName of pass.consumed.splice(0)) this.transfers.forget(run.metadata.uid, podName);
     await this.writeCache(pass);
     await this.removeStaged(pass, pass.staged);
     return pass.wakeAt !== undefined ? { requeueAfter: Math.max(0, pass.wakeAt - Date.now()) } : {};
@@ -382,17 +410,34 @@ export class RunReconciler {
       }
       if (pass.remote) {
         // the launcher's part before the component: the bucket reachable with the namespace's
-        // credentials, the inputs downloaded where the Pod reads them
-        try {
-          const remote = await this.s3Store(pass);
-          await remote.check();
-          await this.staging.stageInputs(remote, this.stagingDir(pass, pod.metadata.name), parseJson<ExecutorInput>(pod.metadata.annotations?.[RunAnnotations.executorInput]) as ExecutorInput);
-        } catch (e) {
-          const failed = { ...rec, state: FAILED, finishedAt: pass.at, message: `task ${taskPath} failed: ${(e as Error).message}` } as TaskStatus;
+        // credentials, the inputs downloaded where the Pod reads them. In the background: the Pod
+        // is made by the pass that finds the download done.
+        const podName = pod.metadata.name;
+        const dir = this.stagingDir(pass, podName);
+        const t = this.transfers.get<void>(run.metadata.uid, podName, 'inputs');
+        if (!t) {
+          const ei = parseJson<ExecutorInput>(pod.metadata.annotations?.[RunAnnotations.executorInput]) as ExecutorInput;
+          this.transfers.start({ namespace: run.metadata.namespace, name: run.metadata.name }, run.metadata.uid, podName, 'inputs', async (signal) => {
+            const remote = await this.s3Store(pass);
+            await remote.check();
+            await this.staging.stageInputs(remote, dir, ei, signal);
+          }, () => this.staging.remove(dir));
+          recorder.event(run, 'Normal', 'DownloadingInputs', `task ${taskPath}: downloading its input artifacts from ${pass.root}`);
+        }
+        if (!t || t.state === 'running') {
+          // no Pod yet: the next pass plans the task again and finds the download's outcome here
+          const waiting: TaskStatus = { ...(rec as TaskStatus), transfer: 'inputs' };
+          delete waiting.podName;
+          pass.tasks[taskPath] = waiting;
+          continue;
+        }
+        pass.consumed.push(podName);
+        if (t.state === 'failed') {
+          const failed = { ...settled(rec as TaskStatus), state: FAILED, finishedAt: pass.at, message: `task ${taskPath} failed: ${t.error.message}` } as TaskStatus;
           // its Pod was never made
           delete failed.podName;
           pass.tasks[taskPath] = failed;
-          pass.staged.push(this.stagingDir(pass, pod.metadata.name));
+          pass.staged.push(dir);
           continue;
         }
       }
@@ -521,7 +566,9 @@ export class RunReconciler {
     setCondition(status, { type: 'Succeeded', status: state === SUCCEEDED ? 'True' : 'False', reason, message }, pass.at);
     await this.write(pass);
     await this.writeCache(pass);
-    // an ended run's Pods need no staging any more, those it stopped included
+    // an ended run's Pods need no staging any more, those it stopped included; a transfer still
+    // running (a terminated run's) is stopped, and its staging removed once it has
+    this.transfers.cancelRun({ uid: pass.run.metadata.uid });
     if (pass.remote) await this.removeStaged(pass, [...pass.staged, ...[...pass.pods.keys()].map((name) => this.stagingDir(pass, name))]);
     this.opts.recorder.event(pass.run, state === SUCCEEDED ? 'Normal' : 'Warning', reason, message);
     return {};
@@ -543,6 +590,7 @@ export class RunReconciler {
       rec.finishedAt = pass.at;
       rec.message = 'the run was terminated';
       delete rec.retryAt;
+      delete rec.transfer;
     }
     return this.finish(pass, CANCELED, 'Terminated', 'the run was terminated');
   }
@@ -591,8 +639,8 @@ export class RunReconciler {
       if (!rec || rec.state !== RUNNING || rec.podName !== pod.metadata.name) continue;
       const ei = parseJson<ExecutorInput>(pod.metadata.annotations?.[RunAnnotations.executorInput]);
       const inputs = podInputs(ei);
-      if (pass.remote) pass.staged.push(this.stagingDir(pass, pod.metadata.name));
       if (phase === 'Failed') {
+        if (pass.remote) pass.staged.push(this.stagingDir(pass, pod.metadata.name));
         const message = `task ${path} failed: ${exitMessage(pod)}`;
         const policy = parseJson<RetryPolicy>(pod.metadata.annotations?.[RunAnnotations.retryPolicy]);
         const attempt = rec.attempt ?? 0;
@@ -607,9 +655,22 @@ export class RunReconciler {
           pass.tasks[path] = { ...rec, state: FAILED, finishedAt: pass.at, inputs, message };
         }
       } else {
+        let read: Promise<RunOutputs>;
+        if (pass.remote) {
+          // the outputs go up to S3 in the background; the task stays RUNNING, its Pod and staging
+          // kept, until the pass that finds the upload done
+          const t = this.outputsUpload(pass, pod, path, ei ?? ({} as ExecutorInput));
+          if (t.state === 'running') {
+            pass.tasks[path] = { ...rec, transfer: 'outputs' };
+            continue;
+          }
+          pass.consumed.push(pod.metadata.name);
+          pass.staged.push(this.stagingDir(pass, pod.metadata.name));
+          read = t.state === 'succeeded' ? Promise.resolve(t.value) : Promise.reject(t.error);
+        } else read = this.readBack(pass, pod, ei ?? ({} as ExecutorInput));
         try {
-          const outputs = await this.readBack(pass, pod, ei ?? ({} as ExecutorInput));
-          pass.tasks[path] = { ...rec, state: SUCCEEDED, finishedAt: pass.at, inputs, outputs };
+          const outputs = await read;
+          pass.tasks[path] = { ...settled(rec), state: SUCCEEDED, finishedAt: pass.at, inputs, outputs };
           delete pass.tasks[path].retryAt;
           const fingerprint = pod.metadata.annotations?.[RunAnnotations.fingerprint];
           if (fingerprint) {
@@ -622,13 +683,25 @@ export class RunReconciler {
           }
         } catch (e) {
           const what = e instanceof OutputUploadError ? e.message : `reading its outputs failed: ${(e as Error).message}`;
-          pass.tasks[path] = { ...rec, state: FAILED, finishedAt: pass.at, inputs, message: `task ${path}: ${what}` };
+          pass.tasks[path] = { ...settled(rec), state: FAILED, finishedAt: pass.at, inputs, message: `task ${path}: ${what}` };
         }
       }
     }
   }
 
-  private async readBack(pass: Pass, pod: PodObject, ei: ExecutorInput): Promise<RunOutputs> {
+  /** The upload of a succeeded Pod's outputs to the run's S3 root (with the reading of its output files): started unless known. */
+  private outputsUpload(pass: Pass, pod: PodObject, path: string, ei: ExecutorInput): TransferOutcome<RunOutputs> {
+    const { run } = pass;
+    const podName = pod.metadata.name;
+    const known = this.transfers.get<RunOutputs>(run.metadata.uid, podName, 'outputs');
+    if (known) return known;
+    const dir = this.stagingDir(pass, podName);
+    this.transfers.start({ namespace: run.metadata.namespace, name: run.metadata.name }, run.metadata.uid, podName, 'outputs', (signal) => this.readBack(pass, pod, ei, signal), () => this.staging.remove(dir));
+    this.opts.recorder.event(run, 'Normal', 'UploadingOutputs', `task ${path}: uploading its output artifacts to ${pass.root}`);
+    return { state: 'running' };
+  }
+
+  private async readBack(pass: Pass, pod: PodObject, ei: ExecutorInput, signal?: AbortSignal): Promise<RunOutputs> {
     const store = this.opts.artifacts;
     const comp = pass.spec.components?.[pod.metadata.annotations?.[RunAnnotations.component] ?? ''];
     const types: Record<string, ParameterType> = {};
@@ -647,8 +720,9 @@ export class RunReconciler {
         for (const a of list) {
           if (!a.uri || !remote.handles(a.uri)) continue;
           try {
-            await this.staging.upload(remote, staged, a.customPath || localPathForUri(a.uri), a.uri);
+            await this.staging.upload(remote, staged, a.customPath || localPathForUri(a.uri), a.uri, signal);
           } catch (e) {
+            if (signal?.aborted) throw e;
             throw new OutputUploadError(`uploading its output artifact ${n} failed: ${(e as Error).message}`);
           }
         }
@@ -961,6 +1035,8 @@ export class RunReconciler {
       // created by a pass whose status write was lost: adopt it
       pass.tasks[path] = { ...(rec ?? { startedAt: pass.at }), state: RUNNING, podName };
       delete pass.tasks[path].retryAt;
+      delete pass.tasks[path].transfer;
+      pass.consumed.push(podName);
       return;
     }
     const exec = spec.deploymentSpec?.executors?.[comp.executorLabel ?? ''];
@@ -1067,6 +1143,8 @@ export class RunReconciler {
     pass.tasks[path] = { ...rec, state: RUNNING, podName, attempt: rec.attempt };
     if (pass.tasks[path].attempt === undefined) delete pass.tasks[path].attempt;
     delete pass.tasks[path].retryAt;
+    // an S3 root's Pod waits for its inputs: act() marks the record again while they download
+    delete pass.tasks[path].transfer;
   }
 
   /** A parameter spec inside a platform config: a constant, the parent DAG's input, or an upstream task's output. */

@@ -43,21 +43,24 @@ export class TaskStaging {
   /**
    * Before the Pod: its input artifacts held by `remote` downloaded where it reads them, and the
    * folders of its outputs made. An input that is not there fails the task, as the launcher's download does.
+   * `signal` stops it between objects.
    */
-  async stageInputs(remote: ArtifactStore, dir: string, ei: ExecutorInput): Promise<void> {
+  async stageInputs(remote: ArtifactStore, dir: string, ei: ExecutorInput, signal?: AbortSignal): Promise<void> {
     for (const [name, list] of Object.entries(ei.inputs.artifacts ?? {})) {
       for (const a of (list as ArtifactList).artifacts) {
         if (!a.uri || !remote.handles(a.uri)) continue;
         const target = this.hostPath(dir, localPathForUri(a.uri)) as string;
         let n: number;
         try {
-          n = await copyAcross(remote, a.uri, this.local, target);
+          n = await copyAcross(remote, a.uri, this.local, target, signal);
         } catch (e) {
+          if (signal?.aborted) throw e;
           throw new Error(`downloading its input artifact ${name} (${a.uri}): ${(e as Error).message}`);
         }
         if (n === 0) throw new Error(`its input artifact ${name}: ${a.uri} does not exist`);
       }
     }
+    signal?.throwIfAborted();
     const outputs = [ei.outputs.outputFile, ...Object.values(ei.outputs.parameters).map((p) => p.outputFile)];
     for (const list of Object.values(ei.outputs.artifacts) as ArtifactList[]) for (const a of list.artifacts) outputs.push(localPathForUri(a.uri));
     this.local.prepareOutputs(outputs.map((p) => this.hostPath(dir, p)).filter((p): p is string => p !== undefined));
@@ -76,7 +79,7 @@ export class TaskStaging {
    * After the Pod succeeded: what it wrote at `podPath` (a file, or a directory's files) uploaded to
    * `uri`. Nothing written is nothing uploaded, as for a local root, where the output is simply absent.
    */
-  async upload(remote: ArtifactStore, dir: string, podPath: string, uri: string): Promise<void> {
+  async upload(remote: ArtifactStore, dir: string, podPath: string, uri: string, signal?: AbortSignal): Promise<void> {
     const staged = this.hostPath(dir, podPath);
     // Artifact.set_path to a place outside /minio and /s3: the Pod's own file system is this machine's
     // unless Pods are isolated, when Skiff cannot tell what the Pod saw there
@@ -86,7 +89,7 @@ export class TaskStaging {
     for (const o of await this.local.list(source)) {
       if (!(await this.local.contains(base, o.uri))) throw new Error(`${podPath} leads out of the task's own files`);
     }
-    await copyAcross(this.local, source, remote, uri);
+    await copyAcross(this.local, source, remote, uri, signal);
   }
 
   async remove(dir: string): Promise<void> {
