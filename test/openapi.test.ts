@@ -159,6 +159,21 @@ describe('discovery, OpenAPI and field validation with kubectl', () => {
     assert.match(bare.stderr, /spec\.template\.spec\.containers: Required value/);
   });
 
+  it('kubectl apply of a value of the wrong JSON type prints what a cluster answers: Go\'s decode error for a built-in kind, the schema\'s for a CRD', async () => {
+    const cm = await kubectl(['apply', '-f', '-'], 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: typed\ndata:\n  a: 1\n');
+    assert.notEqual(cm.code, 0);
+    assert.equal(cm.stderr.trim(), 'Error from server (BadRequest): error when creating "STDIN": ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ConfigMap.data of type string');
+    const pod = await kubectl(['apply', '-f', '-'], 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: typed\nspec:\n  containers:\n  - name: main\n    image: python\n    ports:\n    - containerPort: "80"\n');
+    assert.notEqual(pod.code, 0);
+    assert.equal(pod.stderr.trim(), 'Error from server (BadRequest): error when creating "STDIN": Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal string into Go struct field ContainerPort.spec.containers.ports.containerPort of type int32');
+    const raw = await s.req('POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'typed' }, data: { a: true } });
+    assert.equal(raw.status, 400);
+    assert.equal(raw.body.reason, 'BadRequest');
+    const job = await kubectl(['apply', '-f', '-'], 'apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: typed\nspec:\n  runPolicy:\n    backoffLimit: "3"\n  pytorchReplicaSpecs:\n    Master:\n      replicas: 1\n      template:\n        spec:\n          containers:\n          - name: pytorch\n            image: python\n');
+    assert.notEqual(job.code, 0);
+    assert.equal(job.stderr.trim(), 'The PyTorchJob "typed" is invalid: spec.runPolicy.backoffLimit: Invalid value: "string": spec.runPolicy.backoffLimit in body must be of type integer: "string"');
+  });
+
   it('kubectl apply --validate=warn prints a warning per field and stores the object without them', async () => {
     const r = await kubectl(['apply', '-f', '-', '--validate=warn'], podYaml('warned'));
     assert.equal(r.code, 0, r.stderr);
