@@ -10,7 +10,8 @@
 //     kube-apiserver describes them, for the operations of Skiff's own OpenAPI documents;
 //   - Kubeflow's kinds: the upstream CRDs (training-operator 1.9's kubeflow.org jobs, mpi-operator's
 //     MPIJob v2beta1, KServe's serving.kserve.io kinds, Kueue's kueue.x-k8s.io kinds in v1beta1 and
-//     v1beta2, the profile-controller's Profile in v1 and v1beta1), each version's openAPIV3Schema and
+//     v1beta2, the profile-controller's Profile in v1 and v1beta1, the notebook-controller's Notebook in
+//     v1, v1beta1 and v1alpha1), each version's openAPIV3Schema and
 //     additionalPrinterColumns, with every subtree that repeats stored once under `defs` and referenced as
 //     {"$ref": "#/defs/<id>"} (src/api/openapi-schemas.ts inlines them again when it serves them).
 //
@@ -29,6 +30,12 @@
 //                     for its size; by default read from the kubernetes-sigs/kueue mirror at that commit)
 //   PROFILE_CRD       kubeflow.org_profiles.yaml of kubeflow/dashboard's profile-controller (default: the
 //                     conformance corpus's profiles/dashboard-repo/crd)
+//   NOTEBOOK_CRD      kubeflow.org_notebooks.yaml of kubeflow/notebooks' notebook-controller (default: the
+//                     conformance corpus's notebooks/crd)
+//
+// One addition to an upstream schema: Notebook's `spec.template` gets a PodTemplateSpec's `metadata`
+// (labels and annotations), which Skiff copies onto the notebook's Pod; upstream's template has only
+// `spec`, and without it the field would be pruned.
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -129,6 +136,7 @@ function crdFiles() {
   const workloads = process.env.KUEUE_WORKLOAD_CRD;
   files.push(workloads ? readFileSync(workloads, 'utf8') : gitShow('kubernetes-sigs+kueue', KUEUE_COMMIT, 'config/components/crd/bases/kueue.x-k8s.io_workloads.yaml'));
   files.push(readFileSync(process.env.PROFILE_CRD ?? join(shared, 'profiles', 'dashboard-repo', 'crd', 'kubeflow.org_profiles.yaml'), 'utf8'));
+  files.push(readFileSync(process.env.NOTEBOOK_CRD ?? join(shared, 'notebooks', 'crd', 'kubeflow.org_notebooks.yaml'), 'utf8'));
   return files;
 }
 
@@ -181,12 +189,32 @@ function dedupe(roots) {
   return { roots: roots.map(replaceChildren), defs };
 }
 
+/** the template metadata Skiff's Notebook keeps (see the header): labels and annotations, as an ObjectMeta has them */
+const notebookTemplateMetadata = {
+  description: "Standard object's metadata: the labels and annotations are copied onto the notebook's Pod. An addition of Skiff's to the notebook-controller's schema.",
+  properties: {
+    annotations: { additionalProperties: { type: 'string' }, description: 'Annotations is an unstructured key value map stored with a resource that may be set by external tools to store and retrieve arbitrary metadata.', type: 'object' },
+    labels: { additionalProperties: { type: 'string' }, description: 'Map of string keys and values that can be used to organize and categorize (scope and select) objects.', type: 'object' },
+  },
+  type: 'object',
+};
+
+function withSkiffAdditions(crd, schema) {
+  if (crd.spec.group === 'kubeflow.org' && crd.spec.names.kind === 'Notebook') {
+    const template = schema?.properties?.spec?.properties?.template;
+    if (!template?.properties) throw new Error('gen-openapi: the Notebook CRD has no spec.template properties');
+    template.properties.metadata = notebookTemplateMetadata;
+  }
+  return schema;
+}
+
 function crds() {
   const entries = [];
   for (const text of crdFiles()) {
     const crd = YAML.parse(text);
     for (const v of crd.spec.versions) {
       if (v.served === false) continue;
+      withSkiffAdditions(crd, v.schema?.openAPIV3Schema);
       entries.push({
         group: crd.spec.group,
         version: v.name,

@@ -21,6 +21,10 @@ describe('kubectl', () => {
     assert.equal(server.major, '1');
     assert.equal(`v${server.major}.${server.minor}`, server.gitVersion.replace(/\.\d+\+.*$/, ''));
     assert.equal(server.platform, `linux/${process.arch === 'x64' ? 'amd64' : process.arch}`);
+    // the Node reports the same version as its kubelet, and Go's name for the architecture
+    const node = await s.kubectl(['get', 'nodes', '-o', 'jsonpath={.items[0].status.nodeInfo.kubeletVersion} {.items[0].status.nodeInfo.architecture}']);
+    assert.equal(node.code, 0, node.stderr);
+    assert.equal(node.stdout, `${server.gitVersion} ${server.platform.split('/')[1]}`);
     const ns = await s.kubectl(['get', 'namespaces', '-o', 'name']);
     assert.equal(ns.code, 0, ns.stderr);
     assert.match(ns.stdout, /namespace\/default/);
@@ -48,6 +52,26 @@ describe('kubectl', () => {
     assert.doesNotMatch(r.stderr, /panic/);
     assert.match(r.stderr, /error: ephemeral containers are disabled for this cluster \(error from server: "the server could not find the requested resource: pods\/ephemeralcontainers"\)/);
     await s.kubectl(['delete', 'pod', 'debugged', '--now']);
+  });
+
+  it('kubectl logs of a Pod no node runs yet prints nothing and succeeds (204, as kube-apiserver answers it)', async () => {
+    const gated = 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: gated\nspec:\n  schedulingGates:\n  - name: example.com/hold\n  containers:\n  - name: main\n    image: python\n    command: ["sleep", "300"]\n  - name: side\n    image: python\n    command: ["sleep", "300"]\n';
+    assert.equal((await s.kubectl(['apply', '-f', '-'], gated)).code, 0);
+    const r = await s.kubectl(['logs', 'gated', '-c', 'main']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, '');
+    assert.equal(r.stderr, '');
+    const raw = await s.req('GET', '/api/v1/namespaces/default/pods/gated/log?container=main');
+    assert.equal(raw.status, 204);
+    assert.equal(raw.text, '');
+    // the container is still checked first, as LogLocation checks it
+    // kubectl picks the first container itself; a request naming none is refused as kube-apiserver refuses it
+    const unnamed = await s.req('GET', '/api/v1/namespaces/default/pods/gated/log');
+    assert.equal(unnamed.status, 400);
+    assert.equal(unnamed.body.message, 'a container name must be specified for pod gated, choose one of: [main side]');
+    const wrong = await s.kubectl(['logs', 'gated', '-c', 'nosuch']);
+    assert.match(wrong.stderr, /container nosuch is not valid for pod gated/);
+    await s.kubectl(['delete', 'pod', 'gated', '--now']);
   });
 
   it('runs `kubectl run --image=python:3.11 -- python3 ...`: an image without an entrypoint runs the args', async () => {

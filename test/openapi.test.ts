@@ -114,6 +114,20 @@ describe('discovery, OpenAPI and field validation with kubectl', () => {
     assert.match(profile, /^\s+name\s+<string> -required-$/m);
     const quota = await ok(['explain', 'profiles.spec.resourceQuotaSpec.hard', '--api-version=kubeflow.org/v1beta1']);
     assert.match(quota, /VERSION:\s+v1beta1/);
+    // the notebook-controller's CRD in its three versions, with Skiff's template metadata beside `spec`
+    const nb = await ok(['explain', 'notebook.spec.template.spec.containers']);
+    assert.match(nb, /KIND:\s+Notebook/);
+    assert.match(nb, /VERSION:\s+v1$/m);
+    assert.match(nb, /FIELD: containers <\[\]Object>/);
+    assert.match(nb, /^\s+imagePullPolicy\s+<string>$/m);
+    for (const version of ['v1beta1', 'v1alpha1']) {
+      const older = await ok(['explain', 'notebooks.spec.template.spec.containers.resources', `--api-version=kubeflow.org/${version}`]);
+      assert.match(older, new RegExp(`VERSION:\\s+${version}`));
+    }
+    const template = await ok(['explain', 'notebook.spec.template']);
+    assert.match(template, /^\s+metadata\s+<Object>$/m);
+    assert.match(template, /^\s+spec\s+<Object>$/m);
+    assert.match(await ok(['explain', 'notebook.spec.template.metadata.labels']), /FIELD: labels <map\[string\]string>/);
   });
 
   it('kubectl apply --validate=strict refuses an unknown field and names it', async () => {
@@ -132,6 +146,32 @@ describe('discovery, OpenAPI and field validation with kubectl', () => {
     const profile = await kubectl(['apply', '-f', '-'], 'apiVersion: kubeflow.org/v1\nkind: Profile\nmetadata:\n  name: strict-profile\nspec:\n  owner:\n    kind: User\n    name: a@example.com\n  ownr: b@example.com\n');
     assert.notEqual(profile.code, 0);
     assert.match(profile.stderr, /Profile in version "v1" cannot be handled as a Profile: strict decoding error: unknown field "spec\.ownr"/);
+    const notebook = (extra: string): string => `apiVersion: kubeflow.org/v1\nkind: Notebook\nmetadata:\n  name: strict-nb\nspec:\n  template:\n    metadata:\n      labels:\n        team: a\n    spec:\n      containers:\n      - name: nb\n        image: jupyter\n${extra}`;
+    const nb = await kubectl(['apply', '--validate=strict', '-f', '-'], notebook('        imagePullPolice: Always\n'));
+    assert.notEqual(nb.code, 0);
+    assert.match(nb.stderr, /Notebook in version "v1" cannot be handled as a Notebook: strict decoding error: unknown field "spec\.template\.spec\.containers\[0\]\.imagePullPolice"/);
+    // the template's metadata is Skiff's addition to the schema: neither refused nor pruned
+    assert.match(await ok(['apply', '--validate=strict', '-f', '-'], notebook('')), /notebook\.kubeflow\.org\/strict-nb created/);
+    assert.equal(await ok(['get', 'notebook', 'strict-nb', '-o', 'jsonpath={.spec.template.metadata.labels.team}']), 'a');
+    // Skiff's own checks still name a missing required field
+    const bare = await kubectl(['apply', '-f', '-'], 'apiVersion: kubeflow.org/v1\nkind: Notebook\nmetadata:\n  name: bare-nb\nspec:\n  template:\n    spec: {}\n');
+    assert.notEqual(bare.code, 0);
+    assert.match(bare.stderr, /spec\.template\.spec\.containers: Required value/);
+  });
+
+  it('kubectl apply of a value of the wrong JSON type prints what a cluster answers: Go\'s decode error for a built-in kind, the schema\'s for a CRD', async () => {
+    const cm = await kubectl(['apply', '-f', '-'], 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: typed\ndata:\n  a: 1\n');
+    assert.notEqual(cm.code, 0);
+    assert.equal(cm.stderr.trim(), 'Error from server (BadRequest): error when creating "STDIN": ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ConfigMap.data of type string');
+    const pod = await kubectl(['apply', '-f', '-'], 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: typed\nspec:\n  containers:\n  - name: main\n    image: python\n    ports:\n    - containerPort: "80"\n');
+    assert.notEqual(pod.code, 0);
+    assert.equal(pod.stderr.trim(), 'Error from server (BadRequest): error when creating "STDIN": Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal string into Go struct field ContainerPort.spec.containers.ports.containerPort of type int32');
+    const raw = await s.req('POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'typed' }, data: { a: true } });
+    assert.equal(raw.status, 400);
+    assert.equal(raw.body.reason, 'BadRequest');
+    const job = await kubectl(['apply', '-f', '-'], 'apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: typed\nspec:\n  runPolicy:\n    backoffLimit: "3"\n  pytorchReplicaSpecs:\n    Master:\n      replicas: 1\n      template:\n        spec:\n          containers:\n          - name: pytorch\n            image: python\n');
+    assert.notEqual(job.code, 0);
+    assert.equal(job.stderr.trim(), 'The PyTorchJob "typed" is invalid: spec.runPolicy.backoffLimit: Invalid value: "string": spec.runPolicy.backoffLimit in body must be of type integer: "string"');
   });
 
   it('kubectl apply --validate=warn prints a warning per field and stores the object without them', async () => {

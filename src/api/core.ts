@@ -1,5 +1,7 @@
 // core/v1 kinds: Namespace, Pod, ConfigMap, Secret, PersistentVolumeClaim, Service, Node, Event,
 // ServiceAccount (serviceaccount.ts), ResourceQuota (resourcequota.ts).
+import type { Pod } from './core-types.js';
+import { ApiError, StatusReason } from './errors.js';
 import type { FieldError } from './errors.js';
 import type { KindDef } from './registry.js';
 import type { KObject, StoredObject } from './meta.js';
@@ -391,3 +393,21 @@ const event: KindDef = {
 };
 
 export const coreKinds: KindDef[] = [namespace, pod, configMap, secret, pvc, service, node, event, serviceAccountKind, ResourceQuotaKind];
+
+/**
+ * The container whose log `pods/<name>/log?container=` reads: the one named, or the Pod's only
+ * container; refused as kube-apiserver refuses it (BadRequest) when there is no such container or
+ * when the Pod has several and none is named.
+ */
+export function podLogContainer(pod: Pod, container: string | undefined): string {
+  const name = pod.metadata.name;
+  if (!container) {
+    if (pod.spec.containers.length === 1) return pod.spec.containers[0]?.name ?? '';
+    const init = pod.spec.initContainers ?? [];
+    throw new ApiError(StatusReason.BadRequest, `a container name must be specified for pod ${name}, choose one of: [${pod.spec.containers.map((c) => c.name).join(' ')}]${init.length ? ` or one of the init containers: [${init.map((c) => c.name).join(' ')}]` : ''}`);
+  }
+  if (![...(pod.spec.initContainers ?? []), ...pod.spec.containers].some((c) => c.name === container)) {
+    throw new ApiError(StatusReason.BadRequest, `container ${container} is not valid for pod ${name}`);
+  }
+  return container;
+}

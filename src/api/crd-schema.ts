@@ -83,6 +83,19 @@ export function validateCrdObject(group: string, version: string, kind: string, 
   return errs;
 }
 
+/**
+ * The values of an object of a CRD's kind whose JSON type its schema does not allow, worded as
+ * kube-apiserver words them (`spec.x: Invalid value: "string": spec.x in body must be of type
+ * integer: "string"`): for kinds whose own checks are written by hand, which would otherwise word a
+ * wrong type their own way. The status is left to the status endpoint. None for a version without a
+ * served schema.
+ */
+export function crdTypeErrors(group: string, version: string, kind: string, obj: unknown): FieldError[] {
+  const crd = schemaCatalog().crd(group, version, kind);
+  if (!crd) return [];
+  return structural.validate(obj, crd.schema as StructuralSchema, '', { skip: ['status'] }).filter((e) => e.type === 'FieldValueTypeInvalid');
+}
+
 function join(path: string, key: string): string {
   return path ? `${path}.${key}` : key;
 }

@@ -1,7 +1,8 @@
 // kubeflow.org Notebook (Kubeflow's notebook-controller): a Pod template that becomes a notebook
 // server. The upstream CRD serves v1 (storage), v1beta1 and v1alpha1 with one schema; a Notebook of
 // an older version is stored as v1, as the API server would convert it. The CRD declares no printer
-// columns, so `kubectl get notebooks` shows NAME and AGE.
+// columns, so `kubectl get notebooks` shows NAME and AGE. The served schema is upstream's plus
+// `spec.template.metadata` (labels and annotations copied onto the Pod; scripts/gen-openapi.mjs adds it).
 import type { ContainerState, PodTemplateSpec } from './core-types.js';
 import { validatePodSpec } from './core.js';
 import type { FieldError } from './errors.js';

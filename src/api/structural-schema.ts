@@ -181,10 +181,9 @@ export class SchemaSet {
         this.checkString(v, value, s, path);
       } else if (typeof value === 'number' && Number.isInteger(value)) {
         this.checkNumber(v, value, s, path);
-      } else if (typeof value === 'number') {
-        v.add(path, 'FieldValueTypeInvalid', `Invalid value: ${shown(value)}: must be an integer or a string (x-kubernetes-int-or-string); write a fractional quantity as a string, e.g. "100m" for 0.1`);
       } else {
-        v.add(path, 'FieldValueTypeInvalid', `Invalid value: ${jsonType(value)}: must be an integer or a string (x-kubernetes-int-or-string)`);
+        // a fractional quantity is written as a string ("100m" for 0.1)
+        this.typeError(v, value, 'integer,string', path);
       }
       this.checkEnum(v, value, s, path);
       return;
@@ -221,8 +220,10 @@ export class SchemaSet {
     this.checkEnum(v, value, s, path);
   }
 
+  /** worded as kube-openapi's InvalidType, which kube-apiserver reports for a CRD: the value shown is its JSON type's name */
   private typeError(v: Validator, value: unknown, expected: string, path: string): void {
-    v.add(path, 'FieldValueTypeInvalid', `Invalid value: ${shown(value)}: must be of type ${expected}, not ${jsonType(value)}`);
+    const actual = JSON.stringify(jsonType(value));
+    v.add(path, 'FieldValueTypeInvalid', `Invalid value: ${actual}: ${path} in body must be of type ${expected}: ${actual}`);
   }
 
   private checkEnum(v: Validator, value: unknown, s: StructuralSchema, path: string): void {

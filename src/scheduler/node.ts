@@ -4,6 +4,7 @@
 import os from 'node:os';
 import type { GpuCard } from '../api/gpu-sharing.js';
 import { HamiAnnotation, defaultDeviceSplitCount, encodeNodeDevices } from '../api/gpu-sharing.js';
+import { goArch, kubeGitVersion } from '../api/kube-version.js';
 import { formatBytes } from '../api/quantity.js';
 
 export interface GpuInfo {
@@ -62,7 +63,7 @@ export function nodeObject(name: string, cap: NodeCapacity, version: string): Re
       allocatable: { ...capacity },
       conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'skiff node agent is posting ready status', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }],
       addresses: [{ type: 'InternalIP', address: '127.0.0.1' }, { type: 'Hostname', address: os.hostname() }],
-      nodeInfo: { kubeletVersion: `skiff-${version}`, operatingSystem: process.platform, architecture: process.arch, kernelVersion: os.release(), osImage: os.type() },
+      nodeInfo: { kubeletVersion: kubeGitVersion(version), operatingSystem: process.platform, architecture: goArch(), kernelVersion: os.release(), osImage: os.type() },
     },
   };
 }

@@ -2,6 +2,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { ApiError, StatusReason } from '../../api/errors.js';
+import { podLogContainer } from '../../api/core.js';
+import type { Pod } from '../../api/core-types.js';
 import type { StoredObject } from '../../api/meta.js';
 import type { PodExecSource, PodLogOptions, PodLogSource } from '../../substrate/substrate.js';
 import { q, qBool, qInt } from './query.js';
@@ -30,6 +32,16 @@ export async function servePodLog(logs: PodLogSource, pod: StoredObject, req: In
     sinceSeconds: qInt(url, 'sinceSeconds'),
     limitBytes: qInt(url, 'limitBytes'),
   };
+  const p = pod as Pod & StoredObject;
+  if (!p.spec?.nodeName) {
+    // no node runs it yet (a scheduling gate, or no room): kube-apiserver has no kubelet to ask, so after
+    // checking the container it answers 204 with no body (LogLocation's empty location), and kubectl
+    // logs prints nothing and succeeds
+    podLogContainer(p, opts.container);
+    res.writeHead(204);
+    res.end();
+    return;
+  }
   const abort = new AbortController();
   req.on('close', () => abort.abort());
   res.on('close', () => abort.abort());

@@ -3,6 +3,7 @@
 // client-go's ServerVersion() and kubectl's skew check read major, minor and gitVersion. The version
 // is the Kubernetes API Skiff serves (the one its OpenAPI schemas come from), with Skiff's own release
 // as semver build metadata, as k3s writes `v1.31.4+k3s1`.
+import { goArch, kubeGitVersion } from '../../api/kube-version.js';
 import { schemaCatalog } from '../../api/openapi-schemas.js';
 
 export interface VersionInfo {
@@ -24,12 +25,9 @@ export interface VersionInfo {
   nodeVersion: string;
 }
 
-/** Go's GOARCH for Node's process.arch */
-const goArch: Record<string, string> = { x64: 'amd64', ia32: '386', arm64: 'arm64', arm: 'arm', ppc64: 'ppc64le', s390x: 's390x', riscv64: 'riscv64', loong64: 'loong64' };
-
 export function versionInfo(skiffVersion: string, kubernetesVersion = schemaCatalog().kubernetesVersion): VersionInfo {
   const m = /^v?(\d+)\.(\d+)\.(\d+)/.exec(kubernetesVersion);
-  const [major, minor, patch] = m ? [m[1] ?? '1', m[2] ?? '0', m[3] ?? '0'] : ['1', '0', '0'];
+  const [major, minor] = m ? [m[1] ?? '1', m[2] ?? '0'] : ['1', '0'];
   return {
     major,
     minor,
@@ -38,15 +36,14 @@ export function versionInfo(skiffVersion: string, kubernetesVersion = schemaCata
     // kube-apiserver N can stand in for N-1 (its compatibility version)
     minCompatibilityMajor: major,
     minCompatibilityMinor: String(Math.max(0, Number(minor) - 1)),
-    // build metadata takes [0-9A-Za-z-] in dot-separated parts: `+skiff-0.1.0`
-    gitVersion: `v${major}.${minor}.${patch}+skiff-${skiffVersion.replace(/[^0-9A-Za-z.-]/g, '-')}`,
+    gitVersion: kubeGitVersion(skiffVersion, kubernetesVersion),
     // not a Go build: the fields a Go build stamps are present, and empty where nothing stands for them
     gitCommit: '',
     gitTreeState: '',
     buildDate: '1970-01-01T00:00:00Z',
     goVersion: '',
     compiler: '',
-    platform: `${process.platform}/${goArch[process.arch] ?? process.arch}`,
+    platform: `${process.platform}/${goArch()}`,
     skiff: skiffVersion,
     nodeVersion: process.version,
   };

@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import type { Container, ContainerPort, Pod } from '../../api/core-types.js';
 import { ApiError, StatusReason, isNotFound } from '../../api/errors.js';
+import { podLogContainer } from '../../api/core.js';
 import { Kinds } from '../../api/index.js';
 import type { ObjectKey, StoredObject } from '../../api/meta.js';
 import { deepEqual, keyString, now } from '../../api/meta.js';
@@ -901,16 +902,8 @@ export class Kubelet {
 
   async logs(pod: StoredObject, opts: PodLogOptions, signal: AbortSignal): Promise<AsyncIterable<string>> {
     const p = pod as Pod & StoredObject;
-    const all = [...(p.spec.initContainers ?? []), ...p.spec.containers].map((c) => c.name);
-    let name = opts.container;
-    if (!name) {
-      if (p.spec.containers.length !== 1) {
-        throw new ApiError(StatusReason.BadRequest, `a container name must be specified for pod ${p.metadata.name}, choose one of: [${p.spec.containers.map((c: Container) => c.name).join(' ')}]${p.spec.initContainers?.length ? ` or one of the init containers: [${p.spec.initContainers.map((c: Container) => c.name).join(' ')}]` : ''}`);
-      }
-      name = p.spec.containers[0]?.name ?? '';
-    }
-    const cname: string = name ?? '';
-    if (!all.includes(cname)) throw new ApiError(StatusReason.BadRequest, `container ${cname} is not valid for pod ${p.metadata.name}`);
+    const cname = podLogContainer(p, opts.container);
+    const name = cname;
     const dir = join(this.podsDir, p.metadata.uid);
     const rt = this.pods.get(p.metadata.uid);
     const c = rt?.containers.get(cname) ?? (existsSync(dir) ? loadContainer(dir, cname, false) : undefined);
