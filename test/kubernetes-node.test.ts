@@ -1,6 +1,7 @@
 // `skiff node` against a real control plane the harness starts on loopback: the agent registers a
 // Node and keeps its Lease, the cluster's scheduler places a batch/v1 Job's Pod on it and the
-// cluster's Job controller sees it complete, `kubectl logs` reaches the agent through the API server,
+// cluster's Job controller sees it complete, `kubectl logs` and `kubectl exec` reach the agent through
+// the API server,
 // a deleted Pod is stopped and removed, and a killed agent's Node goes NotReady by the controller-
 // manager's node lifecycle. Skipped, saying why, where scripts/kubernetes.sh has not built the
 // control plane.
@@ -144,9 +145,22 @@ describe('skiff node: a node agent in a Kubernetes cluster', { skip }, () => {
     assert.equal((await kubectl('logs', 'fails')).trim(), 'bye');
   });
 
-  it('stops a deleted Pod and removes it', { timeout: 120_000 }, async () => {
+  it('runs kubectl exec in a running container through the API server', { timeout: 120_000 }, async () => {
     await kubectl('run', 'sleeper', '--image=python:3', '--restart=Never', '--', 'python3', '-c', 'import time; print("up", flush=True); time.sleep(600)');
     await eventually('the Pod Running', async () => (await getJson('pod', 'sleeper')).status?.phase === 'Running', 90_000);
+    assert.equal((await kubectl('exec', 'sleeper', '--', 'python3', '-c', 'print(6*7)')).trim(), '42');
+    // the exit code comes back as kubectl's own
+    await assert.rejects(kubectl('exec', 'sleeper', '--', 'sh', '-c', 'echo oops >&2; exit 5'), (e: { code?: number; stderr?: string }) => e.code === 5 && /oops/.test(e.stderr ?? ''));
+    // standard input reaches the command
+    const cat = spawn(kubectlBin, ['--kubeconfig', cluster.kubeconfig, 'exec', '-i', 'sleeper', '--', 'python3', '-c', 'import sys; print(sys.stdin.read().upper())'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    cat.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    cat.stdin.end('hello');
+    assert.equal(await new Promise((r) => cat.once('exit', r)), 0);
+    assert.equal(out.trim(), 'HELLO');
+  });
+
+  it('stops a deleted Pod and removes it', { timeout: 120_000 }, async () => {
     const t0 = Date.now();
     // kubectl waits until the Pod is gone: the agent stopped its process and deleted it
     await kubectl('delete', 'pod', 'sleeper', '--timeout=60s');

@@ -3,12 +3,13 @@
 // kube-node-lease renewed and its status current, runs the Pods the cluster's scheduler binds to it
 // with the local substrate's kubelet (the same code that runs Pods on one machine, here reading and
 // writing through the cluster's API server), and serves the kubelet API's containerLogs to the API
-// server, so that `kubectl logs` reaches the Pods it runs.
+// server, so that `kubectl logs` reaches the Pods it runs, and its exec, so that `kubectl exec` does.
 import { X509Certificate } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import os from 'node:os';
 import { join } from 'node:path';
 import { ApiError, StatusReason, isNotFound } from '../api/errors.js';
@@ -27,7 +28,9 @@ import { LocalSubstrate } from '../substrate/local/index.js';
 import { every, type Timer } from '../util/timers.js';
 import { KeyUsage, createCertificate, keyPairFromPem, newKeyPair, privateKeyPem, toPem } from '../util/x509.js';
 import { compileConfig } from './config.js';
+import { serveKubeletExec } from './kube/kubelet-exec.js';
 import { servePodLog } from './kube/pods.js';
+import { rejectUpgrade } from './kube/upgrade.js';
 import { defaultPath, repoRoot, skiffVersion } from './main.js';
 
 export interface NodeAgentOptions {
@@ -203,6 +206,18 @@ export async function startNodeAgent(opts: NodeAgentOptions): Promise<NodeAgent>
           res.end(err.message);
         }
       });
+    });
+    // GET /exec/{namespace}/{pod}/{container}?command=...: `kubectl exec` through the API server
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      const url = new URL(req.url ?? '/', 'https://kubelet');
+      const m = /^\/exec\/([^/]+)\/([^/]+)\/([^/]+)\/?$/.exec(url.pathname);
+      if (!m || !substrate) return rejectUpgrade(socket, new ApiError(StatusReason.NotFound, `the node agent does not serve ${url.pathname}`));
+      const [namespace, name, container] = m.slice(1).map(decodeURIComponent) as [string, string, string];
+      const exec = substrate;
+      client.get(Kinds.Pod, { namespace, name }).then((pod) => {
+        if (pod.spec?.nodeName !== nodeName) throw new ApiError(StatusReason.NotFound, `pod "${name}" in namespace "${namespace}" does not run on node ${nodeName}`);
+        serveKubeletExec({ exec, log }, pod, container, req, socket, head, url);
+      }).catch((e: unknown) => rejectUpgrade(socket, e));
     });
     kubeletServer = server;
     await new Promise<void>((resolve, reject) => {
