@@ -23,7 +23,8 @@ export interface RunningNode {
 }
 type StartNode = (opts: StartNodeOptions) => Promise<RunningNode>;
 
-async function loadAgent(): Promise<StartNode> {
+/** Loads the agent lazily (so other commands never pay for it). Overridable for tests. */
+let loadAgent = async (): Promise<StartNode> => {
   const url = new URL('../../server/node-agent.js', import.meta.url).href;
   let mod: { startNodeAgent?: StartNode };
   try {
@@ -33,6 +34,10 @@ async function loadAgent(): Promise<StartNode> {
   }
   if (typeof mod.startNodeAgent !== 'function') throw new CliError('the node agent module does not export startNodeAgent()');
   return mod.startNodeAgent;
+};
+
+export function setAgentLoader(loader: () => Promise<StartNode>): void {
+  loadAgent = loader;
 }
 
 /** a Node's name is a DNS subdomain */
