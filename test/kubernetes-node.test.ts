@@ -3,7 +3,7 @@
 // cluster's Job controller sees it complete, `kubectl logs` and `kubectl exec` reach the agent through
 // the API server,
 // a deleted Pod is stopped and removed, and a killed agent's Node goes NotReady by the controller-
-// manager's node lifecycle. Skipped, saying why, where scripts/kubernetes.sh has not built the
+// manager's node lifecycle while its Pods run on, to be adopted by the restarted agent. Skipped, saying why, where scripts/kubernetes.sh has not built the
 // control plane.
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -75,6 +75,7 @@ describe('skiff node: a node agent in a Kubernetes cluster', { skip }, () => {
   const node = 'agent-1';
   const kubectl = async (...args: string[]): Promise<string> => (await run(kubectlBin, ['--kubeconfig', cluster.kubeconfig, ...args], { timeout: 60_000 })).stdout;
   const getJson = async <T = StoredObject>(...args: string[]): Promise<T> => JSON.parse(await kubectl('get', ...args, '-o', 'json')) as T;
+  let agentArgs: string[] = [];
   const ready = (n: StoredObject): Condition | undefined => (n.status?.conditions as Condition[] | undefined)?.find((c) => c.type === 'Ready');
 
   before(async () => {
@@ -84,7 +85,8 @@ describe('skiff node: a node agent in a Kubernetes cluster', { skip }, () => {
     const agentDir = mkdtempSync(join(tmpdir(), 'skiff-kube-node-'));
     dirs.push(upDir, agentDir);
     up = skiffDaemon(['up', '--port', '0', '--data-dir', upDir, '--kubeconfig', cluster.kubeconfig], /ready at http/);
-    agent = skiffDaemon(['node', '--kubeconfig', cluster.kubeconfig, '--name', node, '--data-dir', agentDir, '--client-ca-file', cluster.caFile], new RegExp(`Node ${node} is ready`));
+    agentArgs = ['node', '--kubeconfig', cluster.kubeconfig, '--name', node, '--data-dir', agentDir, '--client-ca-file', cluster.caFile];
+    agent = skiffDaemon(agentArgs, new RegExp(`Node ${node} is ready`));
     await Promise.all([up.ready, agent.ready]);
   }, { timeout: 240_000 });
 
@@ -168,14 +170,28 @@ describe('skiff node: a node agent in a Kubernetes cluster', { skip }, () => {
     await assert.rejects(kubectl('get', 'pod', 'sleeper'), /NotFound|not found/);
   });
 
-  it('goes NotReady by the node lifecycle controller once the agent is killed', { timeout: 90_000 }, async () => {
+  it('keeps its Pods running when killed: the Node goes NotReady, and the restarted agent adopts them', { timeout: 180_000 }, async () => {
+    await kubectl('run', 'survivor', '--image=python:3', '--restart=Never', '--', 'python3', '-c', 'import time; time.sleep(25); print("done")');
+    await eventually('the Pod Running', async () => (await getJson('pod', 'survivor')).status?.phase === 'Running', 90_000);
     agent?.proc.kill('SIGKILL');
     await agent?.exited;
+    // the controller-manager's node lifecycle, from the Lease no longer renewed
     const cond = await eventually('the Node NotReady', async () => {
       const c = ready(await getJson('node', node));
       return c && c.status !== 'True' ? c : undefined;
     }, 75_000);
     assert.equal(cond.status, 'Unknown');
     assert.equal(cond.reason, 'NodeStatusUnknown');
+    agent = skiffDaemon(agentArgs, new RegExp(`Node ${node} is ready`));
+    await agent.ready;
+    await eventually('the Node Ready again', async () => ready(await getJson('node', node))?.status === 'True', 30_000);
+    // the container ran on while no agent watched it; the new one reads how it ended
+    const pod = await eventually('the survivor Succeeded', async () => {
+      const p = await getJson('pod', 'survivor');
+      return p.status?.phase === 'Succeeded' ? p : undefined;
+    }, 90_000);
+    assert.equal(pod.status?.containerStatuses?.[0]?.state?.terminated?.exitCode, 0);
+    assert.equal(pod.status?.containerStatuses?.[0]?.restartCount ?? 0, 0, 'adopted, not run again');
+    assert.equal((await kubectl('logs', 'survivor')).trim(), 'done');
   });
 });

@@ -270,7 +270,16 @@ export async function startNodeAgent(opts: NodeAgentOptions): Promise<NodeAgent>
       if (!desired) return;
       const path = `/api/v1/nodes/${encodeURIComponent(nodeName)}`;
       for (let attempt = 0; attempt < 5; attempt++) {
-        const live = await http.request<StoredObject>('GET', path);
+        let live: StoredObject;
+        try {
+          live = await http.request<StoredObject>('GET', path);
+        } catch (e) {
+          if (!isNotFound(e)) throw e;
+          // someone deleted the Node (kubectl delete node): registered again, as a kubelet does
+          live = await http.request<StoredObject>('POST', '/api/v1/nodes', { body: desired });
+          nodeUid = live.metadata.uid;
+          log(`node ${nodeName}: the Node was deleted; registered it again`);
+        }
         const now = rfc3339();
         type Condition = { type: string; status: string; lastHeartbeatTime?: string; lastTransitionTime?: string; [k: string]: unknown };
         const before = new Map(((live.status?.conditions ?? []) as Condition[]).map((c) => [c.type, c]));
