@@ -1,10 +1,9 @@
 // `skiff node` against a real control plane the harness starts on loopback: the agent registers a
 // Node and keeps its Lease, the cluster's scheduler places a batch/v1 Job's Pod on it and the
 // cluster's Job controller sees it complete, `kubectl logs` and `kubectl exec` reach the agent through
-// the API server,
-// a deleted Pod is stopped and removed, and a killed agent's Node goes NotReady by the controller-
-// manager's node lifecycle while its Pods run on, to be adopted by the restarted agent. Skipped, saying why, where scripts/kubernetes.sh has not built the
-// control plane.
+// the API server, a deleted Pod is stopped and removed, and a killed agent's Node goes NotReady by
+// the controller-manager's node lifecycle while its Pods run on, to be adopted by the restarted
+// agent. Skipped, saying why, where scripts/kubernetes.sh has not built the control plane.
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
