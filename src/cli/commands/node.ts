@@ -52,9 +52,9 @@ Registers a Node named NAME in the cluster with this machine's CPUs, memory and 
 Lease in kube-node-lease renewed, and runs the Pods the cluster's scheduler binds to it as
 processes, as 'skiff up' runs Pods on one machine (images name environments: see the config's
 environments:). Pod status is reported to the cluster as a kubelet reports it, and the kubelet API
-serves container logs to the API server, so 'kubectl logs' works. Several agents with different
-names and data directories act as several nodes. Runs until interrupted (Ctrl-C); containers keep
-running and are adopted by the next start.`,
+serves container logs and exec to the API server, so 'kubectl logs' and 'kubectl exec' work. Agents
+with different names and data directories register as different nodes. Runs until interrupted
+(Ctrl-C); containers keep running and are adopted by the next start with the same data directory.`,
   flags: [
     { name: 'kubeconfig', type: 'string', valueName: 'FILE', description: 'the cluster to join' },
     { name: 'name', type: 'string', valueName: 'NAME', description: 'the Node\'s name' },
