@@ -223,10 +223,10 @@ describe('Skiff on Kubernetes', { skip }, () => {
       if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     });
 
-    it('says where its objects are and that it does not run Pods yet', async () => {
-      await eventually('the banner', async () => /Skiff does not run them yet/.test(up?.output() ?? ''), 10_000);
+    it('says where its objects are and how Pods run', async () => {
+      await eventually('the banner', async () => /placed by its scheduler on its nodes/.test(up?.output() ?? ''), 10_000);
       assert.match(up?.output() ?? '', new RegExp(`Objects are kept in the Kubernetes cluster at ${cluster.server.replace(/[.]/g, '\\.')} \\(v1\\.35`));
-      assert.match(up?.output() ?? '', /Skiff does not run them yet/);
+      assert.match(up?.output() ?? '', /join with 'skiff node --kubeconfig FILE --name NAME'/);
     });
 
     it('acts on a PyTorchJob kubectl applies to the cluster: its conditions and its Pods, Pending without nodes', { skip: existsSync(kubectlBin) ? undefined : `no kubectl at ${kubectlBin}` }, async () => {

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { main } from './main.js';
 import { setServerLoader } from './commands/up.js';
+import { setAgentLoader, type StartNodeOptions } from './commands/node.js';
 import type { CliIO } from './io.js';
 import type { KObject } from './types.js';
 import { FakeServer } from './testing/fake-server.js';
@@ -425,5 +426,42 @@ void test('up starts the platform, prints where, and stops when signalled', asyn
   assert.equal(await p, 0);
   assert.equal(stdout, `Skiff is ready at http://127.0.0.1:9999 (data in ${join(dir, 'data')})\n`);
   assert.deepEqual(calls, [{ dataDir: join(dir, 'data'), port: 9999 }]);
+  assert.equal(stopped, true);
+});
+
+void test('node checks its flags, starts the agent, and stops when signalled', async () => {
+  for (const [argv, message] of [
+    [['node', '--name', 'a'], /--kubeconfig is required/],
+    [['node', '--kubeconfig', 'kc'], /--name is required/],
+    [['node', '--kubeconfig', 'kc', '--name', 'Bad_Name'], /invalid --name "Bad_Name"/],
+    [['node', '--kubeconfig', 'kc', '--name', 'a', '--node-ip', 'nowhere'], /invalid --node-ip "nowhere"/],
+    [['node', '--kubeconfig', 'kc', '--name', 'a', '--kubelet-port', '70000'], /invalid --kubelet-port "70000"/],
+  ] as [string[], RegExp][]) {
+    const r = await run(argv);
+    assert.notEqual(r.code, 0, argv.join(' '));
+    assert.match(r.stderr, message);
+  }
+  const calls: StartNodeOptions[] = [];
+  let stopped = false;
+  setAgentLoader(async () => async (opts) => {
+    calls.push(opts);
+    return { server: 'https://127.0.0.1:6443', kubeletUrl: 'https://127.0.0.1:10250', warnings: ['no client CA'], stop: async () => { stopped = true; return 0; } };
+  });
+  const ac = new AbortController();
+  let stdout = '';
+  let stderr = '';
+  const code = await main(['node', '--kubeconfig', 'kc', '--name', 'worker-1', '--data-dir', 'd', '--node-ip', '127.0.0.1', '--kubelet-port', '10250'], {
+    stdout: (t) => {
+      stdout += t;
+      ac.abort();
+    },
+    stderr: (t) => void (stderr += t),
+    signal: ac.signal,
+    cwd: dir,
+  });
+  assert.equal(code, 0);
+  assert.equal(stdout, `Node worker-1 is ready in the cluster at https://127.0.0.1:6443 (kubelet API at https://127.0.0.1:10250, data in ${join(dir, 'd')})\n`);
+  assert.match(stderr, /warning: no client CA/);
+  assert.deepEqual(calls, [{ kubeconfig: join(dir, 'kc'), nodeName: 'worker-1', dataDir: join(dir, 'd'), nodeIp: '127.0.0.1', kubeletPort: 10250 }]);
   assert.equal(stopped, true);
 });

@@ -33,6 +33,7 @@ interface CommandEntry {
 
 const COMMANDS: CommandEntry[] = [
   { name: 'up', summary: 'Start the Skiff platform in the foreground', load: async () => (await import('./commands/up.js')).command },
+  { name: 'node', summary: 'Run this machine as a node of a Kubernetes cluster', load: async () => (await import('./commands/node.js')).command },
   { name: 'apply', summary: 'Create or update objects from manifests', load: async () => (await import('./commands/apply.js')).command },
   { name: 'get', summary: 'List objects', load: async () => (await import('./commands/get.js')).command },
   { name: 'describe', summary: 'Show the details of an object and its events', load: async () => (await import('./commands/describe.js')).command },

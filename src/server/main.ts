@@ -67,7 +67,7 @@ export interface Skiff {
   stop(opts?: { containers?: 'keep' | 'stop' }): Promise<number>;
 }
 
-const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
 export function skiffVersion(): string {
   try {
@@ -78,7 +78,7 @@ export function skiffVersion(): string {
 }
 
 /** the default environment of images: the Python environment setup made, if any, and its tool shims */
-function defaultPath(): string[] {
+export function defaultPath(): string[] {
   return [join(repoRoot, '.venv', 'bin'), join(repoRoot, 'build', 'bin')].filter((d) => existsSync(d));
 }
 

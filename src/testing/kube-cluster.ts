@@ -42,6 +42,9 @@ export interface KubeClusterOptions {
   controllers?: boolean;
   /** ms to wait for each component (default 60 s: a busy two-core machine is slow) */
   timeoutMs?: number;
+  /** kube-controller-manager's --node-monitor-grace-period: how long a Node's Lease may go unrenewed
+   *  before it is NotReady (default: the controller-manager's own, 50 s) */
+  nodeMonitorGracePeriod?: string;
 }
 
 const running = new Set<ChildProcess>();
@@ -65,6 +68,10 @@ function makePki(dir: string): { token: string; nobodyToken: string } {
   ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'apiserver.key', '-out', 'apiserver.csr', '-subj', '/CN=kube-apiserver');
   writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local\nextendedKeyUsage=serverAuth\n');
   ssl('x509', '-req', '-in', 'apiserver.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'apiserver.crt', '-days', '30', '-extfile', 'ext.cnf');
+  // what kube-apiserver shows the kubelets it calls (logs, exec): node agents trust this CA's clients
+  ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'kubelet-client.key', '-out', 'kubelet-client.csr', '-subj', '/O=system:masters/CN=kube-apiserver-kubelet-client');
+  writeFileSync(join(dir, 'client.cnf'), 'extendedKeyUsage=clientAuth\n');
+  ssl('x509', '-req', '-in', 'kubelet-client.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'kubelet-client.crt', '-days', '30', '-extfile', 'client.cnf');
   ssl('genrsa', '-out', 'sa.key', '2048');
   ssl('rsa', '-in', 'sa.key', '-pubout', '-out', 'sa.pub');
   const token = randomBytes(16).toString('hex');
@@ -134,6 +141,9 @@ export class KubeCluster {
         '--service-cluster-ip-range=10.0.0.0/24', '--allow-privileged=true', '--profiling=false',
         // without a real node address the endpoint reconciler logs an error every ten seconds
         '--endpoint-reconciler-type=none',
+        // node agents (skiff node) listen at their InternalIP; a Hostname may not resolve to it
+        '--kubelet-preferred-address-types=InternalIP,Hostname',
+        `--kubelet-client-certificate=${pki}/kubelet-client.crt`, `--kubelet-client-key=${pki}/kubelet-client.key`,
       ]);
       const http = new KubeHttp(loadKubeconfig(kubeconfig));
       try {
@@ -147,6 +157,7 @@ export class KubeCluster {
             `--service-account-private-key-file=${pki}/sa.key`, `--root-ca-file=${pki}/ca.crt`, '--use-service-account-credentials=true',
             '--leader-elect=false', '--bind-address=127.0.0.1', '--secure-port=0',
             `--cluster-signing-cert-file=${pki}/ca.crt`, `--cluster-signing-key-file=${pki}/ca.key`,
+            ...(opts.nodeMonitorGracePeriod ? [`--node-monitor-grace-period=${opts.nodeMonitorGracePeriod}`] : []),
           ]);
           c.spawn('kube-scheduler', [
             `--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`,
@@ -176,6 +187,11 @@ export class KubeCluster {
     running.add(proc);
     proc.once('exit', () => running.delete(proc));
     this.procs.push({ name, proc });
+  }
+
+  /** the CA that signs the API server's certificate and its kubelet client certificate */
+  get caFile(): string {
+    return join(this.dir, 'pki', 'ca.crt');
   }
 
   /** the tail of a component's log, for a failure message */

@@ -69,8 +69,8 @@ dashboard's files needs credentials, as kube-apiserver's flags of the same names
 
 With --kubeconfig (or --in-cluster, inside a Pod), the cluster's API server is the store: Skiff checks
 that it answers and that RBAC allows what Skiff does, installs or upgrades the CRDs of its kinds, and
-runs its controllers against the cluster's objects. Pods are created in the cluster; running them on
-machines without a container engine (a node agent) is not there yet.`,
+runs its controllers against the cluster's objects. Pods are created in the cluster and run on its
+nodes: its own kubelets', or machines without a container engine that run 'skiff node'.`,
   flags: [
     { name: 'data-dir', type: 'string', valueName: 'DIR', description: 'where state is kept (default $SKIFF_DATA_DIR or ~/.skiff)' },
     { name: 'port', type: 'string', valueName: 'N', description: 'port of the API server' },
@@ -162,7 +162,7 @@ machines without a container engine (a node agent) is not there yet.`,
       if (running.cluster) {
         const c = running.cluster;
         await ctx.err(`Objects are kept in the Kubernetes cluster at ${c.server} (${c.version})${c.crdsInstalled.length ? `; CRDs installed or upgraded: ${c.crdsInstalled.length}` : '; its CRDs are current'}\n`);
-        await ctx.err('Pods are created in the cluster and placed by its scheduler, but Skiff does not run them yet: without a node agent they wait for the cluster\'s own nodes, and pod logs and exec through Skiff are not available\n');
+        await ctx.err('Pods are created in the cluster and placed by its scheduler on its nodes (machines without a container engine join with \'skiff node --kubeconfig FILE --name NAME\'); pod logs and exec through Skiff do not reach them yet: use kubectl logs and kubectl exec\n');
       }
       const { kubeconfigPath } = await import('../../server/kube/incluster.js');
       if (existsSync(kubeconfigPath(dataDir))) await ctx.err(`kubectl and Kubernetes clients: export KUBECONFIG=${kubeconfigPath(dataDir)}\n`);

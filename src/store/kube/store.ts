@@ -22,6 +22,9 @@ export interface KubeStoreOptions {
   connection: ClusterConnection;
   /** the kinds mirrored for subscribe() and for watches from now (the storage versions) */
   kinds: readonly ResourceRef[];
+  /** a field selector per kind (by resourceKey) its mirror is narrowed to: a node agent keeps only
+   *  the Pods bound to its Node (`spec.nodeName=NAME`), as a kubelet's informer does */
+  fieldSelectors?: Record<string, string>;
   log?: (m: string) => void;
 }
 
@@ -64,6 +67,7 @@ class Mirror {
     private readonly emit: (c: StoreChange) => void,
     private readonly seen: (rv: string) => void,
     private readonly log: (m: string) => void,
+    private readonly fieldSelector?: string,
   ) {
     void this.ready.catch(() => undefined);
   }
@@ -96,7 +100,7 @@ class Mirror {
     try {
       let cont: string | undefined;
       do {
-        const page = await this.http.request<ObjectList>('GET', collectionPath(this.res), { query: { limit: 500, continue: cont } });
+        const page = await this.http.request<ObjectList>('GET', collectionPath(this.res), { query: { limit: 500, continue: cont, fieldSelector: this.fieldSelector } });
         items = items.concat((page.items ?? []).map((o) => typed(this.res, o)));
         cont = page.metadata?.continue || undefined;
         rv = page.metadata?.resourceVersion ?? rv;
@@ -138,7 +142,7 @@ class Mirror {
   private watch(): void {
     if (this.stopped) return;
     let gone = false;
-    this.stream = this.http.watch(collectionPath(this.res), { resourceVersion: this.rv, allowWatchBookmarks: true, timeoutSeconds: 300 }, (e) => {
+    this.stream = this.http.watch(collectionPath(this.res), { resourceVersion: this.rv, fieldSelector: this.fieldSelector, allowWatchBookmarks: true, timeoutSeconds: 300 }, (e) => {
       if (e.type === 'ERROR') {
         const code = (e.object as { code?: number }).code;
         if (code === 410) gone = true;
@@ -186,7 +190,7 @@ export class KubeStore implements Store {
     for (const res of this.opts.kinds) {
       const key = resourceKey(res);
       if (this.mirrors.has(key)) continue;
-      const m = new Mirror(this.http, res, (c) => this.emit(c), (rv) => this.saw(rv), this.log);
+      const m = new Mirror(this.http, res, (c) => this.emit(c), (rv) => this.saw(rv), this.log, this.opts.fieldSelectors?.[key]);
       this.mirrors.set(key, m);
       m.start();
     }

@@ -7,7 +7,7 @@ import { Kinds } from '../../api/index.js';
 import type { StoredObject } from '../../api/meta.js';
 import type { Manager } from '../../control/controller.js';
 import type { Recorder } from '../../control/events.js';
-import { gpuCards, nodeObject } from '../../scheduler/node.js';
+import { gpuCards, nodeObject, type NodeCapacity } from '../../scheduler/node.js';
 import type { NodeUsage, PodAttachOptions, PodAttachSession, PodExecOptions, PodExecSession, PodFile, PodLogOptions, PodMetricsSource, PodUsage } from '../substrate.js';
 import type { Client } from '../../store/client.js';
 import type { Substrate } from '../substrate.js';
@@ -51,6 +51,16 @@ export interface LocalSubstrateOptions {
    *  would run outside any sandbox) */
   isolation?: KubeletOptions['isolation'];
   log?: (msg: string) => void;
+  /**
+   * This machine as one node of a cluster (`skiff node`): the agent registers the Node with the
+   * capacity found here (and keeps it current), the cluster binds PersistentVolumeClaims, and a
+   * deleted Pod is removed by the kubelet once its processes are gone, as kube-apiserver expects.
+   */
+  cluster?: {
+    registerNode(capacity: NodeCapacity): Promise<void>;
+    /** the node's address, each Pod's hostIP */
+    hostIp: string;
+  };
 }
 
 export class LocalSubstrate implements Substrate, PodMetricsSource {
@@ -99,8 +109,14 @@ export class LocalSubstrate implements Substrate, PodMetricsSource {
       crashLoopBaseMs: this.opts.crashLoopBaseMs, crashLoopMaxMs: this.opts.crashLoopMaxMs, log: this.opts.log,
       onContainerStart: () => this.usage.wake(),
       ...(this.opts.isolation ? { isolation: this.opts.isolation } : {}),
+      ...(this.opts.cluster ? { removeStopped: true, hostIp: this.opts.cluster.hostIp } : {}),
     });
     await this.agent.setUpNetwork();
+    if (this.opts.cluster) {
+      await this.opts.cluster.registerNode(capacity);
+      await this.kubelet.register(this.opts.manager);
+      return;
+    }
     const desired = nodeObject(nodeName, capacity, version);
     const existing = await client.find(Kinds.Node, { name: nodeName });
     if (existing) {

@@ -67,6 +67,12 @@ export interface KubeletOptions {
   crashLoopBaseMs?: number;
   crashLoopMaxMs?: number;
   log?: (msg: string) => void;
+  /** a deleted Pod whose containers have stopped is removed by the kubelet (a delete with grace
+   *  period 0), as on a cluster: kube-apiserver keeps it until then. The SQLite store removes it
+   *  itself once its final status is written */
+  removeStopped?: boolean;
+  /** the node's address, reported as the Pods' hostIP */
+  hostIp?: string;
   /** a container started or was adopted (the usage monitor samples while any runs) */
   onContainerStart?: () => void;
   /** tenancy: Pods run as unprivileged users, in network namespaces of their own, seeing the host
@@ -146,7 +152,7 @@ export class Kubelet {
   /** adopts running pods, removes what no Pod owns any more, and starts the agent's controller */
   async register(mgr: Manager): Promise<Controller> {
     const { client, nodeName } = this.opts;
-    const bound = (await client.listAll<Pod>(Kinds.Pod)).filter((p) => p.spec.nodeName === nodeName);
+    const bound = (await client.listAll<Pod>(Kinds.Pod, { fieldSelector: `spec.nodeName=${nodeName}` })).filter((p) => p.spec.nodeName === nodeName);
     const known = new Set(bound.map((p) => p.metadata.uid));
     for (const p of bound) if (p.status?.podIP && !terminalPhase(p)) this.addresses.claim(p.metadata.uid, p.status.podIP);
     for (const uid of readdirSync(this.podsDir)) {
@@ -204,6 +210,7 @@ export class Kubelet {
         rt.net = undefined;
         await this.net?.remove(rt.uid);
       }
+      if (pod.metadata.deletionTimestamp) await this.remove(pod);
       return {};
     }
     if (pod.metadata.deletionTimestamp) return this.terminate(pod, rt, 'Killing');
@@ -291,7 +298,20 @@ export class Kubelet {
     for (const c of rt.containers.values()) c.waiting = undefined;
     const phase = decidePhase(pod, rt).phase === 'Succeeded' ? 'Succeeded' : 'Failed';
     await this.writeStatus(pod, rt, { phase, reason: t.reason, message: t.message });
+    if (pod.metadata.deletionTimestamp) await this.remove(pod);
     return {};
+  }
+
+  /** the end of a deletion on a cluster: the Pod's processes are gone, so the API server may forget it */
+  private async remove(pod: Pod & StoredObject): Promise<void> {
+    if (!this.opts.removeStopped) return;
+    try {
+      await this.opts.client.delete(Kinds.Pod, { namespace: pod.metadata.namespace, name: pod.metadata.name }, { gracePeriodSeconds: 0, uid: pod.metadata.uid });
+    } catch (e) {
+      // gone already, or a new Pod of the same name (the uid precondition): nothing of ours to remove
+      if (isNotFound(e) || (e instanceof ApiError && e.code === 409)) return;
+      throw e;
+    }
   }
 
   private async configSources(ns: string): Promise<{ configMap: (n: string) => Promise<StoredObject | undefined>; secret: (n: string) => Promise<StoredObject | undefined> }> {
@@ -746,7 +766,7 @@ export class Kubelet {
   }
 
   private async writeStatus(pod: Pod & StoredObject, rt: PodRuntime, decision: ReturnType<typeof decidePhase>): Promise<void> {
-    const status = podStatus(pod, rt, decision, '127.0.0.1');
+    const status = podStatus(pod, rt, decision, this.opts.hostIp ?? '127.0.0.1');
     if (deepEqual(status, pod.status)) return;
     const wasRunning = pod.status?.phase;
     const hadIp = Boolean(pod.status?.podIP);

@@ -1,0 +1,354 @@
+// `skiff node`: this machine as a node of a Kubernetes cluster, in the spirit of virtual-kubelet. The
+// agent registers a Node with the capacity the local substrate finds, keeps its Lease in
+// kube-node-lease renewed and its status current, runs the Pods the cluster's scheduler binds to it
+// with the local substrate's kubelet (the same code that runs Pods on one machine, here reading and
+// writing through the cluster's API server), and serves the kubelet API's containerLogs to the API
+// server, so that `kubectl logs` reaches the Pods it runs, and its exec, so that `kubectl exec` does.
+import { X509Certificate } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import os from 'node:os';
+import { join } from 'node:path';
+import { ApiError, StatusReason, isNotFound } from '../api/errors.js';
+import { Kinds, defaultRegistry } from '../api/index.js';
+import type { StoredObject } from '../api/meta.js';
+import { Manager } from '../control/controller.js';
+import { EventRecorder } from '../control/events.js';
+import { nodeObject, type NodeCapacity } from '../scheduler/node.js';
+import { Client } from '../store/client.js';
+import { KubeHttp } from '../store/kube/http.js';
+import { KubeconfigError, loadKubeconfig, type ClusterConnection } from '../store/kube/kubeconfig.js';
+import { KubeStore } from '../store/kube/store.js';
+import { resourceKey } from '../store/store.js';
+import { Environments } from '../substrate/local/environments.js';
+import { LocalSubstrate } from '../substrate/local/index.js';
+import { every, type Timer } from '../util/timers.js';
+import { KeyUsage, createCertificate, keyPairFromPem, newKeyPair, privateKeyPem, toPem } from '../util/x509.js';
+import { compileConfig } from './config.js';
+import { serveKubeletExec } from './kube/kubelet-exec.js';
+import { servePodLog } from './kube/pods.js';
+import { rejectUpgrade } from './kube/upgrade.js';
+import { defaultPath, repoRoot, skiffVersion } from './main.js';
+
+export interface NodeAgentOptions {
+  kubeconfig: string;
+  nodeName: string;
+  /** the agent's own state: Pods' run directories and logs, Python environments, its serving certificate */
+  dataDir: string;
+  /** Skiff's config file: its `environments:` (images), `node:` (capacity overrides), crash-loop back-off */
+  configFile?: string;
+  /** the node's address: its InternalIP, the Pods' hostIP, where the kubelet API listens (default 127.0.0.1) */
+  nodeIp?: string;
+  /** the kubelet API's port (default 0: any free port, reported in the Node's daemonEndpoints) */
+  kubeletPort?: number;
+  /** the CA whose client certificates may use the kubelet API (kube-apiserver's --kubelet-client-certificate);
+   *  without one any client that reaches the port may read logs */
+  clientCaFile?: string;
+  /** how often the Lease is renewed (default 10 s, as the kubelet's nodeLeaseDurationSeconds / 4) */
+  leaseRenewMs?: number;
+  /** how often the Node's status is posted when nothing changed (default 60 s) */
+  statusUpdateMs?: number;
+  log?: (msg: string) => void;
+}
+
+export interface NodeAgent {
+  nodeName: string;
+  server: string;
+  /** the kubelet API, https://IP:PORT */
+  kubeletUrl: string;
+  /** warnings for the start-up banner */
+  warnings: string[];
+  /** stops the agent; running containers keep running for the next start to adopt (their count) */
+  stop(): Promise<number>;
+}
+
+/** A node agent that cannot start: the message says which cluster and why. */
+export class NodeAgentError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NodeAgentError';
+  }
+}
+
+const leaseNamespace = 'kube-node-lease';
+const leaseDurationSeconds = 40;
+const rfc3339 = (d = new Date()): string => d.toISOString().replace(/\.\d+Z$/, 'Z');
+/** a Lease's MicroTime: RFC 3339 with microseconds */
+const microTime = (d = new Date()): string => d.toISOString().replace(/\.(\d+)Z$/, (_, ms: string) => `.${ms.padEnd(6, '0')}Z`);
+
+/** The Node as a kubelet registers it: capacity, conditions, addresses, nodeInfo, its API's port. */
+export function agentNode(name: string, capacity: NodeCapacity, version: string, nodeIp: string, kubeletPort: number): StoredObject {
+  const node = nodeObject(name, capacity, version) as StoredObject;
+  // an agent is a worker, not the machine the control plane runs on
+  delete node.metadata.labels?.['node-role.kubernetes.io/control-plane'];
+  const now = rfc3339();
+  const condition = (type: string, status: string, reason: string, message: string): Record<string, string> => ({ type, status, reason, message, lastHeartbeatTime: now, lastTransitionTime: now });
+  node.status = {
+    ...node.status,
+    conditions: [
+      condition('MemoryPressure', 'False', 'KubeletHasSufficientMemory', 'kubelet has sufficient memory available'),
+      condition('DiskPressure', 'False', 'KubeletHasNoDiskPressure', 'kubelet has no disk pressure'),
+      condition('PIDPressure', 'False', 'KubeletHasSufficientPID', 'kubelet has sufficient PID available'),
+      condition('Ready', 'True', 'KubeletReady', 'skiff node agent is posting ready status'),
+    ],
+    addresses: [{ type: 'InternalIP', address: nodeIp }, { type: 'Hostname', address: name }],
+    daemonEndpoints: { kubeletEndpoint: { Port: kubeletPort } },
+    nodeInfo: {
+      machineID: machineId(), systemUUID: machineId(), bootID: bootId(),
+      kernelVersion: os.release(), osImage: os.type(), containerRuntimeVersion: `skiff://${version}`,
+      kubeletVersion: `skiff-${version}`, kubeProxyVersion: '', operatingSystem: process.platform, architecture: process.arch === 'x64' ? 'amd64' : process.arch,
+    },
+  };
+  return node;
+}
+
+function readTrimmed(file: string): string {
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
+const machineId = (): string => readTrimmed('/etc/machine-id');
+const bootId = (): string => readTrimmed('/proc/sys/kernel/random/boot_id');
+
+/** the kubelet API's serving certificate, self-signed, made once per data dir and node address */
+function servingCertificate(dir: string, name: string, ip: string): { cert: string; key: string } {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const certFile = join(dir, 'kubelet.crt');
+  const keyFile = join(dir, 'kubelet.key');
+  if (existsSync(certFile) && existsSync(keyFile)) {
+    try {
+      const cert = readFileSync(certFile, 'utf8');
+      const key = readFileSync(keyFile, 'utf8');
+      const x = new X509Certificate(cert);
+      if (x.checkIP(ip) && x.checkHost(name) && Date.parse(x.validTo) - Date.now() > 30 * 86400_000 && x.checkPrivateKey(keyPairFromPem(key).privateKey)) return { cert, key };
+    } catch {
+      // made anew below
+    }
+  }
+  const pair = newKeyPair();
+  const now = Date.now();
+  const subject = { commonName: `${name}@${Math.floor(now / 1000)}` };
+  const cert = toPem(createCertificate({
+    subject, publicKey: pair.publicKey, selfSignKey: pair.privateKey,
+    notBefore: new Date(now - 3600_000), notAfter: new Date(now + 365 * 86400_000),
+    keyUsage: [KeyUsage.digitalSignature, KeyUsage.keyEncipherment], extKeyUsage: ['serverAuth'],
+    dnsNames: [name], ipAddresses: [ip],
+  }));
+  const key = privateKeyPem(pair.privateKey);
+  writeFileSync(keyFile, key, { mode: 0o600 });
+  writeFileSync(certFile, cert);
+  return { cert, key };
+}
+
+export async function startNodeAgent(opts: NodeAgentOptions): Promise<NodeAgent> {
+  const log = opts.log ?? ((m: string): void => void process.stderr.write(`${m}\n`));
+  const { nodeName } = opts;
+  const nodeIp = opts.nodeIp ?? '127.0.0.1';
+  const version = skiffVersion();
+  const config = compileConfig({ dataDir: opts.dataDir, ...(opts.configFile ? { configFile: opts.configFile } : {}) });
+  let conn: ClusterConnection;
+  try {
+    conn = loadKubeconfig(opts.kubeconfig);
+  } catch (e) {
+    if (e instanceof KubeconfigError) throw new NodeAgentError(e.message);
+    throw e;
+  }
+  // the cluster answers and accepts the credentials before anything starts
+  const http = new KubeHttp(conn);
+  try {
+    await http.request('GET', '/api/v1/nodes', { query: { limit: 1 }, timeoutMs: 15_000 });
+  } catch (e) {
+    http.close();
+    if (e instanceof ApiError) throw new NodeAgentError(`the Kubernetes API server at ${conn.server} (${conn.source}) refuses to list Nodes: ${e.message}`);
+    throw new NodeAgentError((e as Error).message);
+  }
+  mkdirSync(opts.dataDir, { recursive: true });
+  const warnings: string[] = [];
+  // the kubelet's informers: its own Pods only, and the Services Pods' hosts files name
+  const store = new KubeStore({ connection: conn, kinds: [Kinds.Pod, Kinds.Service], fieldSelectors: { [resourceKey(Kinds.Pod)]: `spec.nodeName=${nodeName}` }, log });
+  const client = new Client(store, defaultRegistry(), [], { defaultOnRead: true });
+  const manager = new Manager(client, log);
+  const recorder = new EventRecorder(client, 'kubelet');
+  let kubeletServer: Server | undefined;
+  let leaseTimer: Timer | undefined;
+  let statusTimer: Timer | undefined;
+  let substrate: LocalSubstrate | undefined;
+  const cleanup = async (): Promise<void> => {
+    leaseTimer?.clear();
+    statusTimer?.clear();
+    if (kubeletServer) {
+      kubeletServer.closeAllConnections();
+      await new Promise<void>((r) => kubeletServer?.close(() => r()));
+    }
+    await manager.stop();
+    await recorder.flush();
+    await substrate?.stop();
+    await store.close();
+    http.close();
+  };
+  try {
+    await store.start();
+    // the kubelet API first: the Node names its port
+    const tls = servingCertificate(join(opts.dataDir, 'pki'), nodeName, nodeIp);
+    const clientCa = opts.clientCaFile ? readFileSync(opts.clientCaFile, 'utf8') : undefined;
+    if (!clientCa) warnings.push(`the kubelet API at ${nodeIp} does not authenticate its callers (no --client-ca-file): anyone who reaches it may read the logs of this node's Pods`);
+    const server = createServer({ cert: tls.cert, key: tls.key, ...(clientCa ? { ca: clientCa, requestCert: true, rejectUnauthorized: true } : {}) }, (req, res) => {
+      void serveKubeletApi(req, res).catch((e) => {
+        const err = e instanceof ApiError ? e : new ApiError(StatusReason.InternalError, (e as Error).message);
+        if (res.headersSent) res.end();
+        else {
+          res.writeHead(err.code, { 'content-type': 'text/plain; charset=utf-8' });
+          res.end(err.message);
+        }
+      });
+    });
+    // GET /exec/{namespace}/{pod}/{container}?command=...: `kubectl exec` through the API server
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      const url = new URL(req.url ?? '/', 'https://kubelet');
+      const m = /^\/exec\/([^/]+)\/([^/]+)\/([^/]+)\/?$/.exec(url.pathname);
+      if (!m || !substrate) return rejectUpgrade(socket, new ApiError(StatusReason.NotFound, `the node agent does not serve ${url.pathname}`));
+      const [namespace, name, container] = m.slice(1).map(decodeURIComponent) as [string, string, string];
+      const exec = substrate;
+      client.get(Kinds.Pod, { namespace, name }).then((pod) => {
+        if (pod.spec?.nodeName !== nodeName) throw new ApiError(StatusReason.NotFound, `pod "${name}" in namespace "${namespace}" does not run on node ${nodeName}`);
+        serveKubeletExec({ exec, log }, pod, container, req, socket, head, url);
+      }).catch((e: unknown) => rejectUpgrade(socket, e));
+    });
+    kubeletServer = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(opts.kubeletPort ?? 0, nodeIp, () => resolve());
+    });
+    const kubeletPort = (server.address() as AddressInfo).port;
+
+    // GET /containerLogs/{namespace}/{pod}/{container}: what kube-apiserver asks for `kubectl logs`
+    async function serveKubeletApi(req: IncomingMessage, res: ServerResponse): Promise<void> {
+      const url = new URL(req.url ?? '/', 'https://kubelet');
+      if (url.pathname === '/healthz') {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.end('ok');
+        return;
+      }
+      const m = /^\/containerLogs\/([^/]+)\/([^/]+)\/([^/]+)\/?$/.exec(url.pathname);
+      if (!m || req.method !== 'GET') throw new ApiError(StatusReason.NotFound, `the node agent does not serve ${req.method ?? ''} ${url.pathname}`);
+      const [namespace, name, container] = m.slice(1).map(decodeURIComponent) as [string, string, string];
+      const pod = await client.get(Kinds.Pod, { namespace, name });
+      if (pod.spec?.nodeName !== nodeName) throw new ApiError(StatusReason.NotFound, `pod "${name}" in namespace "${namespace}" does not run on node ${nodeName}`);
+      url.searchParams.set('container', container);
+      if (!substrate) throw new ApiError(StatusReason.ServiceUnavailable, 'the node agent is starting');
+      await servePodLog(substrate, pod, req, res, url);
+    }
+
+    let nodeUid = '';
+    let desired: StoredObject | undefined;
+    const registerNode = async (capacity: NodeCapacity): Promise<void> => {
+      desired = agentNode(nodeName, capacity, version, nodeIp, kubeletPort);
+      let node: StoredObject;
+      try {
+        // a Node's status is kept on create, as a kubelet registers it
+        node = await http.request<StoredObject>('POST', '/api/v1/nodes', { body: desired });
+      } catch (e) {
+        if (!(e instanceof ApiError && e.code === 409)) throw e;
+        // registered before (a restarted agent): its labels and annotations, then its status
+        const live = await http.request<StoredObject>('GET', `/api/v1/nodes/${encodeURIComponent(nodeName)}`);
+        live.metadata.labels = { ...live.metadata.labels, ...desired.metadata.labels };
+        live.metadata.annotations = { ...live.metadata.annotations, ...desired.metadata.annotations };
+        node = await http.request<StoredObject>('PUT', `/api/v1/nodes/${encodeURIComponent(nodeName)}`, { body: live });
+      }
+      nodeUid = node.metadata.uid;
+      await postStatus(true);
+      await renewLease();
+    };
+
+    /** the Node's status as this agent sees it; `fresh`: every condition's heartbeat moves too */
+    const postStatus = async (fresh = false): Promise<void> => {
+      if (!desired) return;
+      const path = `/api/v1/nodes/${encodeURIComponent(nodeName)}`;
+      for (let attempt = 0; attempt < 5; attempt++) {
+        let live: StoredObject;
+        try {
+          live = await http.request<StoredObject>('GET', path);
+        } catch (e) {
+          if (!isNotFound(e)) throw e;
+          // someone deleted the Node (kubectl delete node): registered again, as a kubelet does
+          live = await http.request<StoredObject>('POST', '/api/v1/nodes', { body: desired });
+          nodeUid = live.metadata.uid;
+          log(`node ${nodeName}: the Node was deleted; registered it again`);
+        }
+        const now = rfc3339();
+        type Condition = { type: string; status: string; lastHeartbeatTime?: string; lastTransitionTime?: string; [k: string]: unknown };
+        const before = new Map(((live.status?.conditions ?? []) as Condition[]).map((c) => [c.type, c]));
+        const conditions: Condition[] = (desired.status?.conditions as Condition[]).map((c) => {
+          const old = before.get(c.type);
+          // a transition is when the status changed (the node lifecycle controller sets Unknown when it lost us)
+          const kept = !fresh && old?.status === c.status ? old?.lastTransitionTime : undefined;
+          return { ...c, lastHeartbeatTime: now, lastTransitionTime: kept ?? now };
+        });
+        // conditions others set (none of the kubelet's) are kept
+        for (const [type, c] of before) if (!conditions.some((x) => x.type === type)) conditions.push(c);
+        try {
+          await http.request('PUT', `${path}/status`, { body: { ...live, status: { ...live.status, ...desired.status, conditions } } });
+          return;
+        } catch (e) {
+          if (!(e instanceof ApiError && e.code === 409)) throw e;
+        }
+      }
+    };
+
+    const leasePath = `/apis/coordination.k8s.io/v1/namespaces/${leaseNamespace}/leases/${encodeURIComponent(nodeName)}`;
+    /** the heartbeat the node lifecycle controller reads: the Lease's renewTime */
+    const renewLease = async (): Promise<void> => {
+      let lease: StoredObject | undefined;
+      try {
+        lease = await http.request<StoredObject>('GET', leasePath);
+      } catch (e) {
+        if (!isNotFound(e)) throw e;
+      }
+      const spec = { holderIdentity: nodeName, leaseDurationSeconds, renewTime: microTime() };
+      if (!lease) {
+        await http.request('POST', `/apis/coordination.k8s.io/v1/namespaces/${leaseNamespace}/leases`, {
+          body: {
+            apiVersion: 'coordination.k8s.io/v1', kind: 'Lease',
+            // the Lease goes with its Node (the garbage collector follows the reference)
+            metadata: { name: nodeName, namespace: leaseNamespace, ...(nodeUid ? { ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: nodeName, uid: nodeUid }] } : {}) },
+            spec,
+          },
+        });
+        return;
+      }
+      await http.request('PUT', leasePath, { body: { ...lease, spec: { ...lease.spec, ...spec } } });
+    };
+
+    const pythonBase = join(repoRoot, '.venv', 'bin', 'python');
+    substrate = new LocalSubstrate({
+      client, recorder, manager, dataDir: opts.dataDir, nodeName, node: config.node,
+      ...(config.gpuSharing.libvgpu ? { libvgpu: config.gpuSharing.libvgpu } : {}),
+      environments: new Environments(config.environments, { path: defaultPath(), env: { SKIFF_HOME: repoRoot } }),
+      ...(existsSync(pythonBase) ? { python: { basePython: pythonBase, ...(config.pythonZygote ? { zygote: { script: join(repoRoot, 'python', 'skiff_zygote.py'), client: join(repoRoot, 'build', 'skiff-pyfork') } } : {}) } } : {}),
+      version, crashLoopBaseMs: config.crashLoopBackoffMs, crashLoopMaxMs: config.crashLoopBackoffMaxMs, metricsIntervalMs: config.metricsResolutionMs, log,
+      cluster: { registerNode, hostIp: nodeIp },
+    });
+    await substrate.start();
+    manager.start();
+    // a heartbeat that fails (the API server is away) is tried again at the next tick; Pods keep running
+    leaseTimer = every(opts.leaseRenewMs ?? 10_000, () => void renewLease().catch((e) => log(`node ${nodeName}: renewing its Lease: ${(e as Error).message}`))).unref();
+    statusTimer = every(opts.statusUpdateMs ?? 60_000, () => void postStatus().catch((e) => log(`node ${nodeName}: posting its status: ${(e as Error).message}`))).unref();
+    const running = substrate;
+    return {
+      nodeName, server: conn.server, kubeletUrl: `https://${nodeIp.includes(':') ? `[${nodeIp}]` : nodeIp}:${kubeletPort}`, warnings,
+      async stop() {
+        const left = running.runningContainers();
+        await cleanup();
+        return left;
+      },
+    };
+  } catch (e) {
+    await cleanup().catch(() => undefined);
+    throw e;
+  }
+}

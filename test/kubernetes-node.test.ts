@@ -1,0 +1,196 @@
+// `skiff node` against a real control plane the harness starts on loopback: the agent registers a
+// Node and keeps its Lease, the cluster's scheduler places a batch/v1 Job's Pod on it and the
+// cluster's Job controller sees it complete, `kubectl logs` and `kubectl exec` reach the agent through
+// the API server, a deleted Pod is stopped and removed, and a killed agent's Node goes NotReady by
+// the controller-manager's node lifecycle while its Pods run on, to be adopted by the restarted
+// agent. Skipped, saying why, where scripts/kubernetes.sh has not built the control plane.
+import assert from 'node:assert/strict';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import type { StoredObject } from '../src/api/meta.js';
+import { KubeCluster, kubeClusterSkipReason } from '../src/testing/kube-cluster.js';
+import { kubectlBin, skiffBin } from './harness.js';
+
+const skip = kubeClusterSkipReason() ?? (existsSync(kubectlBin) ? undefined : `no kubectl at ${kubectlBin}`);
+const run = promisify(execFile);
+
+async function eventually<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** a `skiff` command that runs until stopped; `ready` resolves once its output matches */
+function skiffDaemon(args: string[], readyPattern: RegExp): { proc: ChildProcess; output: () => string; ready: Promise<void>; exited: Promise<number | null> } {
+  let out = '';
+  const proc = spawn(process.execPath, [skiffBin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
+  const ready = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`skiff ${args[0]} did not start:\n${out}`)), 150_000);
+    const onData = (d: Buffer): void => {
+      out += d.toString();
+      if (readyPattern.test(out)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    proc.stdout?.on('data', onData);
+    proc.stderr?.on('data', onData);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`skiff ${args[0]} exited with ${code}:\n${out}`));
+    });
+  });
+  void ready.catch(() => undefined);
+  return { proc, output: () => out, ready, exited };
+}
+
+async function stopDaemon(d: ReturnType<typeof skiffDaemon> | undefined): Promise<void> {
+  if (!d || d.proc.exitCode !== null || d.proc.signalCode !== null) return;
+  d.proc.kill('SIGTERM');
+  await d.exited;
+}
+
+type Condition = { type: string; status: string; reason?: string };
+
+describe('skiff node: a node agent in a Kubernetes cluster', { skip }, () => {
+  let cluster: KubeCluster;
+  let up: ReturnType<typeof skiffDaemon> | undefined;
+  let agent: ReturnType<typeof skiffDaemon> | undefined;
+  const dirs: string[] = [];
+  const node = 'agent-1';
+  const kubectl = async (...args: string[]): Promise<string> => (await run(kubectlBin, ['--kubeconfig', cluster.kubeconfig, ...args], { timeout: 60_000 })).stdout;
+  const getJson = async <T = StoredObject>(...args: string[]): Promise<T> => JSON.parse(await kubectl('get', ...args, '-o', 'json')) as T;
+  let agentArgs: string[] = [];
+  const ready = (n: StoredObject): Condition | undefined => (n.status?.conditions as Condition[] | undefined)?.find((c) => c.type === 'Ready');
+
+  before(async () => {
+    // a short grace period: a node whose Lease stops is NotReady within the test's time
+    cluster = await KubeCluster.start({ nodeMonitorGracePeriod: '12s' });
+    const upDir = mkdtempSync(join(tmpdir(), 'skiff-kube-node-up-'));
+    const agentDir = mkdtempSync(join(tmpdir(), 'skiff-kube-node-'));
+    dirs.push(upDir, agentDir);
+    up = skiffDaemon(['up', '--port', '0', '--data-dir', upDir, '--kubeconfig', cluster.kubeconfig], /ready at http/);
+    agentArgs = ['node', '--kubeconfig', cluster.kubeconfig, '--name', node, '--data-dir', agentDir, '--client-ca-file', cluster.caFile];
+    agent = skiffDaemon(agentArgs, new RegExp(`Node ${node} is ready`));
+    await Promise.all([up.ready, agent.ready]);
+  }, { timeout: 240_000 });
+
+  after(async () => {
+    await stopDaemon(agent);
+    await stopDaemon(up);
+    await cluster?.stop();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('registers a Ready Node with its capacity, addresses and kubelet port, and renews its Lease', { timeout: 60_000 }, async () => {
+    const n = await getJson('node', node);
+    assert.equal(ready(n)?.status, 'True');
+    assert.ok(Number(n.status?.capacity?.cpu) >= 1);
+    assert.match(n.status?.allocatable?.memory ?? '', /^\d+(Ki|Mi|Gi)?$/);
+    assert.equal(n.status?.capacity?.pods, '110');
+    assert.deepEqual(n.status?.addresses?.[0], { type: 'InternalIP', address: '127.0.0.1' });
+    assert.ok(n.status?.daemonEndpoints?.kubeletEndpoint?.Port > 0);
+    assert.match(n.status?.nodeInfo?.kubeletVersion ?? '', /^skiff-/);
+    const lease = await getJson('lease', node, '-n', 'kube-node-lease');
+    assert.equal(lease.spec?.holderIdentity, node);
+    assert.equal(lease.metadata.ownerReferences?.[0]?.uid, n.metadata.uid);
+    // the kubelet's period: every 10 s
+    await eventually('the Lease renewed', async () => (await getJson('lease', node, '-n', 'kube-node-lease')).spec?.renewTime !== lease.spec?.renewTime, 30_000);
+  });
+
+  it('runs a Job the cluster\'s scheduler places on it to Complete, and kubectl logs reaches it', { timeout: 180_000 }, async () => {
+    await kubectl('create', 'job', 'pi', '--image=python:3', '--', 'python3', '-c', 'print(6*7)');
+    const job = await eventually('the Job Complete', async () => {
+      const j = await getJson('job', 'pi');
+      const failed = (j.status?.conditions as Condition[] | undefined)?.find((c) => c.type === 'Failed' && c.status === 'True');
+      if (failed) throw new Error(`the Job failed: ${JSON.stringify(j.status)}`);
+      return (j.status?.conditions as Condition[] | undefined)?.some((c) => c.type === 'Complete' && c.status === 'True') ? j : undefined;
+    }, 150_000);
+    assert.equal(job.status?.succeeded, 1);
+    const pods = await getJson<{ items: StoredObject[] }>('pods', '-l', 'job-name=pi');
+    assert.equal(pods.items.length, 1);
+    const pod = pods.items[0] as StoredObject;
+    assert.equal(pod.spec?.nodeName, node);
+    assert.equal(pod.status?.phase, 'Succeeded');
+    assert.equal(pod.status?.hostIP, '127.0.0.1');
+    assert.match(pod.status?.podIP ?? '', /^127\.\d+\.\d+\.\d+$/);
+    assert.equal(pod.status?.containerStatuses?.[0]?.state?.terminated?.exitCode, 0);
+    assert.equal(pod.status?.containerStatuses?.[0]?.state?.terminated?.reason, 'Completed');
+    assert.ok((pod.status?.conditions as Condition[]).some((c) => c.type === 'Ready'));
+    assert.equal((await kubectl('logs', 'job/pi')).trim(), '42');
+  });
+
+  it('reports a failed container\'s exit code', { timeout: 120_000 }, async () => {
+    await kubectl('run', 'fails', '--image=python:3', '--restart=Never', '--', 'python3', '-c', 'import sys; print("bye"); sys.exit(3)');
+    const pod = await eventually('the Pod Failed', async () => {
+      const p = await getJson('pod', 'fails');
+      return p.status?.phase === 'Failed' ? p : undefined;
+    }, 90_000);
+    const term = pod.status?.containerStatuses?.[0]?.state?.terminated;
+    assert.equal(term?.exitCode, 3);
+    assert.equal(term?.reason, 'Error');
+    assert.equal((await kubectl('logs', 'fails')).trim(), 'bye');
+  });
+
+  it('runs kubectl exec in a running container through the API server', { timeout: 120_000 }, async () => {
+    await kubectl('run', 'sleeper', '--image=python:3', '--restart=Never', '--', 'python3', '-c', 'import time; print("up", flush=True); time.sleep(600)');
+    await eventually('the Pod Running', async () => (await getJson('pod', 'sleeper')).status?.phase === 'Running', 90_000);
+    assert.equal((await kubectl('exec', 'sleeper', '--', 'python3', '-c', 'print(6*7)')).trim(), '42');
+    // the exit code comes back as kubectl's own
+    await assert.rejects(kubectl('exec', 'sleeper', '--', 'sh', '-c', 'echo oops >&2; exit 5'), (e: { code?: number; stderr?: string }) => e.code === 5 && /oops/.test(e.stderr ?? ''));
+    // standard input reaches the command
+    const cat = spawn(kubectlBin, ['--kubeconfig', cluster.kubeconfig, 'exec', '-i', 'sleeper', '--', 'python3', '-c', 'import sys; print(sys.stdin.read().upper())'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    cat.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    cat.stdin.end('hello');
+    assert.equal(await new Promise((r) => cat.once('exit', r)), 0);
+    assert.equal(out.trim(), 'HELLO');
+  });
+
+  it('stops a deleted Pod and removes it', { timeout: 120_000 }, async () => {
+    const t0 = Date.now();
+    // kubectl waits until the Pod is gone: the agent stopped its process and deleted it
+    await kubectl('delete', 'pod', 'sleeper', '--timeout=60s');
+    assert.ok(Date.now() - t0 < 30_000, 'SIGTERM ends it well inside the grace period');
+    await assert.rejects(kubectl('get', 'pod', 'sleeper'), /NotFound|not found/);
+  });
+
+  it('keeps its Pods running when killed: the Node goes NotReady, and the restarted agent adopts them', { timeout: 180_000 }, async () => {
+    await kubectl('run', 'survivor', '--image=python:3', '--restart=Never', '--', 'python3', '-c', 'import time; time.sleep(25); print("done")');
+    await eventually('the Pod Running', async () => (await getJson('pod', 'survivor')).status?.phase === 'Running', 90_000);
+    agent?.proc.kill('SIGKILL');
+    await agent?.exited;
+    // the controller-manager's node lifecycle, from the Lease no longer renewed
+    const cond = await eventually('the Node NotReady', async () => {
+      const c = ready(await getJson('node', node));
+      return c && c.status !== 'True' ? c : undefined;
+    }, 75_000);
+    assert.equal(cond.status, 'Unknown');
+    assert.equal(cond.reason, 'NodeStatusUnknown');
+    agent = skiffDaemon(agentArgs, new RegExp(`Node ${node} is ready`));
+    await agent.ready;
+    await eventually('the Node Ready again', async () => ready(await getJson('node', node))?.status === 'True', 30_000);
+    // the container ran on while no agent watched it; the new one reads how it ended
+    const pod = await eventually('the survivor Succeeded', async () => {
+      const p = await getJson('pod', 'survivor');
+      return p.status?.phase === 'Succeeded' ? p : undefined;
+    }, 90_000);
+    assert.equal(pod.status?.containerStatuses?.[0]?.state?.terminated?.exitCode, 0);
+    assert.equal(pod.status?.containerStatuses?.[0]?.restartCount ?? 0, 0, 'adopted, not run again');
+    assert.equal((await kubectl('logs', 'survivor')).trim(), 'done');
+  });
+});
