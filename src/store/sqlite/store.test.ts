@@ -84,6 +84,14 @@ describe('sqlite store', () => {
     assert.equal(notEven.items.length, 12);
     const byName = await client.list(Kinds.ConfigMap, { fieldSelector: 'metadata.name=cm-03,metadata.namespace=default' });
     assert.deepEqual(byName.items.map((o) => o.metadata.name), ['cm-03']);
+    // by name in one namespace: one row read, the other selectors still applied
+    const one = await client.list(Kinds.ConfigMap, { namespace: 'default', fieldSelector: 'metadata.name=cm-04' });
+    assert.deepEqual(one.items.map((o) => o.metadata.name), ['cm-04']);
+    assert.equal(one.continue, undefined);
+    assert.deepEqual((await client.list(Kinds.ConfigMap, { namespace: 'default', fieldSelector: 'metadata.name=cm-04', labelSelector: 'tier=odd' })).items, []);
+    assert.deepEqual((await client.list(Kinds.ConfigMap, { namespace: 'default', fieldSelector: 'metadata.name=cm-04,metadata.namespace!=default' })).items, []);
+    assert.deepEqual((await client.list(Kinds.ConfigMap, { namespace: 'default', fieldSelector: 'metadata.name=nope' })).items, []);
+    assert.deepEqual((await client.list(Kinds.ConfigMap, { namespace: 'other', fieldSelector: 'metadata.name=cm-04' })).items, []);
     const seen: string[] = [];
     let cont: string | undefined;
     let pages = 0;
