@@ -151,6 +151,8 @@ export class RevisionDispatcher {
   inProcess: InProcessModel | undefined;
   private readonly queue: WorkItem[] = [];
   private batchTimer: Timer | undefined;
+  /** closed by close(): takes no replicas and no requests */
+  private closed = false;
   private readonly inProcessTarget: Target & { inflight: number; batches: number };
 
   /** the load the autoscaler reads: the tracker's, with the queue's length */
@@ -183,6 +185,7 @@ export class RevisionDispatcher {
 
   /** the replicas the revision controller found: Running Pods with an address */
   setReplicas(pods: { name: string; ip?: string }[]): void {
+    if (this.closed) return;
     const seen = new Set<string>();
     for (const p of pods) {
       seen.add(p.name);
@@ -240,6 +243,10 @@ export class RevisionDispatcher {
       this.load.leave();
       fail(status, message);
     };
+    if (this.closed) {
+      item.fail(503, 'the server is stopping');
+      return;
+    }
     // the common case: nothing waits and a replica has room (no batcher to fill): straight out
     if (this.queue.length === 0 && !this.spec.batcher) {
       const t = this.pick(item.weight);
@@ -352,6 +359,7 @@ export class RevisionDispatcher {
 
   /** Ends every waiting request (the revision went away). */
   close(message: string): void {
+    this.closed = true;
     for (const it of this.queue.splice(0)) it.fail(503, message);
     for (const r of this.replicas.values()) r.stop();
     this.replicas.clear();

@@ -55,6 +55,7 @@ export class Gateway implements ServingDataPlane {
   readonly history = new TrafficHistory();
   private readonly routes = new Map<string, Route>();
   private readonly revisions = new Map<string, RevisionDispatcher>();
+  private stopped = false;
   private readonly requests: Counter;
   private readonly latency: Histogram;
   private readonly queueTime: Histogram;
@@ -78,6 +79,7 @@ export class Gateway implements ServingDataPlane {
   }
 
   stop(): void {
+    this.stopped = true;
     for (const d of this.revisions.values()) {
       d.close('the server is stopping');
       void (d.inProcess as InProcessOnnxServer | undefined)?.close();
@@ -104,6 +106,12 @@ export class Gateway implements ServingDataPlane {
     let d = this.revisions.get(revKey);
     if (!d) {
       d = new RevisionDispatcher(spec, revKey, () => this.changed(revKey, 'demand'), () => this.changed(revKey, 'readiness'));
+      // a reconcile still running while the server stops gets a closed dispatcher: nothing new
+      // probes a replica (a probe loop would keep the process alive) or waits for one
+      if (this.stopped) {
+        d.close('the server is stopping');
+        return d;
+      }
       this.revisions.set(revKey, d);
     } else d.spec = spec;
     return d;
