@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { CliError, UsageError } from '../errors.js';
 import type { Command } from './common.js';
 import { expandHome } from './up.js';
+import { stopSignals } from '../stop-signals.js';
 
 /** What `skiff node` starts the agent with (a type only: the agent is loaded when the command runs). */
 export interface StartNodeOptions {
@@ -94,20 +95,8 @@ with different names and data directories register as different nodes. Runs unti
     const ca = file('client-ca-file');
     if (ca) opts.clientCaFile = ca;
 
-    let stopRequested: () => void = () => {};
-    const stopped = new Promise<void>((r) => (stopRequested = r));
-    let signals = 0;
-    const onSignal = (): void => {
-      signals++;
-      if (signals === 1) stopRequested();
-      else process.exit(130);
-    };
-    const useProcessSignals = !ctx.signal;
-    if (useProcessSignals) {
-      process.on('SIGINT', onSignal);
-      process.on('SIGTERM', onSignal);
-    } else if (ctx.signal?.aborted) stopRequested();
-    else ctx.signal?.addEventListener('abort', onSignal, { once: true });
+    // stop on SIGINT/SIGTERM (or the injected signal); a second signal exits at once
+    const stop = stopSignals(ctx.signal);
     try {
       const start = await loadAgent();
       let agent: RunningNode;
@@ -118,17 +107,14 @@ with different names and data directories register as different nodes. Runs unti
       }
       await ctx.out(`Node ${nodeName} is ready in the cluster at ${agent.server} (kubelet API at ${agent.kubeletUrl}, data in ${opts.dataDir})\n`);
       for (const w of agent.warnings) await ctx.err(`warning: ${w}\n`);
-      await stopped;
+      await stop.stopped;
       await ctx.err('Shutting down...\n');
       const left = await agent.stop();
       if (left) await ctx.err(`${left} container${left === 1 ? ' keeps' : 's keep'} running; the next 'skiff node --name ${nodeName} --data-dir ${opts.dataDir}' adopts ${left === 1 ? 'it' : 'them'}.\n`);
       await ctx.err(`Node ${nodeName} stopped.\n`);
       return 0;
     } finally {
-      if (useProcessSignals) {
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
-      }
+      stop.dispose();
     }
   },
 };

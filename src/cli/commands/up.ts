@@ -4,6 +4,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { CliError, UsageError } from '../errors.js';
 import type { SkiffOptions } from '../../server/config.js';
 import type { Command } from './common.js';
+import { stopSignals } from '../stop-signals.js';
 
 /** The options `skiff up` starts the server with: the server's own (a type only: the server is loaded when `up` runs). */
 export type StartSkiffOptions = Pick<SkiffOptions, 'dataDir' | 'port' | 'host' | 'configFile' | 'tokenAuthFile' | 'oidcIssuerUrl' | 'oidcClientId' | 'oidcUsernameClaim' | 'oidcUsernamePrefix' | 'oidcGroupsClaim' | 'oidcGroupsPrefix' | 'oidcJwksFile' | 'trustedProxies' | 'userIdHeader' | 'userIdPrefix' | 'kubeconfig'>;
@@ -133,21 +134,8 @@ nodes: its own kubelets', or machines without a container engine that run 'skiff
     const proxies = a.string('trusted-proxy');
     if (proxies !== undefined) opts.trustedProxies = proxies.split(',').map((p) => p.trim()).filter((p) => p !== '');
 
-    // Stop on SIGINT/SIGTERM (or the injected signal); a second signal exits at once.
-    let stopRequested: () => void = () => {};
-    const stopped = new Promise<void>((r) => (stopRequested = r));
-    let signals = 0;
-    const onSignal = (): void => {
-      signals++;
-      if (signals === 1) stopRequested();
-      else process.exit(130);
-    };
-    const useProcessSignals = !ctx.signal;
-    if (useProcessSignals) {
-      process.on('SIGINT', onSignal);
-      process.on('SIGTERM', onSignal);
-    } else if (ctx.signal?.aborted) stopRequested();
-    else ctx.signal?.addEventListener('abort', onSignal, { once: true });
+    // stop on SIGINT/SIGTERM (or the injected signal); a second signal exits at once
+    const stop = stopSignals(ctx.signal);
 
     try {
       let running: RunningSkiff;
@@ -167,7 +155,7 @@ nodes: its own kubelets', or machines without a container engine that run 'skiff
       const { kubeconfigPath } = await import('../../server/kube/incluster.js');
       if (existsSync(kubeconfigPath(dataDir))) await ctx.err(`kubectl and Kubernetes clients: export KUBECONFIG=${kubeconfigPath(dataDir)}\n`);
       if (running.katibDbManager) await ctx.err(`Katib metrics (report_metrics, KatibClient.get_trial_metrics) from this machine: db_manager_address="${running.katibDbManager}"\n`);
-      await stopped;
+      await stop.stopped;
       await ctx.err('Shutting down...\n');
       let left: number | void;
       try {
@@ -179,10 +167,7 @@ nodes: its own kubelets', or machines without a container engine that run 'skiff
       await ctx.err('Skiff stopped.\n');
       return 0;
     } finally {
-      if (useProcessSignals) {
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
-      }
+      stop.dispose();
     }
   },
 };
