@@ -110,3 +110,17 @@ export function preconditionFailed(res: Pick<ResourceRef, 'group' | 'plural'>, n
   const storage = `StorageError: invalid object, Code: 4, Key: ${etcdKey(res, namespace, name)}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: ${field} in precondition: ${wanted}, ${field} in object meta: ${actual}`;
   return new ApiError(StatusReason.Conflict, `Operation cannot be fulfilled on ${resource} "${name}": ${storage}`, { name, group: res.group, kind: res.plural });
 }
+
+/**
+ * What a watch filtered by `wanted` sees of a change, as kube-apiserver's watch cache does it: a
+ * change that moves an object into the selection is ADDED, one that moves it out is DELETED (the
+ * object as it was, at the new version); undefined when the watch sees nothing.
+ */
+export function selectedEvent(c: StoreChange, wanted: (o: StoredObject) => boolean): WatchEvent | undefined {
+  const now = wanted(c.object);
+  if (c.type !== 'MODIFIED' || !c.prev) return now ? { type: c.type, object: c.object } : undefined;
+  const before = wanted(c.prev);
+  if (now) return { type: before ? 'MODIFIED' : 'ADDED', object: c.object };
+  if (before) return { type: 'DELETED', object: { ...c.prev, metadata: { ...c.prev.metadata, resourceVersion: c.object.metadata.resourceVersion } } };
+  return undefined;
+}

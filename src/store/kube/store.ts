@@ -12,7 +12,7 @@ import { matchFields, matchLabels, parseFieldSelector, parseLabelSelector } from
 import type {
   DeleteOptions, ListOptions, ListResult, ResourceRef, Store, StoreChange, UpdateOptions, WatchEvent, WatchOptions,
 } from '../store.js';
-import { resourceKey } from '../store.js';
+import { resourceKey, selectedEvent } from '../store.js';
 import { KubeHttp } from './http.js';
 import type { Query, WatchStream } from './http.js';
 import type { ClusterConnection } from './kubeconfig.js';
@@ -295,14 +295,8 @@ export class KubeStore implements Store {
     let stopped = false;
     const listener = (c: StoreChange): void => {
       if (stopped || c.resource !== key) return;
-      const now = wanted(c.object);
-      if (c.type !== 'MODIFIED' || !c.prev) {
-        if (now) onEvent({ type: c.type, object: c.object });
-        return;
-      }
-      const before = wanted(c.prev);
-      if (now) onEvent({ type: before ? 'MODIFIED' : 'ADDED', object: c.object });
-      else if (before) onEvent({ type: 'DELETED', object: { ...c.prev, metadata: { ...c.prev.metadata, resourceVersion: c.object.metadata.resourceVersion } } });
+      const e = selectedEvent(c, wanted);
+      if (e) onEvent(e);
     };
     this.listeners.add(listener);
     for (const o of mirror.objects.values()) if (wanted(o)) onEvent({ type: 'ADDED', object: o });

@@ -11,7 +11,7 @@ import { matchFields, matchLabels, parseFieldSelector, parseLabelSelector } from
 import type {
   DeleteOptions, ListOptions, ListResult, ResourceRef, Store, StoreChange, UpdateOptions, WatchEvent, WatchOptions,
 } from '../store.js';
-import { preconditionFailed, resourceKey } from '../store.js';
+import { preconditionFailed, resourceKey, selectedEvent } from '../store.js';
 
 export interface SqliteStoreOptions {
   /** database file; ':memory:' for tests */
@@ -416,14 +416,8 @@ export class SqliteStore implements Store {
     // ADDED, one that moves it out is DELETED (the object as it was, at the new version)
     const listener = (c: StoreChange): void => {
       if (stopped || c.resource !== key) return;
-      const now = wanted(c.object);
-      if (c.type !== 'MODIFIED' || !c.prev) {
-        if (now) onEvent({ type: c.type, object: c.object });
-        return;
-      }
-      const before = wanted(c.prev);
-      if (now) onEvent({ type: before ? 'MODIFIED' : 'ADDED', object: c.object });
-      else if (before) onEvent({ type: 'DELETED', object: { ...c.prev, metadata: { ...c.prev.metadata, resourceVersion: c.object.metadata.resourceVersion } } });
+      const e = selectedEvent(c, wanted);
+      if (e) onEvent(e);
     };
     this.listeners.add(listener);
     // Deliver the backlog before any live change; both run on this thread, so nothing slips between.
