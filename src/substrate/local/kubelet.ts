@@ -478,6 +478,10 @@ export class Kubelet {
     if (this.stopped) return Infinity;
     const py = await this.pythonLaunch(pod, rt, spec, c);
     if (py === 'waiting') return Infinity;
+    // A task forked by the warm zygote runs outside the Pod's sandbox whatever its container does, so
+    // the container (skiff-pyfork, a relay) starts without one: bubblewrap's namespaces and mounts
+    // cost tens of milliseconds a container, most of a lightweight task's start.
+    const sandboxed = this.sandboxed && !py?.forked;
     const n = prev ? prev.n + 1 : 0;
     const env = this.opts.environments;
     let argv: string[];
@@ -487,7 +491,7 @@ export class Kubelet {
     try {
       const base0 = env.baseEnv(spec.image);
       if (this.opts.shellDir) base0.PATH = `${this.opts.shellDir}:${base0.PATH ?? ''}`;
-      const podVars: Record<string, string> = { ...base0, HOSTNAME: pod.spec.hostname ?? rt.name, ...inClusterEnv(this.inCluster, this.apiServer), ...podNetworkEnv(pod, rt.ip, base0.LD_PRELOAD, this.sandboxed, rt.net !== undefined) };
+      const podVars: Record<string, string> = { ...base0, HOSTNAME: pod.spec.hostname ?? rt.name, ...inClusterEnv(this.inCluster, this.apiServer), ...podNetworkEnv(pod, rt.ip, base0.LD_PRELOAD, sandboxed, rt.net !== undefined) };
       if (this.apiServer) podVars.SKIFF_SERVER = this.apiServer;
       gpus = this.containerGpus(pod, spec);
       if (gpus.indices.length) podVars.CUDA_VISIBLE_DEVICES = gpus.indices.join(',');
@@ -530,7 +534,7 @@ export class Kubelet {
     }
     const binds = [...image, ...containerBinds(spec, rt.volumes ?? new Map()), ...this.gpuSharingBinds(pod, rt, spec, gpus, vars, user)];
     // a volume the Pod mounts at the service-account path itself wins, as on a cluster
-    if (this.inCluster && this.sandboxed && !binds.some((b) => b.target === serviceAccountMountPath)) {
+    if (this.inCluster && sandboxed && !binds.some((b) => b.target === serviceAccountMountPath)) {
       const sa = await this.opts.client.find(Kinds.ServiceAccount, { namespace: rt.namespace, name: pod.spec.serviceAccountName ?? 'default' });
       if (automounts(pod, sa)) binds.push(serviceAccountBind(pod, rt.dir, this.inCluster, sa));
     }
@@ -542,9 +546,9 @@ export class Kubelet {
     // its parents hides it inside the sandbox; then it is `/`, as for an image without a WORKDIR
     // With isolation it is the Pod's private /tmp: writable, its own, and the same path in every Pod
     // (mpirun asks its remote daemons to start in the launcher's working directory)
-    const cwd = spec.workingDir ?? env.forImage(spec.image).workingDir ?? (user ? '/tmp' : this.sandboxed && binds.some((b) => under(scratch, b.target)) ? '/' : scratch);
+    const cwd = spec.workingDir ?? env.forImage(spec.image).workingDir ?? (user ? '/tmp' : sandboxed && binds.some((b) => under(scratch, b.target)) ? '/' : scratch);
     // a workingDir that does not exist is created, as the kubelet does; inside a volume, in the volume
-    const inVolume = this.sandboxed ? binds.filter((b) => under(cwd, b.target)).sort((a, b) => b.target.length - a.target.length)[0] : undefined;
+    const inVolume = sandboxed ? binds.filter((b) => under(cwd, b.target)).sort((a, b) => b.target.length - a.target.length)[0] : undefined;
     const hostCwd = inVolume ? join(inVolume.source, cwd.slice(inVolume.target.length)) : cwd;
     if (!existsSync(hostCwd)) mkdirSync(hostCwd, { recursive: true });
     if (!existsSync(rt.hostsFile)) this.writeHostsFor(pod, rt, [], []);
@@ -571,10 +575,12 @@ export class Kubelet {
       argv: io.argv,
       env: io.env,
       cwd,
-      sandbox: {
-        binds: sandboxBinds, hostname: (pod.spec.hostname ?? rt.name).slice(0, 63), hostsFile: rt.hostsFile,
-        ...(user && this.opts.isolation ? { isolation: this.sandboxIsolation(rt, user, environmentDirs(env.forImage(spec.image), vars)) } : {}),
-      },
+      ...(sandboxed ? {
+        sandbox: {
+          binds: sandboxBinds, hostname: (pod.spec.hostname ?? rt.name).slice(0, 63), hostsFile: rt.hostsFile,
+          ...(user && this.opts.isolation ? { isolation: this.sandboxIsolation(rt, user, environmentDirs(env.forImage(spec.image), vars)) } : {}),
+        },
+      } : {}),
     });
     if (prev) c.last = prev;
     c.current = { n, startedAt: proc.startedAt };

@@ -27,6 +27,9 @@ export interface PythonLaunch {
   env: Record<string, string>;
   /** put first on PATH (the cached environment's bin/) */
   pathPrefix?: string;
+  /** the work runs in a child of the warm zygote, which lives outside any sandbox: the container's
+   *  own process only relays its stdio, signals and exit status, so it needs no sandbox either */
+  forked?: boolean;
 }
 
 /** The kfp pin: the executor contract is the same across kfp 2.x, so one kfp serves every run. */
@@ -80,6 +83,7 @@ export class PythonPods {
       command: [zygote.client, '-m', 'kfp.dsl.executor_main', '--component_module_path', file],
       args: lw.args,
       env: { _KFP_RUNTIME: 'true', SKIFF_ZYGOTE: zygote.socket, SKIFF_PYTHON: zygote.python },
+      forked: true,
     };
   }
 }
