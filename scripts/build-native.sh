@@ -24,6 +24,9 @@ build_exe() {
 # The container monitor.
 build_exe native/skiff-shim.c build/skiff-shim
 
+# What starts the monitors, so that the server never forks itself.
+build_exe native/skiff-spawner.c build/skiff-spawner
+
 # The LD_PRELOAD library that narrows a Pod's wildcard binds to its Pod IP (see the source).
 src=native/skiff-net.c
 out=build/skiff-net.so

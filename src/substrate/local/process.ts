@@ -5,11 +5,12 @@
 // Each container *run* has its own state directory. The shim writes there `pid` (the container's
 // pid), `exec-error` (why exec failed) and `exit` (its exit status, once it has exited); this module
 // adds `meta.json`, which is what adopt() needs to find and verify the processes again.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, every, type Timer } from '../../util/timers.js';
+import { Spawner, SpawnError } from './spawner.js';
 
 export interface BindMount { source: string; target: string; readOnly?: boolean }
 export interface Sandbox {
@@ -176,31 +177,28 @@ export async function launch(spec: LaunchSpec): Promise<ContainerProcess> {
     ? ['--spare-child', stateDir, logFile, '--', ...enter, ...bwrapArgv(spec.sandbox, mounts, cwd, argv, preload)]
     : [stateDir, logFile, '--', ...argv];
   const waiter = pidWaiter(stateDir);
-  let shim: ChildProcess;
+  let shim: Shim;
   try {
-    // not detached (a session of its own): the shim makes its own process group (see skiff-shim.c)
-    shim = spawn(shimPath(), shimArgs, { stdio: 'ignore', env: sandboxed && spec.sandbox ? outerEnv : spec.env, cwd: sandboxed ? '/' : cwd });
+    shim = await startShim(shimArgs, sandboxed && spec.sandbox ? outerEnv : spec.env, sandboxed ? '/' : cwd);
   } catch (e) {
     waiter.cancel();
     throw e;
   }
-  shim.unref();
-  let spawnError: Error | undefined;
-  shim.once('error', (e) => { spawnError = e; });
-  const shimExit = new Promise<void>((resolve) => shim.once('exit', () => resolve()));
 
-  const pid = await waiter.wait(shim);
+  const pid = await waiter.wait(shim.exited);
   if (pid === null) {
     // The shim could not even set up (its reason is in exec-error), or it is not there at all.
+    const spawnError = shim.error();
     if (spawnError) throw new Error(`cannot run ${shimPath()} (build it with scripts/build-native.sh): ${spawnError.message}`);
-    await shimExit;
+    await shim.exited;
     const exit = readExit(stateDir, null);
     if (exit) return new Exited(stateDir, startedAt, exit);
     throw new Error(`skiff-shim exited without starting the container (state in ${stateDir})`);
   }
+  const shimExit = shim.exited;
   const meta: Meta = {
-    shimPid: shim.pid ?? 0,
-    shimStartTime: procStat(shim.pid ?? 0)?.startTime ?? null,
+    shimPid: shim.pid,
+    shimStartTime: procStat(shim.pid)?.startTime ?? null,
     pid,
     pidStartTime: procStat(pid)?.startTime ?? null,
     startedAt,
@@ -217,6 +215,45 @@ export async function launch(spec: LaunchSpec): Promise<ContainerProcess> {
     return readExit(stateDir, meta) ?? watchExit(stateDir, meta);
   })();
   return new Running(stateDir, meta, exitInfo);
+}
+
+/** A started skiff-shim: its pid, when it has ended, and why it could not run (if it could not). */
+interface Shim {
+  pid: number;
+  exited: Promise<void>;
+  error(): Error | undefined;
+}
+
+const spawner = new Spawner();
+/** SKIFF_SPAWNER=off: fork the shims from the server itself, as without the spawner binary */
+const useSpawner = process.env.SKIFF_SPAWNER !== 'off' && spawner.available();
+
+/** Starts the shim through the spawner (no fork of the server), or with child_process where the
+ *  spawner is not built or has gone away. */
+async function startShim(args: string[], env: Record<string, string | undefined>, cwd: string): Promise<Shim> {
+  if (useSpawner) {
+    try {
+      const s = await spawner.spawn([shimPath(), ...args], env, cwd);
+      return { pid: s.pid, exited: s.exited, error: () => undefined };
+    } catch (e) {
+      if (e instanceof SpawnError) {
+        const err = e;
+        return { pid: 0, exited: Promise.resolve(), error: () => err };
+      }
+      if (e instanceof TypeError) throw e;
+      // the spawner itself is gone: this once, fork as before (the next launch starts a new spawner)
+    }
+  }
+  // not detached (a session of its own): the shim makes its own process group (see skiff-shim.c)
+  const child = spawn(shimPath(), args, { stdio: 'ignore', env, cwd });
+  child.unref();
+  let spawnError: Error | undefined;
+  child.once('error', (e) => { spawnError = e; });
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+    child.once('error', () => resolve());
+  });
+  return { pid: child.pid ?? 0, exited, error: () => spawnError };
 }
 
 /** For a server that restarts: re-attaches to a container run started by an earlier server process.
@@ -355,7 +392,7 @@ function startFailed(stateDir: string, logFile: string, startedAt: string, messa
  *  shim: inotify (fs.watch) then wakes us as soon as the file is renamed into place, sooner than any
  *  polling interval would; a slow poll backs it up. wait() gives null if the shim went away (or could
  *  not be run) without writing it. */
-function pidWaiter(stateDir: string): { wait(shim: ChildProcess): Promise<number | null>; cancel(): void } {
+function pidWaiter(stateDir: string): { wait(shimExited: Promise<void>): Promise<number | null>; cancel(): void } {
   let watcher: fs.FSWatcher | undefined;
   let wake = () => {};
   try {
@@ -363,15 +400,16 @@ function pidWaiter(stateDir: string): { wait(shim: ChildProcess): Promise<number
     watcher.on('error', () => watcher?.close());
   } catch { /* the poll still works */ }
   const cancel = () => watcher?.close();
-  const wait = (shim: ChildProcess) => new Promise<number | null>((resolve, reject) => {
+  const wait = (shimExited: Promise<void>) => new Promise<number | null>((resolve, reject) => {
     let timer: Timer | undefined;
     let gone = false;
+    let settled = false;
     const started = Date.now();
     const finish = (pid: number | null, err?: Error) => {
+      settled = true;
       wake = () => {};
       cancel();
       timer?.clear();
-      shim.off('exit', onGone).off('error', onGone);
       if (err) reject(err); else resolve(pid);
     };
     const check = (): boolean => {
@@ -381,8 +419,7 @@ function pidWaiter(stateDir: string): { wait(shim: ChildProcess): Promise<number
       else return false;
       return true;
     };
-    const onGone = () => { gone = true; check(); };
-    shim.once('exit', onGone).once('error', onGone);
+    void shimExited.then(() => { if (!settled) { gone = true; check(); } });
     wake = () => { check(); };
     if (check()) return;
     const poll = (delay: number) => {
