@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
-import YAML from 'yaml';
+import { quickYamlDocuments, yamlLibrary } from '../util/yaml.js';
 
 interface Kubeconfig {
   'current-context'?: string;
@@ -24,7 +24,7 @@ const sameServer = (a: string, b: string): boolean => a.replace(/\/+$/, '') === 
 export function kubeconfigToken(text: string, server: string): string | undefined {
   let doc: Kubeconfig;
   try {
-    doc = (YAML.parse(text) ?? {}) as Kubeconfig;
+    doc = ((quickYamlDocuments(text)?.[0] ?? yamlLibrary().parse(text)) ?? {}) as Kubeconfig;
   } catch {
     return undefined;
   }

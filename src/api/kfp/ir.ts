@@ -2,7 +2,8 @@
 // emits it: the protojson (camelCase) form, in YAML or JSON, optionally followed by a second YAML
 // document holding the PlatformSpec (`platforms: {kubernetes: ...}`).
 // Types are deliberately open (index signatures): the SDK adds fields over time and we keep them.
-import { parseAllDocuments, type Document } from 'yaml';
+import type { Document } from 'yaml';
+import { quickYamlDocuments, yamlLibrary } from '../../util/yaml.js';
 import { ApiError, StatusReason, type FieldError } from '../errors.js';
 import { isPlainObject } from '../../util/objects.js';
 
@@ -288,8 +289,10 @@ export function reindentQuotedContinuations(text: string): string {
 }
 
 function parseYamlDocs(text: string): { docs: unknown[] } | { error: FieldError } {
+  const quick = quickYamlDocuments(text);
+  if (quick) return { docs: quick.filter((d) => d !== null && d !== undefined) };
   const attempt = (t: string): { docs: Document.Parsed[]; firstError?: { message: string; line: number } } => {
-    const docs = parseAllDocuments(t, { prettyErrors: false });
+    const docs = yamlLibrary().parseAllDocuments(t, { prettyErrors: false });
     if (!Array.isArray(docs)) return { docs: [] }; // EmptyStream
     for (const d of docs) {
       const e = d.errors[0];
