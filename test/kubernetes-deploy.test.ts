@@ -2,8 +2,9 @@
 // ClusterRole grants exactly what `skiff up`'s start-up check asks (plus the two grants it documents).
 // Against a real control plane the harness starts on loopback: kustomize renders them, the API server
 // accepts them (a server-side dry run, then for real), `skiff up --kubeconfig` as the skiff
-// ServiceAccount passes its RBAC check and reconciles a PyTorchJob, and with one rule removed it refuses
-// to start, naming what that rule granted. The Deployment's Pods are not run here: there is no
+// ServiceAccount passes its RBAC check, reconciles a PyTorchJob and a Profile (whose RoleBindings need
+// the role's bind rule), and installs Profiles' and Notebooks' upstream schemas, which the cluster
+// enforces for kubectl; with one rule removed Skiff refuses to start, naming what that rule granted. The Deployment's Pods are not run here: there is no
 // container engine to build the image, and no node but the node agents. Skipped, saying why, where
 // scripts/kubernetes.sh has not built the control plane or kubectl is missing.
 import assert from 'node:assert/strict';
@@ -109,7 +110,7 @@ describe('deploy/kubernetes', () => {
   describe('on a real cluster', { skip }, () => {
     let cluster: KubeCluster;
     let dir: string;
-    const kubectl = async (...args: string[]): Promise<string> => (await run(kubectlBin, ['--kubeconfig', cluster.kubeconfig, ...args], { timeout: 90_000 })).stdout;
+    const kubectl = async (...args: string[]): Promise<string> => (await run(kubectlBin, ['--kubeconfig', cluster.kubeconfig, ...args], { timeout: 90_000, maxBuffer: 64 * 1024 * 1024 })).stdout;
 
     before(async () => {
       cluster = await KubeCluster.start();
@@ -150,13 +151,25 @@ describe('deploy/kubernetes', () => {
       assert.equal(deployment.spec?.template?.spec?.serviceAccountName, 'skiff');
     });
 
-    it('as its ServiceAccount, skiff up passes the RBAC check and reconciles a PyTorchJob; with one rule removed it refuses, naming it', { timeout: 420_000 }, async () => {
-      const token = (await kubectl('create', 'token', 'skiff', '-n', 'skiff-system')).trim();
-      const kubeconfig = join(dir, 'kubeconfig-skiff');
-      writeKubeconfigFile(kubeconfig, cluster.server, cluster.caFile, token);
-      const up = skiffUp(['--port', '0', '--data-dir', join(dir, 'data'), '--kubeconfig', kubeconfig]);
-      try {
+    describe('skiff up as its ServiceAccount', () => {
+      let up: ReturnType<typeof skiffUp> | undefined;
+
+      before(async () => {
+        const token = (await kubectl('create', 'token', 'skiff', '-n', 'skiff-system')).trim();
+        writeKubeconfigFile(join(dir, 'kubeconfig-skiff'), cluster.server, cluster.caFile, token);
+        up = skiffUp(['--port', '0', '--data-dir', join(dir, 'data'), '--kubeconfig', join(dir, 'kubeconfig-skiff')]);
         await up.ready;
+      }, { timeout: 180_000 });
+
+      after(async () => {
+        if (up && up.proc.exitCode === null) {
+          up.proc.kill('SIGTERM');
+          await up.exited;
+        }
+      });
+
+      it('passes the start-up RBAC check, installs the CRDs and reconciles a PyTorchJob', { timeout: 180_000 }, async () => {
+        await eventually('the banner', async () => /Objects are kept in the Kubernetes cluster at .*; CRDs installed or upgraded: \d+/.test(up?.output() ?? ''), 10_000);
         await kubectl('create', 'namespace', 'kubeflow');
         await kubectl('apply', '-f', join(conformanceDir(), 'training', 'pytorch', 'simple.yaml'));
         await eventually('the PyTorchJob\'s Created condition', async () => {
@@ -168,13 +181,35 @@ describe('deploy/kubernetes', () => {
           return list.items.length === 2 ? list.items : undefined;
         }, 60_000);
         for (const p of pods) assert.equal(p.metadata.ownerReferences?.[0]?.kind, 'PyTorchJob');
-      } finally {
-        if (up.proc.exitCode === null) {
-          up.proc.kill('SIGTERM');
-          await up.exited;
-        }
-      }
+      });
 
+      it('binds a Profile\'s owner to Kubeflow\'s admin role, which only its bind rule allows', { timeout: 120_000 }, async () => {
+        await kubectl('apply', '--validate=strict', '-f', join(conformanceDir(), 'profiles', 'dashboard-repo', 'samples', '_v1_profile.yaml'));
+        const binding = await eventually('the owner\'s RoleBinding', async () => JSON.parse(await kubectl('get', 'rolebinding', 'namespaceAdmin', '-n', 'test-user-profile', '-o', 'json')) as StoredObject & { roleRef: { name: string } }, 60_000);
+        assert.equal(binding.roleRef.name, 'kubeflow-admin');
+      });
+
+      it('installs Profiles\' and Notebooks\' upstream schemas: kubectl --validate=strict refuses an unknown field', { timeout: 120_000 }, async () => {
+        for (const [crd, field] of [['notebooks.kubeflow.org', 'template'], ['profiles.kubeflow.org', 'owner']] as const) {
+          const live = JSON.parse(await kubectl('get', 'crd', crd, '-o', 'json')) as { spec: { versions: { name: string; schema: { openAPIV3Schema: { properties?: { spec?: { properties?: Record<string, unknown> } } } } }[] } };
+          for (const v of live.spec.versions) assert.ok(v.schema.openAPIV3Schema.properties?.spec?.properties?.[field], `${crd} ${v.name} has spec.${field}`);
+        }
+        const notebook = readFileSync(join(conformanceDir(), 'notebooks', 'samples', '_v1_notebook.yaml'), 'utf8');
+        const good = join(dir, 'notebook.yaml');
+        writeFileSync(good, notebook);
+        await kubectl('apply', '--validate=strict', '-n', 'kubeflow', '-f', good);
+        const bad = join(dir, 'notebook-bad.yaml');
+        writeFileSync(bad, notebook.replace('name: notebook-sample-v1\nspec:', 'name: notebook-bad\nspec:\n  replicas: 2'));
+        assert.match(readFileSync(bad, 'utf8'), /replicas: 2/);
+        await assert.rejects(kubectl('apply', '--validate=strict', '-n', 'kubeflow', '-f', bad), (e: unknown) => /unknown field "spec\.replicas"/.test((e as { stderr?: string }).stderr ?? ''));
+        const badProfile = join(dir, 'profile-bad.yaml');
+        writeFileSync(badProfile, 'apiVersion: kubeflow.org/v1\nkind: Profile\nmetadata: {name: bad-profile}\nspec: {owner: {kind: User, name: someone}, ownr: typo}\n');
+        await assert.rejects(kubectl('apply', '--validate=strict', '-f', badProfile), (e: unknown) => /unknown field "spec\.ownr"/.test((e as { stderr?: string }).stderr ?? ''));
+      });
+    });
+
+    it('refuses to start as a ServiceAccount missing one of the ClusterRole\'s rules, naming what the rule granted', { timeout: 180_000 }, async () => {
+      const kubeconfig = join(dir, 'kubeconfig-skiff');
       // without the rule for Skiff's own Revisions
       const role = JSON.parse(await kubectl('get', 'clusterrole', 'skiff', '-o', 'json')) as ClusterRole & StoredObject;
       const trimmed = { apiVersion: role.apiVersion, kind: role.kind, metadata: { name: role.metadata.name, labels: role.metadata.labels }, rules: role.rules.filter((r) => !(r.apiGroups?.includes('serving.skiff.dev') && r.resources?.includes('revisions'))) };
