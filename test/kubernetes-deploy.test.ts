@@ -4,7 +4,8 @@
 // accepts them (a server-side dry run, then for real), `skiff up --kubeconfig` as the skiff
 // ServiceAccount passes its RBAC check, reconciles a PyTorchJob and a Profile (whose RoleBindings need
 // the role's bind rule), and installs Profiles' and Notebooks' upstream schemas, which the cluster
-// enforces for kubectl; with one rule removed Skiff refuses to start, naming what that rule granted. The Deployment's Pods are not run here: there is no
+// enforces for kubectl; with one rule removed Skiff refuses to start, naming what that rule granted;
+// `skiff node` as the node-agent component's ServiceAccount runs a Job. The Deployment's Pods are not run here: there is no
 // container engine to build the image, and no node but the node agents. Skipped, saying why, where
 // scripts/kubernetes.sh has not built the control plane or kubectl is missing.
 import assert from 'node:assert/strict';
@@ -70,31 +71,33 @@ async function eventually<T>(what: string, fn: () => Promise<T | undefined | fal
   }
 }
 
-/** `skiff up` in its own process; `ready` resolves with its URL, `exited` with its exit code */
-function skiffUp(args: string[]): { proc: ChildProcess; output: () => string; ready: Promise<string>; exited: Promise<number | null> } {
+/** a `skiff` command in its own process: `ready` resolves with the first match of `readyPattern`'s group (or match), `exited` with its exit code */
+function skiffProcess(args: string[], readyPattern: RegExp): { proc: ChildProcess; output: () => string; ready: Promise<string>; exited: Promise<number | null> } {
   let out = '';
-  const proc = spawn(process.execPath, [skiffBin, 'up', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [skiffBin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
   const ready = new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`skiff up did not start:\n${out}`)), 150_000);
+    const timer = setTimeout(() => reject(new Error(`skiff ${args[0]} did not start:\n${out}`)), 150_000);
     const onData = (d: Buffer): void => {
       out += d.toString();
-      const m = /ready at (http:\/\/\S+)/.exec(out);
+      const m = readyPattern.exec(out);
       if (m) {
         clearTimeout(timer);
-        resolve(m[1] as string);
+        resolve(m[1] ?? m[0]);
       }
     };
     proc.stdout?.on('data', onData);
     proc.stderr?.on('data', onData);
     void exited.then((code) => {
       clearTimeout(timer);
-      reject(new Error(`skiff up exited with ${code}:\n${out}`));
+      reject(new Error(`skiff ${args[0]} exited with ${code}:\n${out}`));
     });
   });
   void ready.catch(() => undefined);
   return { proc, output: () => out, ready, exited };
 }
+
+const skiffUp = (args: string[]): ReturnType<typeof skiffProcess> => skiffProcess(['up', ...args], /ready at (http:\/\/\S+)/);
 
 describe('deploy/kubernetes', () => {
   it('grants Skiff exactly what its start-up check asks, and beyond that only the two grants it explains', () => {
@@ -149,6 +152,47 @@ describe('deploy/kubernetes', () => {
       await kubectl('apply', '-k', deployDir);
       const deployment = JSON.parse(await kubectl('get', 'deployment', 'skiff', '-n', 'skiff-system', '-o', 'json')) as StoredObject;
       assert.equal(deployment.spec?.template?.spec?.serviceAccountName, 'skiff');
+    });
+
+    describe('skiff node as the skiff-node ServiceAccount (deploy/kubernetes/node-agent)', () => {
+      const node = 'deploy-agent';
+      let agent: ReturnType<typeof skiffProcess> | undefined;
+
+      before(async () => {
+        // the Deployment's image is not built here: its Pods would be placed on the agent and fail there
+        await kubectl('scale', 'deployment', 'skiff', '-n', 'skiff-system', '--replicas=0');
+        await kubectl('apply', '-k', join(deployDir, 'node-agent'));
+        const token = (await kubectl('create', 'token', 'skiff-node', '-n', 'skiff-system')).trim();
+        writeKubeconfigFile(join(dir, 'kubeconfig-node'), cluster.server, cluster.caFile, token);
+        agent = skiffProcess(['node', '--kubeconfig', join(dir, 'kubeconfig-node'), '--name', node, '--data-dir', join(dir, 'agent'), '--client-ca-file', cluster.caFile], new RegExp(`Node ${node} is ready`));
+        await agent.ready;
+      }, { timeout: 180_000 });
+
+      after(async () => {
+        if (agent && agent.proc.exitCode === null) {
+          agent.proc.kill('SIGTERM');
+          await agent.exited;
+        }
+        // nothing later is placed on a Node whose agent is gone
+        if (cluster) await kubectl('delete', 'node', node, '--ignore-not-found');
+      });
+
+      it('registers its Node and Lease, and runs a Job to Complete, refused nothing', { timeout: 180_000 }, async () => {
+        const n = JSON.parse(await kubectl('get', 'node', node, '-o', 'json')) as StoredObject;
+        assert.ok((n.status?.conditions ?? []).some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True'));
+        const lease = JSON.parse(await kubectl('get', 'lease', node, '-n', 'kube-node-lease', '-o', 'json')) as StoredObject;
+        assert.equal(lease.spec?.holderIdentity, node);
+        await kubectl('create', 'job', 'agent-job', '--image=python:3', '--', 'python3', '-c', 'print(6*7)');
+        await eventually('the Job Complete', async () => {
+          const j = JSON.parse(await kubectl('get', 'job', 'agent-job', '-o', 'json')) as StoredObject;
+          return (j.status?.conditions ?? []).some((c: { type: string; status: string }) => c.type === 'Complete' && c.status === 'True');
+        }, 150_000);
+        const pods = JSON.parse(await kubectl('get', 'pods', '-l', 'job-name=agent-job', '-o', 'json')) as { items: StoredObject[] };
+        assert.equal(pods.items[0]?.spec?.nodeName, node);
+        assert.equal(pods.items[0]?.status?.containerStatuses?.[0]?.state?.terminated?.exitCode, 0);
+        assert.equal((await kubectl('logs', 'job/agent-job')).trim(), '42');
+        assert.doesNotMatch(agent?.output() ?? '', /forbidden/i);
+      });
     });
 
     describe('skiff up as its ServiceAccount', () => {
