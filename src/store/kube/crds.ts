@@ -1,7 +1,8 @@
 // The CustomResourceDefinitions that make a cluster serve Skiff's kinds: Kubeflow's upstream schemas
-// where Skiff carries them (src/api/schemas/openapi.json: the Training Operator's, KServe's, Kueue's),
-// an open schema for the rest (Skiff's own kinds, KFP's, Katib's, whose upstream CRDs are open too),
-// with the subresources and printer columns Skiff's kind table declares. Skiff validates every write
+// where Skiff carries them (src/api/schemas/openapi.json: the Training Operator's, KServe's, Kueue's,
+// Profile's, Notebook's), an open schema for the rest (Skiff's own kinds, KFP's, Katib's, whose
+// upstream CRDs are open too, and MPIJob's two versions), with the subresources and printer columns
+// Skiff's kind table declares. Skiff validates every write
 // itself before the cluster sees it, so an open schema loses no checking; an upstream one adds the
 // cluster's own for kubectl users who write to the cluster directly.
 import { createHash } from 'node:crypto';
@@ -57,14 +58,17 @@ export function crdsFor(defs: readonly KindDef[]): CustomResourceDefinition[] {
     const versions = [...group].sort((a, b) => compareVersions(a.version, b.version));
     const first = versions[0] as KindDef;
     // Several versions without a conversion share one stored form (as the local store keeps them):
-    // upstream schemas of different versions would prune each other's fields, so those stay open.
-    const single = versions.length === 1;
+    // upstream schemas that differ between versions would prune each other's fields, so those stay
+    // open (MPIJob's v1 and v2beta1); versions whose upstream schema is the same (Profile's,
+    // Notebook's) lose nothing by it and get it.
+    const upstreams = versions.map((d) => catalog.crd(d.group, d.version, d.kind)?.schema);
+    const shared = upstreams.every((u) => u !== undefined && JSON.stringify(u) === JSON.stringify(upstreams[0]));
     const spec: CustomResourceDefinition['spec'] = {
       group: first.group,
       names: { kind: first.kind, listKind: `${first.kind}List`, plural: first.plural, singular: first.singular, ...(first.shortNames?.length ? { shortNames: [...first.shortNames] } : {}) },
       scope: first.namespaced ? 'Namespaced' : 'Cluster',
       versions: versions.map((d, i): CrdVersionSpec => {
-        const upstream = single ? catalog.crd(d.group, d.version, d.kind)?.schema : undefined;
+        const upstream = shared ? upstreams[i] : undefined;
         const v: CrdVersionSpec = { name: d.version, served: true, storage: i === 0, schema: { openAPIV3Schema: upstream ?? openSchema } };
         const sub: NonNullable<CrdVersionSpec['subresources']> = {};
         if (d.hasStatus) sub.status = {};

@@ -106,11 +106,25 @@ describe('kubernetes store: CRDs', () => {
     assert.deepEqual(Object.keys(v?.subresources ?? {}).sort(), ['scale', 'status']);
   });
 
-  it('serves only the stored version of a kind Skiff converts, and keeps several unconverted versions open', () => {
+  it('serves only the stored version of a kind Skiff converts, and keeps open several unconverted versions whose upstream schemas differ', () => {
     assert.deepEqual(byName.get('clusterqueues.kueue.x-k8s.io')?.spec.versions.map((v) => v.name), ['v1beta2']);
+    const mpi = byName.get('mpijobs.kubeflow.org');
+    assert.deepEqual(mpi?.spec.versions.map((v) => [v.name, v.storage]), [['v1', true], ['v2beta1', false]]);
+    for (const v of mpi?.spec.versions ?? []) assert.equal(v.schema.openAPIV3Schema['x-kubernetes-preserve-unknown-fields'], true);
+  });
+
+  it('gives every version the upstream schema where all versions share it: Profiles, Notebooks', () => {
     const nb = byName.get('notebooks.kubeflow.org');
     assert.deepEqual(nb?.spec.versions.map((v) => [v.name, v.storage]), [['v1', true], ['v1beta1', false], ['v1alpha1', false]]);
-    assert.equal(nb?.spec.versions[0]?.schema.openAPIV3Schema['x-kubernetes-preserve-unknown-fields'], true);
+    for (const v of nb?.spec.versions ?? []) {
+      const spec = v.schema.openAPIV3Schema.properties?.spec;
+      assert.ok(spec?.properties?.template, `${v.name}: the notebook-controller's schema`);
+      assert.ok(spec?.properties?.template?.properties?.metadata, `${v.name}: with Skiff's spec.template.metadata`);
+      assert.equal(v.schema.openAPIV3Schema['x-kubernetes-preserve-unknown-fields'], undefined);
+    }
+    const profile = byName.get('profiles.kubeflow.org');
+    assert.deepEqual(profile?.spec.versions.map((v) => v.name), ['v1', 'v1beta1']);
+    for (const v of profile?.spec.versions ?? []) assert.ok(v.schema.openAPIV3Schema.properties?.spec?.properties?.owner, `${v.name}: the profile-controller's schema`);
   });
 
   it('is labelled as Skiff\'s and carries the hash of its spec', () => {

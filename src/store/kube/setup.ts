@@ -44,16 +44,19 @@ export async function probeCluster(http: KubeHttp): Promise<string> {
   }
 }
 
-interface Need {
+export interface AccessNeed {
   group: string;
   resource: string;
   subresource?: string;
   verb: string;
 }
 
-/** What the store does with each kind, asked of the cluster's authorizer as the credentials' user. */
-export async function checkAccess(http: KubeHttp, defs: readonly KindDef[]): Promise<void> {
-  const needs: Need[] = [];
+/**
+ * What the store does with each kind, in the order the start-up check asks: the RBAC Skiff's
+ * credentials need (deploy/kubernetes's ClusterRole grants these, and a test holds the two together).
+ */
+export function accessNeeds(defs: readonly KindDef[]): AccessNeed[] {
+  const needs: AccessNeed[] = [];
   const crd = { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions' };
   for (const verb of ['get', 'list', 'create', 'update']) needs.push({ ...crd, verb });
   const seen = new Set<string>();
@@ -65,12 +68,18 @@ export async function checkAccess(http: KubeHttp, defs: readonly KindDef[]): Pro
     for (const verb of ['get', 'list', 'watch', 'create', 'update', 'delete']) needs.push({ group: d.group, resource: d.plural, verb });
     if (d.hasStatus) needs.push({ group: d.group, resource: d.plural, subresource: 'status', verb: 'update' });
   }
+  return needs;
+}
+
+/** What the store does with each kind, asked of the cluster's authorizer as the credentials' user. */
+export async function checkAccess(http: KubeHttp, defs: readonly KindDef[]): Promise<void> {
+  const needs = accessNeeds(defs);
   const denied: [number, string][] = [];
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < needs.length) {
       const i = next++;
-      const n = needs[i] as Need;
+      const n = needs[i] as AccessNeed;
       const review = await http.request<{ status?: { allowed?: boolean } }>('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
         body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { group: n.group, resource: n.resource, verb: n.verb, ...(n.subresource ? { subresource: n.subresource } : {}) } } },
       });
