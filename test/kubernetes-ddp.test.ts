@@ -54,8 +54,9 @@ describe('skiff node: Pods on two agents reach each other, and DDP trains across
     for (const [i, name] of nodes.entries()) {
       const dir = mkdtempSync(join(tmpdir(), `skiff-kube-ddp-${name}-`));
       dirs.push(dir);
-      // two node addresses on this machine (all of 127/8 is local): two kubelet APIs, two hostIPs
-      agents.push(skiffDaemon(['node', '--kubeconfig', cluster.kubeconfig, '--name', name, '--data-dir', dir, '--node-ip', `127.0.0.${i + 2}`, '--client-ca-file', cluster.caFile], new RegExp(`Node ${name} is ready`)));
+      // two node addresses on this machine (all of 127/8 is local; on one machine Pods reach
+      // `skiff up` at 127.0.0.2): two kubelet APIs, two hostIPs
+      agents.push(skiffDaemon(['node', '--kubeconfig', cluster.kubeconfig, '--name', name, '--data-dir', dir, '--node-ip', `127.0.0.${i + 3}`, '--client-ca-file', cluster.caFile], new RegExp(`Node ${name} is ready`)));
     }
     await Promise.all([up.ready, ...agents.map((a) => a.ready)]);
   }, { timeout: 240_000 });
@@ -71,7 +72,7 @@ describe('skiff node: Pods on two agents reach each other, and DDP trains across
     const cidrs = await Promise.all(nodes.map(async (n) => (await getJson('node', n)).spec?.podCIDR as string));
     for (const c of cidrs) assert.match(c ?? '', /^127\.\d+\.\d+\.0\/24$/);
     assert.notEqual(cidrs[0], cidrs[1]);
-    for (const [i, n] of nodes.entries()) assert.equal((await getJson('node', n)).status?.addresses?.[0]?.address, `127.0.0.${i + 2}`);
+    for (const [i, n] of nodes.entries()) assert.equal((await getJson('node', n)).status?.addresses?.[0]?.address, `127.0.0.${i + 3}`);
   });
 
   it('a Pod on one agent reaches an HTTP server in a Pod on the other by its Service\'s name', { timeout: 180_000 }, async () => {
@@ -118,7 +119,7 @@ describe('skiff node: Pods on two agents reach each other, and DDP trains across
     assert.equal(done.spec?.nodeName, a);
     // each Pod's address is from its own Node's range
     for (const p of [web, done]) assert.ok(inRange(p.status?.podIP ?? '', (await getJson('node', p.spec?.nodeName ?? '')).spec?.podCIDR as string), `${p.metadata.name}: ${p.status?.podIP}`);
-    assert.equal(web.status?.hostIP, '127.0.0.3');
+    assert.equal(web.status?.hostIP, '127.0.0.4');
     await kubectl('delete', 'pod', 'web', '--wait=false');
   });
 

@@ -1,6 +1,8 @@
-// Pod networking on one machine. Every Pod gets its own loopback address (127.1.x.y: all of
-// 127.0.0.0/8 reaches this host on Linux), and a hosts file mapping the names other Pods and Services
-// are known by to those addresses, so `MASTER_ADDR=pi-master-0` resolves inside a sandboxed Pod.
+// Pod networking on one machine. Every Pod gets its own loopback address (127.1.x.y, or on a
+// cluster an address from its Node's podCIDR, such as 127.64.3.0/24: all of 127.0.0.0/8 reaches this
+// host on Linux), and a hosts file mapping the names other Pods and Services are known by to those
+// addresses, so `MASTER_ADDR=pi-master-0` resolves inside a sandboxed Pod, also when pi-master-0 runs
+// on another node agent of this machine.
 // A small preload library (native/skiff-net.c) narrows wildcard binds to the Pod IP, so two Pods can
 // both listen on 0.0.0.0:8080, and sends localhost connections to the Pod's declared ports to its own
 // IP, as containers of one Kubernetes Pod share localhost.
