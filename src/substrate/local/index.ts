@@ -175,11 +175,6 @@ export class LocalSubstrate implements Substrate, PodMetricsSource {
     this.kubelet.platformServices = services;
   }
 
-  /** the range Pods' addresses come from */
-  get podRange(): string {
-    return this.kubelet.podRange;
-  }
-
   /** the node's address on the Pods' network, when Pods have network namespaces: where they reach the host */
   get nodeIp(): string | undefined {
     return this.kubelet.nodeIp;

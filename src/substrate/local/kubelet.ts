@@ -145,10 +145,6 @@ export class Kubelet {
     this.addresses = new PodAddresses(cidr);
   }
 
-  get podRange(): string {
-    return this.addresses.cidr;
-  }
-
   /** the node's address on the Pod network, where Pods reach the server (with isolation) */
   get nodeIp(): string | undefined {
     return this.net?.nodeIp;
