@@ -5,7 +5,7 @@
 // the controller-manager's node lifecycle while its Pods run on, to be adopted by the restarted
 // agent. Skipped, saying why, where scripts/kubernetes.sh has not built the control plane.
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,56 +13,11 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import type { StoredObject } from '../src/api/meta.js';
 import { KubeCluster, kubeClusterSkipReason } from '../src/testing/kube-cluster.js';
-import { kubectlBin, skiffBin } from './harness.js';
+import { kubectlBin } from './harness.js';
+import { eventually, skiffDaemon, stopDaemon } from './kube-daemons.js';
 
 const skip = kubeClusterSkipReason() ?? (existsSync(kubectlBin) ? undefined : `no kubectl at ${kubectlBin}`);
 const run = promisify(execFile);
-
-async function eventually<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
-/** a `skiff` command that runs until stopped; `ready` resolves once its output matches */
-function skiffDaemon(args: string[], readyPattern: RegExp): { proc: ChildProcess; output: () => string; ready: Promise<void>; exited: Promise<number | null> } {
-  let out = '';
-  const proc = spawn(process.execPath, [skiffBin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
-  const ready = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`skiff ${args[0]} did not start:\n${out}`)), 150_000);
-    const onData = (d: Buffer): void => {
-      out += d.toString();
-      if (readyPattern.test(out)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    proc.stdout?.on('data', onData);
-    proc.stderr?.on('data', onData);
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`skiff ${args[0]} exited with ${code}:\n${out}`));
-    });
-  });
-  void ready.catch(() => undefined);
-  return { proc, output: () => out, ready, exited };
-}
-
-async function stopDaemon(d: ReturnType<typeof skiffDaemon> | undefined): Promise<void> {
-  if (!d || d.proc.exitCode !== null || d.proc.signalCode !== null) return;
-  d.proc.kill('SIGTERM');
-  await d.exited;
-}
 
 type Condition = { type: string; status: string; reason?: string };
 

@@ -436,6 +436,7 @@ void test('node checks its flags, starts the agent, and stops when signalled', a
     [['node', '--kubeconfig', 'kc', '--name', 'Bad_Name'], /invalid --name "Bad_Name"/],
     [['node', '--kubeconfig', 'kc', '--name', 'a', '--node-ip', 'nowhere'], /invalid --node-ip "nowhere"/],
     [['node', '--kubeconfig', 'kc', '--name', 'a', '--kubelet-port', '70000'], /invalid --kubelet-port "70000"/],
+    [['node', '--kubeconfig', 'kc', '--name', 'a', '--pod-cidr', '127.65.0.0'], /invalid --pod-cidr "127.65.0.0"/],
   ] as [string[], RegExp][]) {
     const r = await run(argv);
     assert.notEqual(r.code, 0, argv.join(' '));
@@ -450,7 +451,7 @@ void test('node checks its flags, starts the agent, and stops when signalled', a
   const ac = new AbortController();
   let stdout = '';
   let stderr = '';
-  const code = await main(['node', '--kubeconfig', 'kc', '--name', 'worker-1', '--data-dir', 'd', '--node-ip', '127.0.0.1', '--kubelet-port', '10250'], {
+  const code = await main(['node', '--kubeconfig', 'kc', '--name', 'worker-1', '--data-dir', 'd', '--node-ip', '127.0.0.1', '--pod-cidr', '127.65.0.0/24', '--kubelet-port', '10250'], {
     stdout: (t) => {
       stdout += t;
       ac.abort();
@@ -462,6 +463,6 @@ void test('node checks its flags, starts the agent, and stops when signalled', a
   assert.equal(code, 0);
   assert.equal(stdout, `Node worker-1 is ready in the cluster at https://127.0.0.1:6443 (kubelet API at https://127.0.0.1:10250, data in ${join(dir, 'd')})\n`);
   assert.match(stderr, /warning: no client CA/);
-  assert.deepEqual(calls, [{ kubeconfig: join(dir, 'kc'), nodeName: 'worker-1', dataDir: join(dir, 'd'), nodeIp: '127.0.0.1', kubeletPort: 10250 }]);
+  assert.deepEqual(calls, [{ kubeconfig: join(dir, 'kc'), nodeName: 'worker-1', dataDir: join(dir, 'd'), nodeIp: '127.0.0.1', podCidr: '127.65.0.0/24', kubeletPort: 10250 }]);
   assert.equal(stopped, true);
 });

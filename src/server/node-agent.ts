@@ -22,9 +22,9 @@ import { Client } from '../store/client.js';
 import { KubeHttp } from '../store/kube/http.js';
 import { KubeconfigError, loadKubeconfig, type ClusterConnection } from '../store/kube/kubeconfig.js';
 import { KubeStore } from '../store/kube/store.js';
-import { resourceKey } from '../store/store.js';
 import { Environments } from '../substrate/local/environments.js';
 import { LocalSubstrate } from '../substrate/local/index.js';
+import { isLoopbackCidr, parseIpv4Cidr, podNetwork } from '../substrate/local/network.js';
 import { every, type Timer } from '../util/timers.js';
 import { KeyUsage, createCertificate, keyPairFromPem, newKeyPair, privateKeyPem, toPem } from '../util/x509.js';
 import { compileConfig } from './config.js';
@@ -42,6 +42,11 @@ export interface NodeAgentOptions {
   configFile?: string;
   /** the node's address: its InternalIP, the Pods' hostIP, where the kubelet API listens (default 127.0.0.1) */
   nodeIp?: string;
+  /** the range this node's Pods take their addresses from when the Node has no spec.podCIDR (a
+   *  controller-manager with --allocate-node-cidrs gives each Node one); set on the Node */
+  podCidr?: string;
+  /** how long to wait for the controller-manager to give a new Node its podCIDR (default 10 s) */
+  podCidrWaitMs?: number;
   /** the kubelet API's port (default 0: any free port, reported in the Node's daemonEndpoints) */
   kubeletPort?: number;
   /** the CA whose client certificates may use the kubelet API (kube-apiserver's --kubelet-client-certificate);
@@ -169,8 +174,11 @@ export async function startNodeAgent(opts: NodeAgentOptions): Promise<NodeAgent>
   }
   mkdirSync(opts.dataDir, { recursive: true });
   const warnings: string[] = [];
-  // the kubelet's informers: its own Pods only, and the Services Pods' hosts files name
-  const store = new KubeStore({ connection: conn, kinds: [Kinds.Pod, Kinds.Service], fieldSelectors: { [resourceKey(Kinds.Pod)]: `spec.nodeName=${nodeName}` }, log });
+  // the kubelet's informers: every node's Pods (a Pod here resolves a Service's or a peer's Pods
+  // wherever they run: their addresses go in its hosts file) and the Services. EndpointSlices cannot
+  // stand in for the Pods: the API server refuses loopback addresses in them, and Pod addresses on
+  // one machine are loopback ones
+  const store = new KubeStore({ connection: conn, kinds: [Kinds.Pod, Kinds.Service], log });
   const client = new Client(store, defaultRegistry(), [], { defaultOnRead: true });
   const manager = new Manager(client, log);
   const recorder = new EventRecorder(client, 'kubelet');
@@ -246,8 +254,9 @@ export async function startNodeAgent(opts: NodeAgentOptions): Promise<NodeAgent>
 
     let nodeUid = '';
     let desired: StoredObject | undefined;
-    const registerNode = async (capacity: NodeCapacity): Promise<void> => {
+    const registerNode = async (capacity: NodeCapacity): Promise<string | undefined> => {
       desired = agentNode(nodeName, capacity, version, nodeIp, kubeletPort);
+      if (opts.podCidr) desired.spec = { ...desired.spec, podCIDR: opts.podCidr, podCIDRs: [opts.podCidr] };
       let node: StoredObject;
       try {
         // a Node's status is kept on create, as a kubelet registers it
@@ -258,11 +267,49 @@ export async function startNodeAgent(opts: NodeAgentOptions): Promise<NodeAgent>
         const live = await http.request<StoredObject>('GET', `/api/v1/nodes/${encodeURIComponent(nodeName)}`);
         live.metadata.labels = { ...live.metadata.labels, ...desired.metadata.labels };
         live.metadata.annotations = { ...live.metadata.annotations, ...desired.metadata.annotations };
+        // a podCIDR is set once: the one the Node has stays
+        if (opts.podCidr && !live.spec?.podCIDR) live.spec = { ...live.spec, podCIDR: opts.podCidr, podCIDRs: [opts.podCidr] };
         node = await http.request<StoredObject>('PUT', `/api/v1/nodes/${encodeURIComponent(nodeName)}`, { body: live });
       }
       nodeUid = node.metadata.uid;
       await postStatus(true);
       await renewLease();
+      const range = await podRange(node);
+      // registered again after a deletion, the Node keeps the range its running Pods' addresses are from
+      if (range) desired.spec = { ...desired.spec, podCIDR: range, podCIDRs: [range] };
+      return range;
+    };
+
+    /** The range this node's Pods get addresses from: the Node's podCIDR, which the
+     *  controller-manager's node IPAM (--allocate-node-cidrs) gives each Node from its
+     *  --cluster-cidr, so that two nodes never hand out one address. */
+    const podRange = async (registered: StoredObject): Promise<string | undefined> => {
+      let node = registered;
+      const deadline = Date.now() + (opts.podCidrWaitMs ?? 10_000);
+      while (!node.spec?.podCIDR && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 250));
+        node = await http.request<StoredObject>('GET', `/api/v1/nodes/${encodeURIComponent(nodeName)}`);
+      }
+      const cidr = node.spec?.podCIDR as string | undefined;
+      if (!cidr) {
+        warnings.push(`the Node has no podCIDR (no --pod-cidr, and the controller-manager does not run with --allocate-node-cidrs): Pods get addresses from ${podNetwork} at random, and two agents on this machine may give two Pods the same one`);
+        return undefined;
+      }
+      if (opts.podCidr && opts.podCidr !== cidr) warnings.push(`--pod-cidr ${opts.podCidr} is not the Node's podCIDR ${cidr}: Pods get addresses from ${cidr}`);
+      try {
+        parseIpv4Cidr(cidr);
+      } catch (e) {
+        warnings.push(`the Node's podCIDR: ${(e as Error).message}; Pods get addresses from ${podNetwork} at random`);
+        return undefined;
+      }
+      if (!isLoopbackCidr(cidr)) {
+        // a Pod is processes in this machine's network namespace: an address from a routable range
+        // would have to be made local here and routed to from other nodes, which the agent does not do
+        warnings.push(`the Node's podCIDR ${cidr} is not a loopback range (127.0.0.0/8): Pods get addresses from ${podNetwork} at random, reachable on this machine only`);
+        return undefined;
+      }
+      log(`node ${nodeName}: Pods get addresses from ${cidr}`);
+      return cidr;
     };
 
     /** the Node's status as this agent sees it; `fresh`: every condition's heartbeat moves too */

@@ -45,6 +45,10 @@ export interface KubeClusterOptions {
   /** kube-controller-manager's --node-monitor-grace-period: how long a Node's Lease may go unrenewed
    *  before it is NotReady (default: the controller-manager's own, 50 s) */
   nodeMonitorGracePeriod?: string;
+  /** the controller-manager's --cluster-cidr, from which its node IPAM gives each Node a /24
+   *  spec.podCIDR (default 127.64.0.0/10: loopback, so node agents on this machine reach each
+   *  other's Pods, and clear of 127.1.0.0/16, the Pods of `skiff up` on one machine) */
+  clusterCidr?: string;
 }
 
 const running = new Set<ChildProcess>();
@@ -158,6 +162,8 @@ export class KubeCluster {
             '--leader-elect=false', '--bind-address=127.0.0.1', '--secure-port=0',
             `--cluster-signing-cert-file=${pki}/ca.crt`, `--cluster-signing-key-file=${pki}/ca.key`,
             ...(opts.nodeMonitorGracePeriod ? [`--node-monitor-grace-period=${opts.nodeMonitorGracePeriod}`] : []),
+            // each Node a Pod range of its own: node agents hand out Pod addresses from it
+            '--allocate-node-cidrs=true', `--cluster-cidr=${opts.clusterCidr ?? '127.64.0.0/10'}`, '--node-cidr-mask-size=24',
           ]);
           c.spawn('kube-scheduler', [
             `--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`,

@@ -13,6 +13,7 @@ export interface StartNodeOptions {
   dataDir: string;
   configFile?: string;
   nodeIp?: string;
+  podCidr?: string;
   kubeletPort?: number;
   clientCaFile?: string;
 }
@@ -47,14 +48,17 @@ const nodeNamePattern = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-
 export const command: Command = {
   name: 'node',
   summary: 'Run this machine as a node of a Kubernetes cluster',
-  usage: 'skiff node --kubeconfig FILE --name NAME [--data-dir DIR] [--config FILE] [--node-ip IP] [--kubelet-port N] [--client-ca-file FILE]',
+  usage: 'skiff node --kubeconfig FILE --name NAME [--data-dir DIR] [--config FILE] [--node-ip IP] [--pod-cidr CIDR] [--kubelet-port N] [--client-ca-file FILE]',
   description: `
 Registers a Node named NAME in the cluster with this machine's CPUs, memory and GPUs, keeps its
 Lease in kube-node-lease renewed, and runs the Pods the cluster's scheduler binds to it as
 processes, as 'skiff up' runs Pods on one machine (images name environments: see the config's
 environments:). Pod status is reported to the cluster as a kubelet reports it, and the kubelet API
 serves container logs and exec to the API server, so 'kubectl logs' and 'kubectl exec' work. Agents
-with different names and data directories register as different nodes. Runs until interrupted
+with different names and data directories register as different nodes. Each node's Pods get
+addresses from the Node's podCIDR (given by the controller-manager's --allocate-node-cidrs, or
+--pod-cidr), a loopback range such as 127.64.3.0/24, and their hosts files name the Pods and
+Services of the whole cluster; see the README for what a cluster of several machines needs. Runs until interrupted
 (Ctrl-C); containers keep running and are adopted by the next start with the same data directory.`,
   flags: [
     { name: 'kubeconfig', type: 'string', valueName: 'FILE', description: 'the cluster to join' },
@@ -62,6 +66,7 @@ with different names and data directories register as different nodes. Runs unti
     { name: 'data-dir', type: 'string', valueName: 'DIR', description: 'where the agent keeps its Pods\' files (default ~/.skiff/nodes/NAME)' },
     { name: 'config', type: 'string', valueName: 'FILE', description: 'platform configuration file (environments:, node:)' },
     { name: 'node-ip', type: 'string', valueName: 'IP', description: 'the node\'s address, where the kubelet API listens (default 127.0.0.1)' },
+    { name: 'pod-cidr', type: 'string', valueName: 'CIDR', description: 'the Pods\' address range when the controller-manager gives the Node none (a loopback one, e.g. 127.65.0.0/24)' },
     { name: 'kubelet-port', type: 'string', valueName: 'N', description: 'the kubelet API\'s port (default: any free port)' },
     { name: 'client-ca-file', type: 'string', valueName: 'FILE', description: 'only clients with a certificate from this CA may use the kubelet API (the API server\'s --kubelet-client-certificate)' },
   ],
@@ -85,6 +90,12 @@ with different names and data directories register as different nodes. Runs unti
     if (nodeIp !== undefined) {
       if (!isIP(nodeIp)) throw new UsageError(`invalid --node-ip "${nodeIp}": expected an IP address`);
       opts.nodeIp = nodeIp;
+    }
+    const podCidr = a.string('pod-cidr');
+    if (podCidr !== undefined) {
+      const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/.exec(podCidr);
+      if (!m || m.slice(1, 5).some((o) => Number(o) > 255) || Number(m[5]) < 8 || Number(m[5]) > 30) throw new UsageError(`invalid --pod-cidr "${podCidr}": expected an IPv4 range such as 127.65.0.0/24`);
+      opts.podCidr = podCidr;
     }
     const portRaw = a.string('kubelet-port');
     if (portRaw !== undefined) {

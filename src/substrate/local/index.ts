@@ -57,7 +57,9 @@ export interface LocalSubstrateOptions {
    * deleted Pod is removed by the kubelet once its processes are gone, as kube-apiserver expects.
    */
   cluster?: {
-    registerNode(capacity: NodeCapacity): Promise<void>;
+    /** registers the Node; resolves with the range its Pods' addresses come from (its podCIDR),
+     *  or undefined for the default one */
+    registerNode(capacity: NodeCapacity): Promise<string | undefined>;
     /** the node's address, each Pod's hostIP */
     hostIp: string;
   };
@@ -109,11 +111,12 @@ export class LocalSubstrate implements Substrate, PodMetricsSource {
       crashLoopBaseMs: this.opts.crashLoopBaseMs, crashLoopMaxMs: this.opts.crashLoopMaxMs, log: this.opts.log,
       onContainerStart: () => this.usage.wake(),
       ...(this.opts.isolation ? { isolation: this.opts.isolation } : {}),
-      ...(this.opts.cluster ? { removeStopped: true, hostIp: this.opts.cluster.hostIp } : {}),
+      ...(this.opts.cluster ? { removeStopped: true, hostIp: this.opts.cluster.hostIp, clusterNames: true } : {}),
     });
     await this.agent.setUpNetwork();
     if (this.opts.cluster) {
-      await this.opts.cluster.registerNode(capacity);
+      const range = await this.opts.cluster.registerNode(capacity);
+      if (range) this.kubelet.usePodRange(range);
       await this.kubelet.register(this.opts.manager);
       return;
     }

@@ -73,6 +73,9 @@ export interface KubeletOptions {
   removeStopped?: boolean;
   /** the node's address, reported as the Pods' hostIP */
   hostIp?: string;
+  /** one node of several (`skiff node`): hosts files name the Pods of every node the informers see,
+   *  and the Services they back, not only this node's */
+  clusterNames?: boolean;
   /** a container started or was adopted (the usage monitor samples while any runs) */
   onContainerStart?: () => void;
   /** tenancy: Pods run as unprivileged users, in network namespaces of their own, seeing the host
@@ -94,7 +97,7 @@ const backoffResetMs = 10 * 60_000;
 export class Kubelet {
   private readonly pods = new Map<string, PodRuntime>();
   private readonly uidByKey = new Map<string, string>();
-  private readonly addresses: PodAddresses;
+  private addresses: PodAddresses;
   private readonly net?: PodNetworks;
   private readonly uids?: NamespaceUids;
   /** container runs (state dirs) whose `stdinOnce` stdin an attach session has had */
@@ -129,10 +132,17 @@ export class Kubelet {
       if (!this.sandboxed) throw new Error('isolating Pods (tenancy) needs bubblewrap (bwrap), and it is not installed or cannot make namespaces here');
       this.net = new PodNetworks(iso.podCidr);
       this.uids = new NamespaceUids(join(opts.dataDir, 'namespace-uids.json'));
-      this.addresses = new PodAddresses(iso.podCidr.split('.').slice(0, 2).join('.'), [this.net.nodeIp]);
+      this.addresses = new PodAddresses(iso.podCidr, [this.net.nodeIp]);
     } else {
       this.addresses = new PodAddresses();
     }
+  }
+
+  /** Pods' addresses come from this range (a cluster's Node.spec.podCIDR) instead of the default
+   *  one; before register(), while no address has been handed out */
+  usePodRange(cidr: string): void {
+    if (this.net) throw new Error('isolated Pods take their addresses from the Pod network');
+    this.addresses = new PodAddresses(cidr);
   }
 
   /** the node's address on the Pod network, where Pods reach the server (with isolation) */
@@ -164,7 +174,12 @@ export class Kubelet {
     this.controller = mgr.add({
       name: 'kubelet',
       for: Kinds.Pod,
-      predicate: (e) => e.object.spec?.nodeName === nodeName,
+      predicate: (e) => {
+        if (e.object.spec?.nodeName === nodeName) return true;
+        // another node's Pod that got or lost an address: names in this node's hosts files change
+        if (this.opts.clusterNames) this.scheduleHosts();
+        return false;
+      },
       watches: [
         { kind: Kinds.Service, map: () => { this.scheduleHosts(); return []; } },
         // with isolation, NetworkPolicies and namespace labels decide who reaches whom
@@ -904,7 +919,10 @@ export class Kubelet {
     const { client } = this.opts;
     // from the Manager's informers once registered: a refresh follows every Pod start and end
     const cache = this.controller?.cache;
-    const pods = (cache ? (cache.list(Kinds.Pod) as (Pod & StoredObject)[]) : await client.listAll<Pod>(Kinds.Pod)).filter((p) => p.spec.nodeName === this.opts.nodeName && p.status?.podIP && !terminalPhase(p));
+    // on a cluster, every node's Pods (the informer sees them all): a Service's Pods and a Pod's
+    // peers may run anywhere; on one machine, this node's, whose addresses it handed out
+    const here = (p: Pod): boolean => this.opts.clusterNames ? Boolean(p.spec.nodeName) : p.spec.nodeName === this.opts.nodeName;
+    const pods = (cache ? (cache.list(Kinds.Pod) as (Pod & StoredObject)[]) : await client.listAll<Pod>(Kinds.Pod)).filter((p) => here(p) && p.status?.podIP && !terminalPhase(p));
     const services: ServiceView[] = [];
     for (const s of cache ? cache.list(Kinds.Service) : await client.listAll(Kinds.Service)) {
       const sel = s.spec?.selector as Record<string, string> | undefined;

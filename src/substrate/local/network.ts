@@ -1,6 +1,8 @@
-// Pod networking on one machine. Every Pod gets its own loopback address (127.1.x.y: all of
-// 127.0.0.0/8 reaches this host on Linux), and a hosts file mapping the names other Pods and Services
-// are known by to those addresses, so `MASTER_ADDR=pi-master-0` resolves inside a sandboxed Pod.
+// Pod networking on one machine. Every Pod gets its own loopback address (127.1.x.y, or on a
+// cluster an address from its Node's podCIDR, such as 127.64.3.0/24: all of 127.0.0.0/8 reaches this
+// host on Linux), and a hosts file mapping the names other Pods and Services are known by to those
+// addresses, so `MASTER_ADDR=pi-master-0` resolves inside a sandboxed Pod, also when pi-master-0 runs
+// on another node agent of this machine.
 // A small preload library (native/skiff-net.c) narrows wildcard binds to the Pod IP, so two Pods can
 // both listen on 0.0.0.0:8080, and sends localhost connections to the Pod's declared ports to its own
 // IP, as containers of one Kubernetes Pod share localhost.
@@ -38,17 +40,52 @@ export function podNetworkEnv(pod: Pod, ip: string, inherited: string | undefine
   return env;
 }
 
+/** An IPv4 CIDR as its first address (a 32-bit number) and prefix length; throws on anything else. */
+export function parseIpv4Cidr(cidr: string): { base: number; bits: number } {
+  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/.exec(cidr.trim());
+  const octets = m ? m.slice(1, 5).map(Number) : [];
+  const bits = m ? Number(m[5]) : NaN;
+  if (!m || octets.some((o) => o > 255) || bits > 30 || bits < 8) throw new Error(`"${cidr}" is not an IPv4 CIDR from /8 to /30`);
+  const ip = octets.reduce((n, o) => n * 256 + o, 0);
+  const size = 2 ** (32 - bits);
+  return { base: ip - (ip % size), bits };
+}
+
+const dotted = (n: number): string => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
+
+/** whether an IPv4 CIDR lies within 127.0.0.0/8, where every address reaches this host */
+export function isLoopbackCidr(cidr: string): boolean {
+  return parseIpv4Cidr(cidr).base >>> 24 === 127;
+}
+
 export class PodAddresses {
   private readonly byPod = new Map<string, string>();
   private readonly taken = new Set<string>();
+  private readonly base: number;
+  /** how many addresses the range hands out: none ending in .0 or .255 */
+  private readonly count: number;
+  private readonly blocks: boolean;
 
-  /** addresses `<prefix>.x.y` of a /16; `reserved` ones (the node's) are never handed out */
-  constructor(private readonly prefix = '127.1', reserved: string[] = []) {
+  /** addresses of an IPv4 range (a /16 on one machine, a Node's podCIDR on a cluster); `reserved`
+   *  ones (the node's) are never handed out */
+  constructor(readonly cidr = podNetwork, reserved: string[] = []) {
+    const { base, bits } = parseIpv4Cidr(cidr);
+    this.base = base;
+    // a /24 or wider: 254 of every 256 (x.y.z.0 and x.y.z.255 look like network and broadcast
+    // addresses to some programs); a narrower range: its addresses but the first and the last
+    this.blocks = bits <= 24;
+    this.count = this.blocks ? 2 ** (24 - bits) * 254 : 2 ** (32 - bits) - 2;
     for (const ip of reserved) this.taken.add(ip);
+    // where the search for a free address starts: somewhere random, so that two servers on one
+    // machine sharing a range (each with its own data dir) rarely hand out the same addresses
+    this.next = Math.floor(Math.random() * this.count);
   }
-  // where the search for a free address starts: somewhere random, so that two servers on one machine
-  // (each with its own data dir) rarely hand out the same addresses
-  private next = Math.floor(Math.random() * 65024);
+
+  private next: number;
+
+  private address(n: number): string {
+    return dotted(this.base + (this.blocks ? Math.floor(n / 254) * 256 + (n % 254) + 1 : n + 1));
+  }
 
   /** remembers an address a Pod already had (after a restart) */
   claim(podUid: string, ip: string): void {
@@ -59,16 +96,16 @@ export class PodAddresses {
   allocate(podUid: string): string {
     const existing = this.byPod.get(podUid);
     if (existing) return existing;
-    for (let i = 0; i < 65024; i++) {
-      const n = (this.next + i) % 65024;
-      const ip = `${this.prefix}.${Math.floor(n / 254)}.${(n % 254) + 1}`;
+    for (let i = 0; i < this.count; i++) {
+      const n = (this.next + i) % this.count;
+      const ip = this.address(n);
       if (!this.taken.has(ip)) {
         this.next = n + 1;
         this.claim(podUid, ip);
         return ip;
       }
     }
-    throw new Error(`no free pod address in ${this.prefix}.0.0/16`);
+    throw new Error(`no free pod address in ${this.cidr}`);
   }
 
   release(podUid: string): void {

@@ -1,0 +1,50 @@
+// What the tests against a real control plane share: waiting for a condition, and `skiff up` and
+// `skiff node` run as the daemons they are, stopped by their pid.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { skiffBin } from './harness.js';
+
+export async function eventually<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** a `skiff` command that runs until stopped; `ready` resolves once its output matches */
+export function skiffDaemon(args: string[], readyPattern: RegExp): { proc: ChildProcess; output: () => string; ready: Promise<void>; exited: Promise<number | null> } {
+  let out = '';
+  const proc = spawn(process.execPath, [skiffBin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
+  const ready = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`skiff ${args[0]} did not start:\n${out}`)), 150_000);
+    const onData = (d: Buffer): void => {
+      out += d.toString();
+      if (readyPattern.test(out)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    proc.stdout?.on('data', onData);
+    proc.stderr?.on('data', onData);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`skiff ${args[0]} exited with ${code}:\n${out}`));
+    });
+  });
+  void ready.catch(() => undefined);
+  return { proc, output: () => out, ready, exited };
+}
+
+export async function stopDaemon(d: ReturnType<typeof skiffDaemon> | undefined): Promise<void> {
+  if (!d || d.proc.exitCode !== null || d.proc.signalCode !== null) return;
+  d.proc.kill('SIGTERM');
+  await d.exited;
+}
