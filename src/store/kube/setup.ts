@@ -56,6 +56,8 @@ export async function checkAccess(http: KubeHttp, defs: readonly KindDef[]): Pro
   const needs: Need[] = [];
   const crd = { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions' };
   for (const verb of ['get', 'list', 'create', 'update']) needs.push({ ...crd, verb });
+  // the leader Lease replicas elect their leader on
+  for (const verb of ['get', 'create', 'update']) needs.push({ group: 'coordination.k8s.io', resource: 'leases', verb });
   const seen = new Set<string>();
   for (const d of defs) {
     if (d.conversion) continue;
