@@ -1,7 +1,8 @@
 // Two replicas of `skiff up --kubeconfig` against a real control plane the harness starts on loopback,
 // with a node agent running the Pods: they elect a leader on a coordination.k8s.io Lease, only the
-// holder reconciles, a pipeline run survives kill -9 of the holder with every task run once, and a
-// holder stopped with SIGTERM hands the Lease over at once. Short durations (lease 4 s, renew deadline
+// holder reconciles, a pipeline run survives kill -9 of the holder with every task run once, a
+// holder stopped with SIGTERM hands the Lease over at once, and one paused past its lease exits 1
+// when it resumes. Short durations (lease 4 s, renew deadline
 // 3 s, retry period 1 s) keep the failovers inside a test's time. Skipped, saying why, where
 // scripts/kubernetes.sh has not built the control plane.
 import assert from 'node:assert/strict';
@@ -212,5 +213,26 @@ describe('two replicas of skiff up on a cluster: leader election on a Lease', { 
     assert.ok(handover < 3500, `handed over after ${handover} ms`);
     assert.match(current.output(), /released Lease skiff-system\/skiff-controllers/);
     process.stderr.write(`# handover: SIGTERM to the holder, Lease taken ${handover} ms later\n`);
+  });
+
+  it('a holder paused past the lease finds another holder when it resumes, stops its controllers and exits 1', { timeout: 240_000 }, async () => {
+    const current = await holder();
+    const stopped = replicas.find((r) => r !== current && (r.proc.exitCode !== null || r.proc.signalCode !== null) && !replicas.some((x) => x.name === `${r.name}2`)) as Replica;
+    const standby = startReplica(`${stopped.name}2`, dirs[replicas.indexOf(stopped)] as string);
+    replicas.push(standby);
+    await standby.ready;
+    // the holder's process frozen (a long GC pause, a stopped VM): it cannot renew
+    current.proc.kill('SIGSTOP');
+    const t0 = Date.now();
+    await eventually('the standby to take the Lease', async () => (await lease()).holderIdentity === standby.identity(), 30_000, 100);
+    const takeover = Date.now() - t0;
+    current.proc.kill('SIGCONT');
+    const resumed = Date.now();
+    // its next renewal reads another holder: leadership lost, controllers stopped, exit status 1
+    assert.equal(await current.exited, 1);
+    const exitedAfter = Date.now() - resumed;
+    assert.match(current.output(), /leader election lost: Lease skiff-system\/skiff-controllers (is held by|not renewed within)/);
+    assert.equal((await lease()).holderIdentity, standby.identity(), 'and it did not take the Lease back');
+    process.stderr.write(`# pause: SIGSTOP of the holder, Lease taken ${takeover} ms later; resumed, it exited 1 after ${exitedAfter} ms\n`);
   });
 });
