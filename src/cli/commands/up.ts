@@ -63,7 +63,10 @@ function describeStartError(err: unknown, port: number | undefined, host: string
 type Args = Parameters<Command['run']>[0]['args'];
 
 /** the --leader-elect-* flags, checked; undefined when none is given */
-function leaderElectionFlags(a: Args): NonNullable<StartSkiffOptions['leaderElection']> | undefined {
+function leaderElectionFlags(a: Args, onCluster: boolean): NonNullable<StartSkiffOptions['leaderElection']> | undefined {
+  const flags = ['resource-namespace', 'resource-name', 'lease-duration', 'renew-deadline', 'retry-period'];
+  if (!flags.some((f) => a.string(`leader-elect-${f}`) !== undefined)) return undefined;
+  if (!onCluster) throw new UsageError('--leader-elect-* flags need --kubeconfig or --in-cluster: on one machine there is one Skiff and no Lease');
   const out: NonNullable<StartSkiffOptions['leaderElection']> = {};
   const ns = a.string('leader-elect-resource-namespace');
   const name = a.string('leader-elect-resource-name');
@@ -77,7 +80,6 @@ function leaderElectionFlags(a: Args): NonNullable<StartSkiffOptions['leaderElec
     if (ms === undefined || ms <= 0) throw new UsageError(`invalid --${flag} "${raw}": expected a duration such as 15s`);
     out[key] = ms;
   }
-  if (Object.keys(out).length === 0) return undefined;
   const wrong = checkLeaderElectionDurations({ ...leaderElectionDefaults, ...out });
   if (wrong) throw new UsageError(`--leader-elect-*: ${wrong}`);
   return out;
@@ -168,11 +170,8 @@ status 1, for its supervisor to restart it; one stopped with SIGTERM releases th
     if (kubeconfig !== undefined && a.boolean('in-cluster')) throw new UsageError('--kubeconfig and --in-cluster exclude each other');
     if (kubeconfig !== undefined) opts.kubeconfig = kubeconfig;
     else if (a.boolean('in-cluster')) opts.kubeconfig = 'in-cluster';
-    const election = leaderElectionFlags(a);
-    if (election) {
-      if (opts.kubeconfig === undefined) throw new UsageError('--leader-elect-* flags need --kubeconfig or --in-cluster: on one machine there is one Skiff and no Lease');
-      opts.leaderElection = election;
-    }
+    const election = leaderElectionFlags(a, opts.kubeconfig !== undefined);
+    if (election) opts.leaderElection = election;
     const proxies = a.string('trusted-proxy');
     if (proxies !== undefined) opts.trustedProxies = proxies.split(',').map((p) => p.trim()).filter((p) => p !== '');
 
