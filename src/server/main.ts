@@ -288,9 +288,10 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   const election = cluster ? await startElection(cluster.store.http, client, opts.leaderElection ?? {}, log) : undefined;
   let stopping = false;
   if (!election) manager.start();
-  const lost = election ? election.lost.then(async (why) => {
-    // at once: a replica that may no longer hold the Lease must not write another reconcile's result
-    await manager.stopControllers();
+  const lost = election ? election.lost.then((why) => {
+    // at once: a replica that may no longer hold the Lease starts no other reconcile (their queues
+    // shut down now; one in flight is not waited for: its API server may be what is unreachable)
+    void manager.stopControllers();
     return why;
   }) : undefined;
   void election?.acquired.then(() => {

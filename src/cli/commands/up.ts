@@ -62,6 +62,9 @@ function describeStartError(err: unknown, port: number | undefined, host: string
 
 type Args = Parameters<Command['run']>[0]['args'];
 
+/** how long a replica that lost the Lease gives its clean-up before it exits anyway */
+const lostCleanupMs = 10_000;
+
 /** the --leader-elect-* flags, checked; undefined when none is given */
 function leaderElectionFlags(a: Args, onCluster: boolean): NonNullable<StartSkiffOptions['leaderElection']> | undefined {
   const flags = ['resource-namespace', 'resource-name', 'lease-duration', 'renew-deadline', 'retry-period'];
@@ -202,7 +205,13 @@ status 1, for its supervisor to restart it; one stopped with SIGTERM releases th
       if (lost !== undefined) {
         // as controller-runtime does: the controllers stopped at once; exit so a supervisor restarts this replica
         await ctx.err(`leader election lost: ${lost}; stopping\n`);
-        await running.stop().catch(() => undefined);
+        // the rest is stopped as on a signal, but not waited for without end: what cost the Lease
+        // (an API server out of reach) may hold a clean-up up too
+        const cleaned = await Promise.race([running.stop().then(() => true, () => true), new Promise<false>((r) => setTimeout(() => r(false), lostCleanupMs).unref())]);
+        if (!cleaned && !ctx.signal) {
+          await ctx.err(`leader election lost: stopping took longer than ${lostCleanupMs / 1000}s; exiting\n`);
+          process.exit(1);
+        }
         throw new CliError(`leader election lost: ${lost}`);
       }
       await ctx.err('Shutting down...\n');
