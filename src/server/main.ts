@@ -25,6 +25,7 @@ import { addGpuSharesController } from '../scheduler/gpu-shares.js';
 import { Client } from '../store/client.js';
 import { SqliteStore } from '../store/sqlite/store.js';
 import { openCluster } from '../store/kube/index.js';
+import { podNamespace } from '../store/kube/kubeconfig.js';
 import type { Store } from '../store/store.js';
 import { Environments } from '../substrate/local/environments.js';
 import { LocalSubstrate, type LocalSubstrateOptions } from '../substrate/local/index.js';
@@ -355,7 +356,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
 
 /** Makes the Lease's namespace when missing and starts competing for the Lease. */
 async function startElection(http: LeaseHttp, client: Client, o: NonNullable<SkiffOptions['leaderElection']>, log: (m: string) => void): Promise<LeaderElector & { lease: string }> {
-  const namespace = o.namespace ?? process.env.POD_NAMESPACE ?? 'skiff-system';
+  const namespace = o.namespace ?? podNamespace() ?? 'skiff-system';
   const name = o.name ?? 'skiff-controllers';
   try {
     if (!(await client.find(Kinds.Namespace, { name: namespace }))) await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
