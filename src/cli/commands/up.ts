@@ -105,7 +105,7 @@ that it answers and that RBAC allows what Skiff does, installs or upgrades the C
 runs its controllers against the cluster's objects. Pods are created in the cluster and run on its
 nodes: its own kubelets', or machines without a container engine that run 'skiff node'.
 
-On a cluster, replicas elect a leader on a coordination.k8s.io Lease (in $POD_NAMESPACE, else
+On a cluster, replicas elect a leader on a coordination.k8s.io Lease (in the Pod's namespace, else
 skiff-system): only the holder runs the controllers, the others serve the APIs and the dashboard. A
 holder that cannot renew the Lease within the renew deadline stops its controllers and exits with
 status 1, for its supervisor to restart it; one stopped with SIGTERM releases the Lease at once.`,
@@ -127,7 +127,7 @@ status 1, for its supervisor to restart it; one stopped with SIGTERM releases th
     { name: 'userid-prefix', type: 'string', valueName: 'PREFIX', description: 'what the header\'s value starts with before the user' },
     { name: 'kubeconfig', type: 'string', valueName: 'FILE', description: 'keep every object in this cluster\'s API server instead of the data directory' },
     { name: 'in-cluster', type: 'boolean', description: 'as --kubeconfig, with the service account of the Pod Skiff runs in' },
-    { name: 'leader-elect-resource-namespace', type: 'string', valueName: 'NS', description: 'namespace of the leader Lease (default $POD_NAMESPACE, else skiff-system; made if missing)' },
+    { name: 'leader-elect-resource-namespace', type: 'string', valueName: 'NS', description: 'namespace of the leader Lease (default the Pod\'s: $POD_NAMESPACE or its service account\'s; else skiff-system; made if missing)' },
     { name: 'leader-elect-resource-name', type: 'string', valueName: 'NAME', description: 'name of the leader Lease (default skiff-controllers)' },
     { name: 'leader-elect-lease-duration', type: 'string', valueName: 'DURATION', description: 'how long standbys wait after the Lease last changed before taking it (default 15s)' },
     { name: 'leader-elect-renew-deadline', type: 'string', valueName: 'DURATION', description: 'how long the leader tries to renew before it gives up and exits (default 10s)' },
