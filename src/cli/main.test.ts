@@ -429,6 +429,43 @@ void test('up starts the platform, prints where, and stops when signalled', asyn
   assert.equal(stopped, true);
 });
 
+void test('up on a cluster: the --leader-elect-* flags, and an exit with status 1 when leadership is lost', async () => {
+  for (const [argv, message] of [
+    [['up', '--leader-elect-lease-duration', '4s'], /--leader-elect-\* flags need --kubeconfig or --in-cluster/],
+    [['up', '--kubeconfig', 'kc', '--leader-elect-lease-duration', 'soon'], /invalid --leader-elect-lease-duration "soon"/],
+    // the renew deadline's default (10 s) is longer than this lease
+    [['up', '--kubeconfig', 'kc', '--leader-elect-lease-duration', '4s'], /the lease duration must be greater than the renew deadline/],
+    [['up', '--kubeconfig', 'kc', '--leader-elect-lease-duration', '4s', '--leader-elect-renew-deadline', '3s', '--leader-elect-retry-period', '3s'], /greater than 1\.2 times the retry period/],
+  ] as [string[], RegExp][]) {
+    setServerLoader(async () => async () => assert.fail('not started with bad flags'));
+    const r = await run(argv);
+    assert.notEqual(r.code, 0, argv.join(' '));
+    assert.match(r.stderr, message);
+  }
+  const calls: unknown[] = [];
+  let stopped = false;
+  let lose: (why: string) => void = () => undefined;
+  setServerLoader(async () => async (opts) => {
+    calls.push(opts);
+    return {
+      url: 'http://127.0.0.1:9999', stop: async () => void (stopped = true),
+      leaderElection: { lease: 'skiff-system/skiff-controllers', identity: 'host_1', isLeader: () => true, lost: new Promise<string>((r) => (lose = r)) },
+    };
+  });
+  let stderr = '';
+  const code = await main(['up', '--data-dir', join(dir, 'data'), '--kubeconfig', 'kc', '--leader-elect-resource-namespace', 'ml', '--leader-elect-lease-duration', '4s', '--leader-elect-renew-deadline', '3s', '--leader-elect-retry-period', '1s'], {
+    stdout: () => lose('Lease ml/skiff-controllers is held by host_2'),
+    stderr: (t) => void (stderr += t),
+    signal: new AbortController().signal,
+    cwd: dir,
+  });
+  assert.equal(code, 1);
+  assert.deepEqual(calls, [{ dataDir: join(dir, 'data'), kubeconfig: join(dir, 'kc'), leaderElection: { namespace: 'ml', leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 1000 } }]);
+  assert.match(stderr, /Leader election on Lease skiff-system\/skiff-controllers as host_1/);
+  assert.match(stderr, /leader election lost: Lease ml\/skiff-controllers is held by host_2/);
+  assert.equal(stopped, true);
+});
+
 void test('node checks its flags, starts the agent, and stops when signalled', async () => {
   for (const [argv, message] of [
     [['node', '--name', 'a'], /--kubeconfig is required/],

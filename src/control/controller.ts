@@ -150,9 +150,18 @@ export class Controller {
   }
 }
 
-/** Starts and stops a set of controllers together. */
+/** Work besides the controllers that writes on its own (a clock, a sweep): it runs only while the
+ *  controllers do, so on a cluster only on the replica holding the leader Lease. */
+export interface Runnable {
+  start(): void;
+  stop(): Promise<void> | void;
+}
+
+/** Starts and stops a set of controllers (and the runnables beside them) together. */
 export class Manager {
   private readonly controllers: Controller[] = [];
+  private readonly runnables: Runnable[] = [];
+  private started = false;
   /** one list+watch per kind for all of this Manager's controllers; reconcilers read through it */
   readonly cache: InformerCache;
 
@@ -167,12 +176,31 @@ export class Manager {
     return c;
   }
 
+  /** started and stopped with the controllers */
+  addRunnable(r: Runnable): void {
+    this.runnables.push(r);
+    if (this.started) r.start();
+  }
+
+  /** whether the controllers were started (a standby replica's never are) */
+  get running(): boolean {
+    return this.started;
+  }
+
   start(): void {
+    if (this.started) return;
+    this.started = true;
     for (const c of this.controllers) c.start();
+    for (const r of this.runnables) r.start();
+  }
+
+  /** Stops the controllers and runnables; the informers keep serving reads until stop(). */
+  async stopControllers(): Promise<void> {
+    await Promise.all([...this.controllers.map((c) => c.stop()), ...this.runnables.map(async (r) => r.stop())]);
   }
 
   async stop(): Promise<void> {
-    await Promise.all(this.controllers.map((c) => c.stop()));
+    await this.stopControllers();
     this.cache.stop();
   }
 }

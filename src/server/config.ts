@@ -65,6 +65,12 @@ export interface SkiffOptions {
    * are CRDs there (src/store/kube/)
    */
   kubeconfig?: string;
+  /**
+   * with a kubeconfig: the Lease replicas elect their leader on (kube-controller-manager's
+   * --leader-elect-* flags); only the holder runs controllers. Namespace default: $POD_NAMESPACE, else
+   * skiff-system; name default skiff-controllers; durations client-go's (15 s, 10 s, 2 s)
+   */
+  leaderElection?: { namespace?: string; name?: string; leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
   /** the trusted proxy's user header (Kubeflow's USERID_HEADER, default kubeflow-userid) and its value's prefix (USERID_PREFIX) */
   userIdHeader?: string;
   userIdPrefix?: string;

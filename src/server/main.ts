@@ -1,5 +1,7 @@
 // Starts the platform: store, API server, controllers and the local substrate, in one process.
+import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
+import { hostname } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -9,6 +11,7 @@ import { LocalArtifactStore } from '../artifacts/local.js';
 import { isS3Root } from '../workloads/pipelines/artifact-roots.js';
 import { isConflict } from '../api/errors.js';
 import { Manager } from '../control/controller.js';
+import { LeaderElector, type LeaseHttp } from '../control/leader-election.js';
 import { ControlMetrics } from '../control/metrics.js';
 import { EventRecorder, sweepEvents } from '../control/events.js';
 import { GarbageCollector } from '../control/gc.js';
@@ -22,6 +25,7 @@ import { addGpuSharesController } from '../scheduler/gpu-shares.js';
 import { Client } from '../store/client.js';
 import { SqliteStore } from '../store/sqlite/store.js';
 import { openCluster } from '../store/kube/index.js';
+import { podNamespace } from '../store/kube/kubeconfig.js';
 import type { Store } from '../store/store.js';
 import { Environments } from '../substrate/local/environments.js';
 import { LocalSubstrate, type LocalSubstrateOptions } from '../substrate/local/index.js';
@@ -63,6 +67,12 @@ export interface Skiff {
   authentication: string;
   /** with --kubeconfig: the cluster whose API server is the store */
   cluster?: { server: string; version: string; crdsInstalled: string[] };
+  /**
+   * with --kubeconfig: the Lease this replica competes for; its controllers run only while it holds
+   * it. `lost` resolves when it held the Lease and could not renew it: the controllers have stopped,
+   * and the process should exit non-zero so that its supervisor starts it again as a candidate
+   */
+  leaderElection?: { lease: string; identity: string; isLeader(): boolean; lost: Promise<string> };
   /** stops serving; running containers keep running (the count is returned) unless asked to stop them too */
   stop(opts?: { containers?: 'keep' | 'stop' }): Promise<number>;
 }
@@ -274,7 +284,20 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   // isolated Pods reach the host only at these ports of the node address (the kernel drops the rest)
   if (nodeIp) substrate.setNodePorts([Number(podGateway.slice(podGateway.lastIndexOf(':') + 1)), ...(inCluster ? [inCluster.port] : []), ...(katibDb ? [katibDb.port] : [])]);
   writeKubeconfig(config.dataDir, kubeconfig(serverUrl, inCluster, inCluster?.adminToken, { preferHttps: authn !== undefined }));
-  manager.start();
+  // on a cluster, replicas elect one to run the controllers (and their clocks); the others serve the
+  // HTTP surfaces, which read and write through the cluster's API server, and reconcile nothing
+  const election = cluster ? await startElection(cluster.store.http, client, opts.leaderElection ?? {}, log) : undefined;
+  let stopping = false;
+  if (!election) manager.start();
+  const lost = election ? election.lost.then((why) => {
+    // at once: a replica that may no longer hold the Lease starts no other reconcile (their queues
+    // shut down now; one in flight is not waited for: its API server may be what is unreachable)
+    void manager.stopControllers();
+    return why;
+  }) : undefined;
+  void election?.acquired.then(() => {
+    if (!stopping) manager.start();
+  });
   // on a cluster, its controller-manager's garbage collector follows ownerReferences
   if (local) await gc.start();
   const sweep = async (): Promise<void> => {
@@ -299,8 +322,10 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     client,
     ...(katibDb ? { katibDbManager: katibDb.address } : {}),
     ...(cluster ? { cluster: { server: cluster.server, version: cluster.version, crdsInstalled: cluster.installed } } : {}),
+    ...(election && lost ? { leaderElection: { lease: election.lease, identity: election.identity, isLeader: () => election.isLeader(), lost } } : {}),
     async stop(o = {}) {
       ready = false;
+      stopping = true;
       sweeper.clear();
       gateway.stop();
       usageHistory.stop();
@@ -318,6 +343,8 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
       await gc.stop();
       for (const w of started) await w?.stop?.();
       await recorder.flush();
+      // the controllers have stopped: the standby may take over now instead of at the Lease's expiry
+      await election?.release();
       const left = local ? substrate.runningContainers() : 0;
       await substrate.stop();
       await store.close();
@@ -325,6 +352,27 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
       return left;
     },
   };
+}
+
+/** Makes the Lease's namespace when missing and starts competing for the Lease. */
+async function startElection(http: LeaseHttp, client: Client, o: NonNullable<SkiffOptions['leaderElection']>, log: (m: string) => void): Promise<LeaderElector & { lease: string }> {
+  const namespace = o.namespace ?? podNamespace() ?? 'skiff-system';
+  const name = o.name ?? 'skiff-controllers';
+  try {
+    if (!(await client.find(Kinds.Namespace, { name: namespace }))) await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  } catch (e) {
+    if (!isConflict(e)) throw e;
+  }
+  // as client-go's callers name themselves: the host, and what tells two processes on it apart
+  const identity = `${hostname()}_${randomUUID()}`;
+  const elector = Object.assign(new LeaderElector({
+    http, namespace, name, identity, log,
+    ...(o.leaseDurationMs !== undefined ? { leaseDurationMs: o.leaseDurationMs } : {}),
+    ...(o.renewDeadlineMs !== undefined ? { renewDeadlineMs: o.renewDeadlineMs } : {}),
+    ...(o.retryPeriodMs !== undefined ? { retryPeriodMs: o.retryPeriodMs } : {}),
+  }), { lease: `${namespace}/${name}` });
+  elector.start();
+  return elector;
 }
 
 /** What tenancy's isolation hides and shares, or why this machine cannot isolate Pods. */

@@ -5,9 +5,11 @@ import { CliError, UsageError } from '../errors.js';
 import type { SkiffOptions } from '../../server/config.js';
 import type { Command } from './common.js';
 import { stopSignals } from '../stop-signals.js';
+import { parseDuration } from '../duration.js';
+import { checkLeaderElectionDurations, leaderElectionDefaults } from '../../control/leader-election.js';
 
 /** The options `skiff up` starts the server with: the server's own (a type only: the server is loaded when `up` runs). */
-export type StartSkiffOptions = Pick<SkiffOptions, 'dataDir' | 'port' | 'host' | 'configFile' | 'tokenAuthFile' | 'oidcIssuerUrl' | 'oidcClientId' | 'oidcUsernameClaim' | 'oidcUsernamePrefix' | 'oidcGroupsClaim' | 'oidcGroupsPrefix' | 'oidcJwksFile' | 'trustedProxies' | 'userIdHeader' | 'userIdPrefix' | 'kubeconfig'>;
+export type StartSkiffOptions = Pick<SkiffOptions, 'dataDir' | 'port' | 'host' | 'configFile' | 'tokenAuthFile' | 'oidcIssuerUrl' | 'oidcClientId' | 'oidcUsernameClaim' | 'oidcUsernamePrefix' | 'oidcGroupsClaim' | 'oidcGroupsPrefix' | 'oidcJwksFile' | 'trustedProxies' | 'userIdHeader' | 'userIdPrefix' | 'kubeconfig' | 'leaderElection'>;
 export interface RunningSkiff {
   url: string;
   /** who may use the server, in words */
@@ -16,6 +18,8 @@ export interface RunningSkiff {
   katibDbManager?: string;
   /** with --kubeconfig: the cluster whose API server is the store */
   cluster?: { server: string; version: string; crdsInstalled: string[] };
+  /** with --kubeconfig: the Lease the replicas elect their leader on; `lost` resolves when this one lost it */
+  leaderElection?: { lease: string; identity: string; isLeader(): boolean; lost: Promise<string> };
   /** resolves to how many containers were left running (they are adopted by the next start) */
   stop(): Promise<number | void>;
 }
@@ -56,10 +60,38 @@ function describeStartError(err: unknown, port: number | undefined, host: string
   return `cannot start Skiff: ${e instanceof Error ? e.message : String(err)}`;
 }
 
+type Args = Parameters<Command['run']>[0]['args'];
+
+/** how long a replica that lost the Lease gives its clean-up before it exits anyway */
+const lostCleanupMs = 10_000;
+
+/** the --leader-elect-* flags, checked; undefined when none is given */
+function leaderElectionFlags(a: Args, onCluster: boolean): NonNullable<StartSkiffOptions['leaderElection']> | undefined {
+  const flags = ['resource-namespace', 'resource-name', 'lease-duration', 'renew-deadline', 'retry-period'];
+  if (!flags.some((f) => a.string(`leader-elect-${f}`) !== undefined)) return undefined;
+  if (!onCluster) throw new UsageError('--leader-elect-* flags need --kubeconfig or --in-cluster: on one machine there is one Skiff and no Lease');
+  const out: NonNullable<StartSkiffOptions['leaderElection']> = {};
+  const ns = a.string('leader-elect-resource-namespace');
+  const name = a.string('leader-elect-resource-name');
+  if (ns !== undefined) out.namespace = ns;
+  if (name !== undefined) out.name = name;
+  const durations = [['leader-elect-lease-duration', 'leaseDurationMs'], ['leader-elect-renew-deadline', 'renewDeadlineMs'], ['leader-elect-retry-period', 'retryPeriodMs']] as const;
+  for (const [flag, key] of durations) {
+    const raw = a.string(flag);
+    if (raw === undefined) continue;
+    const ms = parseDuration(raw);
+    if (ms === undefined || ms <= 0) throw new UsageError(`invalid --${flag} "${raw}": expected a duration such as 15s`);
+    out[key] = ms;
+  }
+  const wrong = checkLeaderElectionDurations({ ...leaderElectionDefaults, ...out });
+  if (wrong) throw new UsageError(`--leader-elect-*: ${wrong}`);
+  return out;
+}
+
 export const command: Command = {
   name: 'up',
   summary: 'Start the Skiff platform in the foreground',
-  usage: 'skiff up [--data-dir DIR] [--port N] [--host H] [--config FILE] [--token-auth-file FILE] [--oidc-issuer-url URL --oidc-client-id ID] [--trusted-proxy CIDR] [--kubeconfig FILE | --in-cluster]',
+  usage: 'skiff up [--data-dir DIR] [--port N] [--host H] [--config FILE] [--token-auth-file FILE] [--oidc-issuer-url URL --oidc-client-id ID] [--trusted-proxy CIDR] [--kubeconfig FILE | --in-cluster] [--leader-elect-* ...]',
   description: `
 Runs the API server and controllers until interrupted (Ctrl-C). State is kept in the data
 directory, so objects survive restarts.
@@ -71,7 +103,12 @@ dashboard's files needs credentials, as kube-apiserver's flags of the same names
 With --kubeconfig (or --in-cluster, inside a Pod), the cluster's API server is the store: Skiff checks
 that it answers and that RBAC allows what Skiff does, installs or upgrades the CRDs of its kinds, and
 runs its controllers against the cluster's objects. Pods are created in the cluster and run on its
-nodes: its own kubelets', or machines without a container engine that run 'skiff node'.`,
+nodes: its own kubelets', or machines without a container engine that run 'skiff node'.
+
+On a cluster, replicas elect a leader on a coordination.k8s.io Lease (in the Pod's namespace, else
+skiff-system): only the holder runs the controllers, the others serve the APIs and the dashboard. A
+holder that cannot renew the Lease within the renew deadline stops its controllers and exits with
+status 1, for its supervisor to restart it; one stopped with SIGTERM releases the Lease at once.`,
   flags: [
     { name: 'data-dir', type: 'string', valueName: 'DIR', description: 'where state is kept (default $SKIFF_DATA_DIR or ~/.skiff)' },
     { name: 'port', type: 'string', valueName: 'N', description: 'port of the API server' },
@@ -90,6 +127,11 @@ nodes: its own kubelets', or machines without a container engine that run 'skiff
     { name: 'userid-prefix', type: 'string', valueName: 'PREFIX', description: 'what the header\'s value starts with before the user' },
     { name: 'kubeconfig', type: 'string', valueName: 'FILE', description: 'keep every object in this cluster\'s API server instead of the data directory' },
     { name: 'in-cluster', type: 'boolean', description: 'as --kubeconfig, with the service account of the Pod Skiff runs in' },
+    { name: 'leader-elect-resource-namespace', type: 'string', valueName: 'NS', description: 'namespace of the leader Lease (default the Pod\'s: $POD_NAMESPACE or its service account\'s; else skiff-system; made if missing)' },
+    { name: 'leader-elect-resource-name', type: 'string', valueName: 'NAME', description: 'name of the leader Lease (default skiff-controllers)' },
+    { name: 'leader-elect-lease-duration', type: 'string', valueName: 'DURATION', description: 'how long standbys wait after the Lease last changed before taking it (default 15s)' },
+    { name: 'leader-elect-renew-deadline', type: 'string', valueName: 'DURATION', description: 'how long the leader tries to renew before it gives up and exits (default 10s)' },
+    { name: 'leader-elect-retry-period', type: 'string', valueName: 'DURATION', description: 'how often candidates try and the leader renews (default 2s)' },
   ],
 
   async run(ctx) {
@@ -131,6 +173,8 @@ nodes: its own kubelets', or machines without a container engine that run 'skiff
     if (kubeconfig !== undefined && a.boolean('in-cluster')) throw new UsageError('--kubeconfig and --in-cluster exclude each other');
     if (kubeconfig !== undefined) opts.kubeconfig = kubeconfig;
     else if (a.boolean('in-cluster')) opts.kubeconfig = 'in-cluster';
+    const election = leaderElectionFlags(a, opts.kubeconfig !== undefined);
+    if (election) opts.leaderElection = election;
     const proxies = a.string('trusted-proxy');
     if (proxies !== undefined) opts.trustedProxies = proxies.split(',').map((p) => p.trim()).filter((p) => p !== '');
 
@@ -155,7 +199,21 @@ nodes: its own kubelets', or machines without a container engine that run 'skiff
       const { kubeconfigPath } = await import('../../server/kube/incluster.js');
       if (existsSync(kubeconfigPath(dataDir))) await ctx.err(`kubectl and Kubernetes clients: export KUBECONFIG=${kubeconfigPath(dataDir)}\n`);
       if (running.katibDbManager) await ctx.err(`Katib metrics (report_metrics, KatibClient.get_trial_metrics) from this machine: db_manager_address="${running.katibDbManager}"\n`);
-      await stop.stopped;
+      const le = running.leaderElection;
+      if (le) await ctx.err(`Leader election on Lease ${le.lease} as ${le.identity}: controllers run while this replica holds it\n`);
+      const lost = await Promise.race([stop.stopped.then(() => undefined), le ? le.lost : new Promise<never>(() => undefined)]);
+      if (lost !== undefined) {
+        // as controller-runtime does: the controllers stopped at once; exit so a supervisor restarts this replica
+        await ctx.err(`leader election lost: ${lost}; stopping\n`);
+        // the rest is stopped as on a signal, but not waited for without end: what cost the Lease
+        // (an API server out of reach) may hold a clean-up up too
+        const cleaned = await Promise.race([running.stop().then(() => true, () => true), new Promise<false>((r) => setTimeout(() => r(false), lostCleanupMs).unref())]);
+        if (!cleaned && !ctx.signal) {
+          await ctx.err(`leader election lost: stopping took longer than ${lostCleanupMs / 1000}s; exiting\n`);
+          process.exit(1);
+        }
+        throw new CliError(`leader election lost: ${lost}`);
+      }
       await ctx.err('Shutting down...\n');
       let left: number | void;
       try {

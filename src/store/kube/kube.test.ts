@@ -8,7 +8,7 @@ import { defaultRegistry } from '../../api/index.js';
 import { crdsFor, managedBy, managedByLabel, specHashAnnotation } from './crds.js';
 import { errorFromStatus } from './http.js';
 import { storageKinds } from './index.js';
-import { inClusterConnection, KubeconfigError, loadKubeconfig } from './kubeconfig.js';
+import { inClusterConnection, KubeconfigError, loadKubeconfig, podNamespace } from './kubeconfig.js';
 import { collectionPath, compareVersions, isBuiltInGroup, objectPath } from './paths.js';
 
 describe('kubernetes store: kubeconfig', () => {
@@ -46,6 +46,12 @@ describe('kubernetes store: kubeconfig', () => {
     assert.deepEqual(c && { server: c.server, ca: c.ca, token: c.token }, { server: 'https://10.0.0.1:443', ca: 'POD CA', token: 'pod-token' });
     assert.equal(inClusterConnection({ KUBERNETES_SERVICE_HOST: 'fd00::1', KUBERNETES_SERVICE_PORT: '443' }, sa)?.server, 'https://[fd00::1]:443');
     assert.equal(inClusterConnection({}, sa), undefined);
+    // the namespace the leader Lease goes in: POD_NAMESPACE (the downward API), else the service account's
+    assert.equal(podNamespace({ KUBERNETES_SERVICE_HOST: '10.0.0.1' }, sa), undefined);
+    writeFileSync(join(sa, 'namespace'), 'kubeflow\n');
+    assert.equal(podNamespace({ KUBERNETES_SERVICE_HOST: '10.0.0.1' }, sa), 'kubeflow');
+    assert.equal(podNamespace({ KUBERNETES_SERVICE_HOST: '10.0.0.1', POD_NAMESPACE: 'ml' }, sa), 'ml');
+    assert.equal(podNamespace({}, sa), undefined, 'outside a Pod');
     rmSync(sa, { recursive: true, force: true });
   });
 

@@ -98,6 +98,17 @@ export function loadKubeconfig(file: string, context?: string): ClusterConnectio
 
 const serviceAccountDir = '/var/run/secrets/kubernetes.io/serviceaccount';
 
+/** The namespace of the Pod this process runs in, as client-go's in-cluster config reads it; undefined outside a Pod. */
+export function podNamespace(env: NodeJS.ProcessEnv = process.env, dir = serviceAccountDir): string | undefined {
+  if (env.POD_NAMESPACE) return env.POD_NAMESPACE;
+  if (!env.KUBERNETES_SERVICE_HOST) return undefined;
+  try {
+    return readFileSync(`${dir}/namespace`, 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The connection a Pod has to its own cluster, or undefined outside one. */
 export function inClusterConnection(env: NodeJS.ProcessEnv = process.env, dir = serviceAccountDir): ClusterConnection | undefined {
   const host = env.KUBERNETES_SERVICE_HOST;

@@ -59,6 +59,8 @@ export function accessNeeds(defs: readonly KindDef[]): AccessNeed[] {
   const needs: AccessNeed[] = [];
   const crd = { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions' };
   for (const verb of ['get', 'list', 'create', 'update']) needs.push({ ...crd, verb });
+  // the leader Lease replicas elect their leader on
+  for (const verb of ['get', 'create', 'update']) needs.push({ group: 'coordination.k8s.io', resource: 'leases', verb });
   const seen = new Set<string>();
   for (const d of defs) {
     if (d.conversion) continue;

@@ -19,9 +19,9 @@ export const notebooksWorkload: Workload = {
     if (!settings.notebooks?.enableCulling) return;
     const { cullIdleTimeMinutes: idle, idlenessCheckPeriodMinutes: period } = settings.notebooks;
     const culler = new NotebookCuller({ client, settings: settings.notebooks, recorder: events, log });
-    culler.start();
+    // a clock that writes: it runs with the controllers (on a cluster, on the leader only)
+    manager.addRunnable(culler);
     log(`notebooks: culling on, idle notebooks stopped after ${idle} minutes, checked every ${period} minutes`);
-    return { stop: () => culler.stop() };
   },
   dryRender(obj: StoredObject, settings) {
     if (obj.kind !== 'Notebook' || !obj.apiVersion.startsWith('kubeflow.org/')) return undefined;

@@ -293,6 +293,14 @@ export class RunReconciler {
     return this.staging.dir(pass.run.metadata.namespace ?? 'default', podName);
   }
 
+  /**
+   * A made Pod's staging directory: the one its volumes show it. On a cluster the replica that made
+   * the Pod may have been another leader, with another data directory, whose staging the Pod wrote to.
+   */
+  private podStagingDir(pass: Pass, pod: PodObject): string {
+    return this.staging.dirOf(pod) ?? this.stagingDir(pass, pod.metadata.name);
+  }
+
   /** removes the staging directories of Pods whose results are written */
   private async removeStaged(pass: Pass, dirs: string[]): Promise<void> {
     for (const dir of dirs.splice(0)) await this.staging.remove(dir).catch(() => undefined);
@@ -569,7 +577,7 @@ export class RunReconciler {
     // an ended run's Pods need no staging any more, those it stopped included; a transfer still
     // running (a terminated run's) is stopped, and its staging removed once it has
     this.transfers.cancelRun({ uid: pass.run.metadata.uid });
-    if (pass.remote) await this.removeStaged(pass, [...pass.staged, ...[...pass.pods.keys()].map((name) => this.stagingDir(pass, name))]);
+    if (pass.remote) await this.removeStaged(pass, [...pass.staged, ...[...pass.pods.values()].map((pod) => this.podStagingDir(pass, pod))]);
     this.opts.recorder.event(pass.run, state === SUCCEEDED ? 'Normal' : 'Warning', reason, message);
     return {};
   }
@@ -640,7 +648,7 @@ export class RunReconciler {
       const ei = parseJson<ExecutorInput>(pod.metadata.annotations?.[RunAnnotations.executorInput]);
       const inputs = podInputs(ei);
       if (phase === 'Failed') {
-        if (pass.remote) pass.staged.push(this.stagingDir(pass, pod.metadata.name));
+        if (pass.remote) pass.staged.push(this.podStagingDir(pass, pod));
         const message = `task ${path} failed: ${exitMessage(pod)}`;
         const policy = parseJson<RetryPolicy>(pod.metadata.annotations?.[RunAnnotations.retryPolicy]);
         const attempt = rec.attempt ?? 0;
@@ -665,7 +673,7 @@ export class RunReconciler {
             continue;
           }
           pass.consumed.push(pod.metadata.name);
-          pass.staged.push(this.stagingDir(pass, pod.metadata.name));
+          pass.staged.push(this.podStagingDir(pass, pod));
           read = t.state === 'succeeded' ? Promise.resolve(t.value) : Promise.reject(t.error);
         } else read = this.readBack(pass, pod, ei ?? ({} as ExecutorInput));
         try {
@@ -695,7 +703,7 @@ export class RunReconciler {
     const podName = pod.metadata.name;
     const known = this.transfers.get<RunOutputs>(run.metadata.uid, podName, 'outputs');
     if (known) return known;
-    const dir = this.stagingDir(pass, podName);
+    const dir = this.podStagingDir(pass, pod);
     this.transfers.start({ namespace: run.metadata.namespace, name: run.metadata.name }, run.metadata.uid, podName, 'outputs', (signal) => this.readBack(pass, pod, ei, signal), () => this.staging.remove(dir));
     this.opts.recorder.event(run, 'Normal', 'UploadingOutputs', `task ${path}: uploading its output artifacts to ${pass.root}`);
     return { state: 'running' };
@@ -707,7 +715,7 @@ export class RunReconciler {
     const types: Record<string, ParameterType> = {};
     for (const [n, d] of Object.entries(comp?.outputDefinitions?.parameters ?? {})) types[n] = d.parameterType as ParameterType;
     // an S3 root's task wrote into its staging directory, at the paths it saw under /minio and /s3
-    const staged = pass.remote ? this.stagingDir(pass, pod.metadata.name) : undefined;
+    const staged = pass.remote ? this.podStagingDir(pass, pod) : undefined;
     const readText = (p: string): Promise<string | undefined> => (staged ? this.staging.read(staged, p) : readIfExists(store, p));
     const files: Record<string, string | undefined> = {};
     for (const [n, p] of Object.entries(ei.outputs.parameters)) files[n] = await readText(p.outputFile);

@@ -28,6 +28,17 @@ describe('task staging for S3 roots', () => {
     assert.equal(staging.hostPath(d, '/minions/x'), undefined);
   });
 
+  it('finds a made Pod\'s staging directory from its volumes, as another replica with another root made it', () => {
+    const other = new TaskStaging(local, (ns) => join(dir, 'other-replica', 'root', ns), false);
+    const d = other.dir('team-a', 'run-1-train-abc');
+    const pod = { metadata: { name: 'run-1-train-abc' }, spec: { volumes: other.podVolumes(d).volumes } };
+    assert.equal(staging.dirOf(pod), d);
+    // only the directory podVolumes makes for a Pod of that name
+    assert.equal(staging.dirOf({ ...pod, metadata: { name: 'another-pod' } }), undefined);
+    assert.equal(staging.dirOf({ metadata: pod.metadata, spec: { volumes: [{ name: 'kfp-artifacts-minio', hostPath: { path: '/etc/minio' } }] } }), undefined);
+    assert.equal(staging.dirOf({ metadata: pod.metadata, spec: {} }), undefined);
+  });
+
   it('reads what the Pod wrote only inside its own files', async () => {
     const d = staging.dir('default', 'p1');
     mkdirSync(join(d, 'minio', 'b', 't'), { recursive: true });

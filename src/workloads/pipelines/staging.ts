@@ -4,7 +4,7 @@
 // in it, and its files are on this machine; so Skiff does the launcher's part around the Pod: a staging
 // directory per Pod, seen by the Pod at /minio and /s3, filled with the inputs before the Pod is
 // created, and its outputs uploaded once the Pod has succeeded.
-import { join, posix } from 'node:path';
+import { basename, dirname, join, posix } from 'node:path';
 import type { Volume, VolumeMount } from '../../api/core-types.js';
 import type { ArtifactStore } from '../../artifacts/store.js';
 import { copyAcross, safeSegments } from '../../artifacts/transfer.js';
@@ -31,6 +31,17 @@ export class TaskStaging {
       volumes: mounts.map((m) => ({ name: `kfp-artifacts-${m}`, hostPath: { path: join(dir, m), type: 'DirectoryOrCreate' } }) as Volume),
       mounts: mounts.map((m) => ({ name: `kfp-artifacts-${m}`, mountPath: `/${m}` })),
     };
+  }
+
+  /**
+   * The staging directory a made Pod's volumes show it, when they are the ones podVolumes() makes for
+   * a Pod of that name (`<root>/.artifact-staging/<pod>/minio`); undefined otherwise.
+   */
+  dirOf(pod: { metadata: { name: string }; spec?: { volumes?: Volume[] } }): string | undefined {
+    const path = pod.spec?.volumes?.find((v) => v.name === `kfp-artifacts-${mounts[0]}`)?.hostPath?.path;
+    if (!path || basename(path) !== mounts[0]) return undefined;
+    const dir = dirname(path);
+    return basename(dir) === pod.metadata.name && basename(dirname(dir)) === '.artifact-staging' ? dir : undefined;
   }
 
   /** where a path the Pod sees under /minio or /s3 is on this machine; undefined for other paths */

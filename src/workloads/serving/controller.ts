@@ -67,7 +67,8 @@ export function addServingControllers(mgr: Manager, opts: ServingControllerOptio
     if (why === 'demand') scaler.demand(revKey);
     enqueueRevision(revKey);
   });
-  scaler.start();
+  // its clock asks for reconciles: it runs with the controllers
+  mgr.addRunnable(scaler);
   return { stop: () => scaler.stop() };
 }
 
