@@ -25,6 +25,7 @@ import { addGpuSharesController } from '../scheduler/gpu-shares.js';
 import { Client } from '../store/client.js';
 import { SqliteStore } from '../store/sqlite/store.js';
 import { openCluster } from '../store/kube/index.js';
+import { leaseAccessNeeds } from '../store/kube/setup.js';
 import { podNamespace } from '../store/kube/kubeconfig.js';
 import type { Store } from '../store/store.js';
 import { Environments } from '../substrate/local/environments.js';
@@ -115,7 +116,8 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   const registry = registryOf(all);
   // on a cluster its API server is the store, and its own controllers, scheduler and kubelets do what
   // Skiff's local ones do here: only the workloads' controllers run (see README "On Kubernetes")
-  const cluster = opts.kubeconfig ? await openCluster(opts.kubeconfig, registry.all(), log) : undefined;
+  // the leader Lease's namespace is checked with the rest of Skiff's access, before anything is written
+  const cluster = opts.kubeconfig ? await openCluster(opts.kubeconfig, registry.all(), log, undefined, leaseAccessNeeds(leaseNamespace(opts.leaderElection ?? {}))) : undefined;
   const store: Store = cluster?.store ?? new SqliteStore({ file: join(config.dataDir, 'skiff.db'), historySize: config.watchHistory });
   const local = cluster === undefined;
   const client = new Client(store, registry, undefined, { defaultOnRead: !local });
@@ -355,8 +357,13 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
 }
 
 /** Makes the Lease's namespace when missing and starts competing for the Lease. */
+/** where the leader Lease is: the flag's namespace, else the Pod's, else skiff-system */
+function leaseNamespace(o: NonNullable<SkiffOptions['leaderElection']>): string {
+  return o.namespace ?? podNamespace() ?? 'skiff-system';
+}
+
 async function startElection(http: LeaseHttp, client: Client, o: NonNullable<SkiffOptions['leaderElection']>, log: (m: string) => void): Promise<LeaderElector & { lease: string }> {
-  const namespace = o.namespace ?? podNamespace() ?? 'skiff-system';
+  const namespace = leaseNamespace(o);
   const name = o.name ?? 'skiff-controllers';
   try {
     if (!(await client.find(Kinds.Namespace, { name: namespace }))) await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });

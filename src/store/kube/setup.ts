@@ -49,6 +49,8 @@ export interface AccessNeed {
   resource: string;
   subresource?: string;
   verb: string;
+  /** asked in this namespace only (a Role there suffices); else in every namespace */
+  namespace?: string;
 }
 
 /**
@@ -59,8 +61,6 @@ export function accessNeeds(defs: readonly KindDef[]): AccessNeed[] {
   const needs: AccessNeed[] = [];
   const crd = { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions' };
   for (const verb of ['get', 'list', 'create', 'update']) needs.push({ ...crd, verb });
-  // the leader Lease replicas elect their leader on
-  for (const verb of ['get', 'create', 'update']) needs.push({ group: 'coordination.k8s.io', resource: 'leases', verb });
   const seen = new Set<string>();
   for (const d of defs) {
     if (d.conversion) continue;
@@ -73,9 +73,14 @@ export function accessNeeds(defs: readonly KindDef[]): AccessNeed[] {
   return needs;
 }
 
-/** What the store does with each kind, asked of the cluster's authorizer as the credentials' user. */
-export async function checkAccess(http: KubeHttp, defs: readonly KindDef[]): Promise<void> {
-  const needs = accessNeeds(defs);
+/** The leader Lease the replicas elect their leader on, in its own namespace (a Role there suffices). */
+export function leaseAccessNeeds(namespace: string): AccessNeed[] {
+  return ['get', 'create', 'update'].map((verb) => ({ group: 'coordination.k8s.io', resource: 'leases', verb, namespace }));
+}
+
+/** What the store does with each kind (and `extra`), asked of the cluster's authorizer as the credentials' user. */
+export async function checkAccess(http: KubeHttp, defs: readonly KindDef[], extra: readonly AccessNeed[] = []): Promise<void> {
+  const needs = [...accessNeeds(defs), ...extra];
   const denied: [number, string][] = [];
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -83,9 +88,9 @@ export async function checkAccess(http: KubeHttp, defs: readonly KindDef[]): Pro
       const i = next++;
       const n = needs[i] as AccessNeed;
       const review = await http.request<{ status?: { allowed?: boolean } }>('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
-        body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { group: n.group, resource: n.resource, verb: n.verb, ...(n.subresource ? { subresource: n.subresource } : {}) } } },
+        body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { group: n.group, resource: n.resource, verb: n.verb, ...(n.subresource ? { subresource: n.subresource } : {}), ...(n.namespace ? { namespace: n.namespace } : {}) } } },
       });
-      if (!review.status?.allowed) denied.push([i, `${n.verb} ${qualifiedResource({ group: n.group, plural: n.resource })}${n.subresource ? `/${n.subresource}` : ''}`]);
+      if (!review.status?.allowed) denied.push([i, `${n.verb} ${qualifiedResource({ group: n.group, plural: n.resource })}${n.subresource ? `/${n.subresource}` : ''}${n.namespace ? ` in namespace ${n.namespace}` : ''}`]);
     }
   };
   await Promise.all(Array.from({ length: 16 }, worker));
@@ -102,7 +107,7 @@ type LiveCrd = CustomResourceDefinition & { metadata: CustomResourceDefinition['
  * Creates the CRDs that are missing and upgrades Skiff's own that differ; a CRD someone else installed
  * is used as it is when it serves every version Skiff needs, and refused otherwise (before any write).
  */
-export async function installCrds(http: KubeHttp, defs: readonly KindDef[], log: (m: string) => void, timeoutMs = 60_000): Promise<string[]> {
+export async function installCrds(http: KubeHttp, defs: readonly KindDef[], log: (m: string) => void, timeoutMs = 120_000): Promise<string[]> {
   const wanted = crdsFor(defs);
   const plan: { crd: CustomResourceDefinition; live?: LiveCrd }[] = [];
   const problems: string[] = [];
@@ -150,9 +155,9 @@ export async function installCrds(http: KubeHttp, defs: readonly KindDef[], log:
 }
 
 /** Probe, access, CRDs: what `skiff up --kubeconfig` does before its store starts. */
-export async function prepareCluster(http: KubeHttp, defs: readonly KindDef[], log: (m: string) => void): Promise<ClusterInfo> {
+export async function prepareCluster(http: KubeHttp, defs: readonly KindDef[], log: (m: string) => void, extraAccess: readonly AccessNeed[] = []): Promise<ClusterInfo> {
   const version = await probeCluster(http);
-  await checkAccess(http, defs);
+  await checkAccess(http, defs, extraAccess);
   const installed = await installCrds(http, defs, log);
   return { version, installed };
 }
