@@ -3,48 +3,10 @@
 // API accepts, `kubectl apply --dry-run=server` and `kubectl apply --server-side --dry-run=server`
 // accept; what it refuses, kubectl refuses too, naming the same field.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import YAML from 'yaml';
-import { apiVersionOf } from '../src/api/registry.js';
-import { conformanceDir, corpusFiles } from '../src/conformance-path.js';
-import { registryOf, workloads } from '../src/server/workloads.js';
-import type { ServingDataPlane } from '../src/workloads/serving/data-plane.js';
+import { causeFields, collectionPath, corpus, examples, kubectlCommands, withoutNulls } from './conformance-examples.js';
 import { TestServer } from './harness.js';
-
-const corpus = conformanceDir();
-const registry = registryOf(workloads({ dataPlane: {} as ServingDataPlane }));
-
-interface Example {
-  file: string;
-  text: string;
-  objs: any[];
-}
-
-/** the corpus files whose every document is an object of a kind Skiff serves */
-function examples(): Example[] {
-  const out: Example[] = [];
-  for (const file of corpusFiles(corpus)) {
-    let objs: any[];
-    try {
-      objs = YAML.parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS()).filter((o) => o !== null && o !== undefined);
-    } catch {
-      continue;
-    }
-    if (objs.length === 0 || !objs.every((o) => typeof o === 'object' && typeof o.apiVersion === 'string' && typeof o.kind === 'string' && registry.forObject(o.apiVersion, o.kind))) continue;
-    // objects of Skiff's own groups are not upstream Kubernetes kinds
-    if (objs.some((o) => o.kind === 'Namespace' || apiVersionOf(registry.forObject(o.apiVersion, o.kind)!).startsWith('pipelines.'))) continue;
-    out.push({ file: file.slice(corpus.length + 1), text: readFileSync(file, 'utf8'), objs });
-  }
-  return out;
-}
-
-function withoutNulls(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(withoutNulls);
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).filter(([, x]) => x !== null).map(([k, x]) => [k, withoutNulls(x)]));
-  return v;
-}
 
 describe('upstream examples through kubectl', { skip: !existsSync(corpus) && 'no ../shared/conformance here' }, () => {
   let s: TestServer;
@@ -68,30 +30,23 @@ describe('upstream examples through kubectl', { skip: !existsSync(corpus) && 'no
       const verdicts = [];
       let exists = false;
       for (const o of ex.objs) {
-        const def = registry.forObject(o.apiVersion, o.kind)!;
-        const base = def.group ? `/apis/${def.group}/${def.version}` : `/api/${def.version}`;
-        const ns = def.namespaced ? `/namespaces/${o.metadata?.namespace ?? 'default'}` : '';
         // the runtimes Skiff ships (kserve-sklearnserver, ...) are there already: applying one is a patch
-        if (o.metadata?.name && (await s.req('GET', `${base}${ns}/${def.plural}/${o.metadata.name}`)).status === 200) exists = true;
-        // as kubectl sends it: a key whose value is null (`resources:` left empty in an excerpt) is dropped
-        verdicts.push(await s.req('POST', `${base}${ns}/${def.plural}?dryRun=All&fieldValidation=Strict`, withoutNulls(o)));
+        if (o.metadata?.name && (await s.req('GET', `${collectionPath(o)}/${o.metadata.name}`)).status === 200) exists = true;
+        verdicts.push(await s.req('POST', `${collectionPath(o)}?dryRun=All&fieldValidation=Strict`, withoutNulls(o)));
       }
       if (exists) {
         existing++;
         continue;
       }
       const ok = verdicts.every((v) => v.status === 201);
-      // kubectl applies nothing that only has a generateName (as on a cluster): those are created
-      const generated = ex.objs.some((o) => !o.metadata?.name && o.metadata?.generateName);
-      const commands = generated ? [['create', '--dry-run=server', '-f', '-']] : [['apply', '--dry-run=server', '-f', '-'], ['apply', '--server-side', '--dry-run=server', '-f', '-']];
-      for (const args of commands) {
+      for (const args of kubectlCommands(ex)) {
         const r = await s.kubectl(args, ex.text);
         if (ok) {
           assert.equal(r.code, 0, `${ex.file}: kubectl ${args.join(' ')}: ${r.stderr}`);
         } else {
           assert.notEqual(r.code, 0, `${ex.file}: the API refuses it (${verdicts.map((v) => v.status).join(',')}) but kubectl ${args.join(' ')} succeeded`);
           const refused = verdicts.find((v) => v.status !== 201)!;
-          const fields: string[] = (refused.body?.details?.causes ?? []).map((c: any) => String(c.field ?? '').replace(/^\./, '')).filter(Boolean);
+          const fields = causeFields(refused.body);
           // kubectl refuses some files itself before they reach Skiff (a file Go's stricter YAML cannot
           // parse, an object without a name): as on a cluster; what reaches Skiff is refused by field
           const byServer = /Error from server/.test(r.stderr);

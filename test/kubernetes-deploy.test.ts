@@ -1,5 +1,5 @@
 // deploy/kubernetes: the manifests that install Skiff into a cluster. Without a cluster: the
-// ClusterRole grants exactly what `skiff up`'s start-up check asks (plus the two grants it documents).
+// ClusterRole grants exactly what `skiff up`'s start-up check asks (plus the three grants it documents).
 // Against a real control plane the harness starts on loopback: kustomize renders them, the API server
 // accepts them (a server-side dry run, then for real), `skiff up --kubeconfig` as the skiff
 // ServiceAccount passes its RBAC check, reconciles a PyTorchJob and a Profile (whose RoleBindings need
@@ -100,14 +100,15 @@ function skiffProcess(args: string[], readyPattern: RegExp): { proc: ChildProces
 const skiffUp = (args: string[]): ReturnType<typeof skiffProcess> => skiffProcess(['up', ...args], /ready at (http:\/\/\S+)/);
 
 describe('deploy/kubernetes', () => {
-  it('grants Skiff exactly what its start-up check asks, and beyond that only the two grants it explains', () => {
+  it('grants Skiff exactly what its start-up check asks, and beyond that only the three grants it explains', () => {
     const granted = grants(skiffClusterRole().rules);
     const needed = new Set(accessNeeds(defaultRegistry().all()).map((n) => `${n.verb} ${n.resource}${n.subresource ? `/${n.subresource}` : ''}.${n.group}`));
     const missing = [...needed].filter((n) => !granted.has(n));
     assert.deepEqual(missing, [], 'every access the check asks for is granted');
     const extra = [...granted].filter((g) => !needed.has(g)).sort();
-    // an MPIJob launcher's Role may exec into its workers; a Profile binds its users to Kubeflow's roles
-    assert.deepEqual(extra, ['bind clusterroles.rbac.authorization.k8s.io [kubeflow-admin,kubeflow-edit,kubeflow-view]', 'create pods/exec.']);
+    // an MPIJob launcher's Role may exec into its workers; a Profile binds its users to Kubeflow's roles;
+    // `skiff exec` and `skiff logs` go through the cluster (the start-up check does not ask: Skiff runs without them)
+    assert.deepEqual(extra, ['bind clusterroles.rbac.authorization.k8s.io [kubeflow-admin,kubeflow-edit,kubeflow-view]', 'create pods/exec.', 'get pods/log.']);
   });
 
   describe('on a real cluster', { skip }, () => {

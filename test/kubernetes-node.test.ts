@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import type { StoredObject } from '../src/api/meta.js';
 import { KubeCluster, kubeClusterSkipReason } from '../src/testing/kube-cluster.js';
-import { kubectlBin } from './harness.js';
+import { kubectlBin, runCli } from './harness.js';
 import { eventually, skiffDaemon, stopDaemon } from './kube-daemons.js';
 
 const skip = kubeClusterSkipReason() ?? (existsSync(kubectlBin) ? undefined : `no kubectl at ${kubectlBin}`);
@@ -114,6 +114,31 @@ describe('skiff node: a node agent in a Kubernetes cluster', { skip }, () => {
     cat.stdin.end('hello');
     assert.equal(await new Promise((r) => cat.once('exit', r)), 0);
     assert.equal(out.trim(), 'HELLO');
+  });
+
+  it('serves skiff logs and skiff exec through Skiff, from the cluster\'s API server', { timeout: 120_000 }, async () => {
+    const server = /ready at (http:\/\/\S+)/.exec(up?.output() ?? '')?.[1];
+    assert.ok(server, 'skiff up printed its address');
+    const cli = (args: string[], input?: string): ReturnType<typeof runCli> => runCli(args, { SKIFF_SERVER: server }, input);
+    const logs = await cli(['logs', 'sleeper']);
+    assert.equal(logs.code, 0, logs.stderr);
+    assert.equal(logs.stdout.trim(), 'up');
+    const logsOfJob = await cli(['logs', 'job/pi']);
+    assert.equal(logsOfJob.stdout.trim(), '42', logsOfJob.stderr);
+    const exec = await cli(['exec', 'sleeper', '--', 'python3', '-c', 'print(6*7)']);
+    assert.equal(exec.code, 0, exec.stderr);
+    assert.equal(exec.stdout.trim(), '42');
+    // the command's exit code and stderr come back as the CLI's
+    const failing = await cli(['exec', 'sleeper', '--', 'sh', '-c', 'echo oops >&2; exit 5']);
+    assert.equal(failing.code, 5);
+    assert.match(failing.stderr, /oops/);
+    // standard input reaches the command, and its end
+    const upper = await cli(['exec', '-i', 'sleeper', '--', 'python3', '-c', 'import sys; print(sys.stdin.read().upper())'], 'hello');
+    assert.equal(upper.code, 0, upper.stderr);
+    assert.equal(upper.stdout.trim(), 'HELLO');
+    // kubectl pointed at Skiff's API reaches the same Pod
+    const viaSkiff = await run(kubectlBin, ['--server', server, 'exec', 'sleeper', '--', 'python3', '-c', 'print("via skiff")'], { timeout: 60_000 });
+    assert.equal(viaSkiff.stdout.trim(), 'via skiff');
   });
 
   it('stops a deleted Pod and removes it', { timeout: 120_000 }, async () => {

@@ -315,7 +315,9 @@ const secret: KindDef = {
     const data = obj.data as Record<string, unknown> | undefined;
     if (data && typeof data === 'object') {
       for (const [k, val] of Object.entries(data)) {
-        if (typeof val === 'string' && !/^[A-Za-z0-9+/]*={0,2}$/.test(val)) v.invalid(`data[${k}]`, '<secret contents redacted>', 'must be base64-encoded');
+        // padded standard base64, as the API server's decoder reads it: a length that is not a
+        // multiple of four is refused there too (`illegal base64 data at input byte N`)
+        if (typeof val === 'string' && (!/^[A-Za-z0-9+/]*={0,2}$/.test(val) || val.length % 4 !== 0)) v.invalid(`data[${k}]`, '<secret contents redacted>', 'must be base64-encoded');
       }
     }
     return v.errors;
@@ -340,6 +342,8 @@ const pvc: KindDef = {
       if (v.object('spec.resources', obj.spec.resources) && v.object('spec.resources.requests', obj.spec.resources.requests)) {
         v.quantity('spec.resources.requests[storage]', obj.spec.resources.requests.storage);
       }
+      // "" asks for no class; any other name must be one a StorageClass could have
+      if (typeof obj.spec.storageClassName === 'string' && obj.spec.storageClassName !== '') v.dnsSubdomain('spec.storageClassName', obj.spec.storageClassName);
     }
     return v.errors;
   },

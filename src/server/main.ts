@@ -50,6 +50,7 @@ import { dryRenderer, registryOf, workloads } from './workloads.js';
 import type { SkiffConfig, SkiffOptions } from './config.js';
 import { compileConfig } from './config.js';
 import { every } from '../util/timers.js';
+import { ClusterPods } from './kube/cluster-pods.js';
 import { kubeconfig, startInCluster, writeKubeconfig } from './kube/incluster.js';
 import { StreamMux } from './stream-mux.js';
 import { KatibDbManagerService, startKatibDbManager } from './katib-db/index.js';
@@ -194,7 +195,9 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     log('authentication: a trusted proxy on 127.0.0.1 is trusted for every local process, and Pods share this machine\'s loopback; prefer a proxy that reaches Skiff from another address');
   }
   const authorizer = opts.authorizer ?? rbac;
-  const app = new App({ authorizer, ...(authn ? { authn } : {}), client, registry, logs: substrate, exec: substrate, version, ready: () => ready, bookmarkMs: config.watchBookmarkMs, pipelineRoot, artifacts, ...(s3 ? { s3 } : {}), gateway, metrics, dryRender: dryRenderer(all, settings), usage: substrate, usageHistory });
+  // on a cluster, a Pod's logs and exec come from its API server (which asks the Pod's node)
+  const clusterPods = cluster ? new ClusterPods(cluster.connection) : undefined;
+  const app = new App({ authorizer, ...(authn ? { authn } : {}), client, registry, logs: clusterPods ?? substrate, exec: clusterPods ?? substrate, version, ready: () => ready, bookmarkMs: config.watchBookmarkMs, pipelineRoot, artifacts, ...(s3 ? { s3 } : {}), gateway, metrics, dryRender: dryRenderer(all, settings), usage: substrate, usageHistory });
   // Kueue's visibility API and metrics, read off the queue manager the queues workload started
   app.kube.discovery.addGroup(visibilityGroup({ client, positions: () => queueManager()?.engine.positions() }));
   const queues = queueManager();
@@ -207,7 +210,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   // Pod subresources that stream both ways (exec, attach, portforward) arrive as upgrade requests (kube/upgrade.ts)
   const upgrades = new Upgrades({
     client, fallback: app.handle,
-    handlers: [remoteCommandUpgrade({ client, exec: substrate, attach: substrate, log }), streamMux.upgrade, app.notebooks.upgrade],
+    handlers: [remoteCommandUpgrade({ client, exec: clusterPods ?? substrate, attach: substrate, log }), streamMux.upgrade, app.notebooks.upgrade],
     pods: { portforward: (pod, req, socket, head, url) => servePortForward({ forwarder: substrate, log }, pod, req, socket, head, url) },
   });
   const upgradeListener = app.guardUpgrade(upgrades.listener);
@@ -349,6 +352,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
       await election?.release();
       const left = local ? substrate.runningContainers() : 0;
       await substrate.stop();
+      clusterPods?.close();
       await store.close();
       s3?.destroy();
       return left;

@@ -17,6 +17,8 @@ export interface OpenedCluster extends ClusterInfo {
   store: KubeStore;
   server: string;
   source: string;
+  /** how the store reaches the API server: for what is not an object (a Pod's logs, exec) */
+  connection: ClusterConnection;
 }
 
 /** the version of each kind the store lists and watches: the one its CRD stores (the local store keeps one per group/plural too) */
@@ -60,5 +62,5 @@ export async function openCluster(kubeconfig: string, defs: readonly KindDef[], 
     await store.close();
     throw new ClusterSetupError(`cannot list Skiff's kinds on ${conn.server}: ${(e as Error).message}`);
   }
-  return { ...info, store, server: conn.server, source: conn.source };
+  return { ...info, store, server: conn.server, source: conn.source, connection: conn };
 }

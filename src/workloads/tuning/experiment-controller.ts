@@ -29,6 +29,10 @@ import { activeCount, bucketOf, finishedCount, setKatibCondition, summarise, ver
 export interface ExperimentControllerOptions {
   client: Client;
   recorder: Recorder;
+  /** Skiff's checks of an Experiment (Katib's webhook's and the algorithms'): on a cluster, kubectl
+   *  writes straight to the API server, whose open Experiment schema checks nothing, so an experiment
+   *  these refuse is failed here, naming the fields, instead of being run */
+  validate?: (exp: Experiment & StoredObject) => { field: string; message: string }[];
 }
 
 export function addExperimentController(mgr: Manager, opts: ExperimentControllerOptions): void {
@@ -63,6 +67,14 @@ export class ExperimentReconciler {
     if (!exp || exp.metadata.deletionTimestamp) return {};
     const at = now();
     const status: ExperimentStatus = structuredClone(exp.status ?? {});
+    const invalid = isDone(exp) ? [] : (this.opts.validate?.(exp) ?? []);
+    if (invalid.length) {
+      const message = `Experiment is invalid: ${invalid.map((e) => `${e.field}: ${e.message}`).join('; ')}`;
+      setKatibCondition(status, { type: 'Failed', status: 'True', reason: 'ExperimentInvalid', message }, at);
+      status.completionTime ??= at;
+      this.opts.recorder.event(exp, 'Warning', 'ExperimentInvalid', message);
+      return this.write(exp, status);
+    }
     if (!status.conditions?.some((c) => c.type === 'Created')) {
       setKatibCondition(status, { type: 'Created', status: 'True', reason: 'ExperimentCreated', message: 'Experiment is created' }, at);
       this.opts.recorder.event(exp, 'Normal', 'ExperimentCreated', `Experiment ${exp.metadata.name} is created`);

@@ -49,7 +49,8 @@ export const tuningWorkload: Workload = {
   name: 'tuning',
   kinds: tuningKinds.map(withAlgorithmChecks),
   async setup({ client, manager, recorder, podLogs, podFiles, settings }) {
-    addExperimentController(manager, { client, recorder: recorder('katib-controller') });
+    const experiment = tuningKinds.map(withAlgorithmChecks).find((d) => d.kind === 'Experiment');
+    addExperimentController(manager, { client, recorder: recorder('katib-controller'), ...(experiment?.validate ? { validate: (e) => experiment.validate?.(e) ?? [] } : {}) });
     addSuggestionController(manager, { client, recorder: recorder('katib-suggestion'), algorithms: algorithmByName });
     const stopper = ashaStopper({
       experimentOf: (t) => (manager.cache.get(Kinds.KatibExperiment, { namespace: t.metadata.namespace, name: t.metadata.labels?.[TuningLabels.experiment] ?? '' }) as unknown as Experiment | undefined)?.spec,

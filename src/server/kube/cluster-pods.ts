@@ -1,0 +1,178 @@
+// A Pod's logs and exec on a cluster, for `skiff logs` and `skiff exec` (and kubectl pointed at
+// Skiff): Skiff's API serves pods/log and pods/exec as on one machine, and reads them from the
+// cluster's API server, which asks the Pod's kubelet (or `skiff node`). Skiff's own credentials make
+// the request, after Skiff's RBAC allowed the user's.
+//
+// Exec speaks the API server's WebSocket protocol, v5.channel.k8s.io: binary messages whose first
+// byte is the stream (0 stdin, 1 stdout, 2 stderr, 3 the ending Status, 4 a terminal's size) and,
+// from v5, 255 followed by a stream's number to close it (how the command sees the end of its stdin).
+import http from 'node:http';
+import https from 'node:https';
+import { PassThrough, Writable, type Readable } from 'node:stream';
+import WebSocket from 'ws';
+import { ApiError, StatusReason } from '../../api/errors.js';
+import type { StoredObject } from '../../api/meta.js';
+import { errorFromStatus } from '../../store/kube/http.js';
+import type { ClusterConnection } from '../../store/kube/kubeconfig.js';
+import type { PodExecOptions, PodExecSession, PodExecSource, PodLogOptions, PodLogSource, TerminalSize } from '../../substrate/substrate.js';
+
+const Stream = { stdin: 0, stdout: 1, stderr: 2, error: 3, resize: 4, close: 255 } as const;
+
+/** what ends an exec: a Status, Success or NonZeroExitCode with the code in its causes */
+interface ExecStatus {
+  status?: string;
+  reason?: string;
+  message?: string;
+  code?: number;
+  details?: { causes?: { reason?: string; message?: string }[] };
+}
+
+export class ClusterPods implements PodLogSource, PodExecSource {
+  private readonly url: URL;
+  private readonly agent: http.Agent;
+
+  constructor(private readonly conn: ClusterConnection) {
+    this.url = new URL(conn.server);
+    this.agent = this.url.protocol === 'https:'
+      ? new https.Agent({ keepAlive: true, ...this.tls() })
+      : new http.Agent({ keepAlive: true });
+  }
+
+  private tls(): https.AgentOptions {
+    const c = this.conn;
+    return { ...(c.ca ? { ca: c.ca } : {}), ...(c.cert ? { cert: c.cert } : {}), ...(c.key ? { key: c.key } : {}), rejectUnauthorized: !c.insecureSkipTlsVerify };
+  }
+
+  private headers(): Record<string, string> {
+    return this.conn.token ? { authorization: `Bearer ${this.conn.token}` } : {};
+  }
+
+  private podPath(pod: StoredObject, sub: string): string {
+    const base = this.url.pathname.replace(/\/+$/, '');
+    return `${base}/api/v1/namespaces/${encodeURIComponent(pod.metadata.namespace ?? 'default')}/pods/${encodeURIComponent(pod.metadata.name)}/${sub}`;
+  }
+
+  async logs(pod: StoredObject, opts: PodLogOptions, signal: AbortSignal): Promise<AsyncIterable<string>> {
+    const q = new URLSearchParams();
+    if (opts.container) q.set('container', opts.container);
+    if (opts.follow) q.set('follow', 'true');
+    if (opts.previous) q.set('previous', 'true');
+    if (opts.timestamps) q.set('timestamps', 'true');
+    if (opts.tailLines !== undefined) q.set('tailLines', String(opts.tailLines));
+    if (opts.sinceSeconds !== undefined) q.set('sinceSeconds', String(opts.sinceSeconds));
+    if (opts.limitBytes !== undefined) q.set('limitBytes', String(opts.limitBytes));
+    const lib = this.url.protocol === 'https:' ? https : http;
+    const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
+      const req = lib.request({
+        method: 'GET', agent: this.agent, hostname: this.url.hostname.replace(/^\[|\]$/g, ''), port: this.url.port || (this.url.protocol === 'https:' ? 443 : 80),
+        path: `${this.podPath(pod, 'log')}${q.size ? `?${q}` : ''}`, headers: { accept: 'text/plain, application/json', ...this.headers() }, signal,
+      }, resolve);
+      req.on('error', reject);
+      req.end();
+    });
+    const code = res.statusCode ?? 0;
+    if (code < 200 || code >= 300) {
+      const chunks: Buffer[] = [];
+      for await (const c of res) chunks.push(c as Buffer);
+      const text = Buffer.concat(chunks).toString('utf8');
+      let body: unknown = text;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        // plain text: the message
+      }
+      throw errorFromStatus(code, body, `the cluster's API server answered ${code} for the logs of pod ${pod.metadata.name}: ${text.slice(0, 200)}`);
+    }
+    res.setEncoding('utf8');
+    return res as AsyncIterable<string>;
+  }
+
+  exec(pod: StoredObject, opts: PodExecOptions): Promise<PodExecSession> {
+    const q = new URLSearchParams();
+    for (const c of opts.command) q.append('command', c);
+    if (opts.container) q.set('container', opts.container);
+    q.set('stdout', 'true');
+    // with a terminal, its output is all on stdout: the API server refuses stderr with tty
+    if (!opts.tty) q.set('stderr', 'true');
+    if (opts.stdin) q.set('stdin', 'true');
+    if (opts.tty) q.set('tty', 'true');
+    const scheme = this.url.protocol === 'https:' ? 'wss:' : 'ws:';
+    const ws = new WebSocket(`${scheme}//${this.url.host}${this.podPath(pod, 'exec')}?${q}`, ['v5.channel.k8s.io'], {
+      headers: this.headers(), ...this.tls(), perMessageDeflate: false,
+    });
+    const stdout = new PassThrough();
+    const stderr = new PassThrough();
+    let status: ExecStatus | undefined;
+    let settle: (v: { exitCode: number; signal?: string }) => void = () => undefined;
+    let fail: (e: Error) => void = () => undefined;
+    const done = new Promise<{ exitCode: number; signal?: string }>((resolve, reject) => {
+      settle = resolve;
+      fail = reject;
+    });
+    // read by whoever runs the command; a failure before anyone does is not unhandled
+    void done.catch(() => undefined);
+    const send = (stream: number, data: Buffer): Promise<void> => new Promise((resolve, reject) => {
+      if (ws.readyState !== WebSocket.OPEN) return resolve();
+      ws.send(Buffer.concat([Buffer.from([stream]), data]), (e) => (e ? reject(e) : resolve()));
+    });
+    return new Promise<PodExecSession>((resolve, reject) => {
+      ws.once('unexpected-response', (_req, res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let body: unknown = text;
+          try {
+            body = JSON.parse(text);
+          } catch {
+            // plain text: the message
+          }
+          reject(errorFromStatus(res.statusCode ?? 500, body, `the cluster's API server refused exec in pod ${pod.metadata.name}: ${res.statusCode ?? ''} ${text.slice(0, 200)}`));
+        });
+      });
+      ws.once('error', (e) => {
+        reject(new ApiError(StatusReason.InternalError, `exec in pod ${pod.metadata.name} through the cluster's API server: ${e.message}`));
+        fail(e);
+      });
+      ws.on('message', (data: Buffer) => {
+        const stream = data[0];
+        const payload = data.subarray(1);
+        if (stream === Stream.stdout) stdout.write(payload);
+        else if (stream === Stream.stderr) stderr.write(payload);
+        else if (stream === Stream.error) {
+          try {
+            status = JSON.parse(payload.toString('utf8')) as ExecStatus;
+          } catch {
+            status = { status: 'Failure', message: payload.toString('utf8') };
+          }
+        }
+      });
+      ws.once('close', () => {
+        stdout.end();
+        stderr.end();
+        if (!status || status.status === 'Success') return settle({ exitCode: 0 });
+        const code = status.details?.causes?.find((c) => c.reason === 'ExitCode')?.message;
+        if (status.reason === 'NonZeroExitCode' && code !== undefined) return settle({ exitCode: Number(code) });
+        fail(new ApiError(StatusReason.InternalError, status.message ?? 'the command failed'));
+      });
+      ws.once('open', () => {
+        const stdin = opts.stdin
+          ? new Writable({
+            write: (chunk: Buffer, _enc, cb) => void send(Stream.stdin, chunk).then(() => cb(), cb),
+            // v5: the command reads the end of its input
+            final: (cb) => void send(Stream.close, Buffer.from([Stream.stdin])).then(() => cb(), cb),
+          })
+          : undefined;
+        resolve({
+          stdout: stdout as Readable, stderr: stderr as Readable, ...(stdin ? { stdin } : {}), done,
+          kill: () => ws.close(),
+          ...(opts.tty ? { resize: (size: TerminalSize) => send(Stream.resize, Buffer.from(JSON.stringify({ Width: size.width, Height: size.height }))) } : {}),
+        });
+      });
+    });
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}
