@@ -81,6 +81,7 @@ describe('a standby forwards inference requests to the leader', () => {
     const r = await send(standbyUrl, 'POST', '/serving/default/iris/v1/models/iris:predict', { 'content-type': 'application/json', authorization: 'Bearer t', connection: 'keep-alive, x-hop', 'x-hop': 'one hop', 'x-trace': 'abc' }, '{"instances":[[1,2,3,4]]}');
     assert.equal(r.status, 201);
     assert.equal(r.headers['x-model'], 'iris');
+    assert.equal(r.headers.via, '1.1 standby-1');
     assert.deepEqual(JSON.parse(r.body), { predictions: [1, 2] });
     const got = seen.at(-1);
     assert.equal(got?.method, 'POST');

@@ -3,7 +3,8 @@
 // its gateway's routes, replicas and in-process models; a standby's gateway knows none of them. Both
 // replicas sit behind one Service, so a standby passes each inference request on to the address the
 // leader publishes on the Lease, streaming the body both ways, as a reverse proxy does: method, path,
-// headers (less the hop-by-hop ones), status and body as they are, with X-Forwarded-For and Via added.
+// headers (less the hop-by-hop ones), status and body as they are, with X-Forwarded-For and Via
+// (both ways) added.
 //
 // A request is forwarded at most once: the forwarded copy carries `forwardedHeader`, and a replica
 // that gets one without holding the Lease answers 503 instead of passing it on again (two replicas
@@ -119,7 +120,9 @@ export class LeaderForwarder {
         answer.destroy();
         return;
       }
-      res.writeHead(answer.statusCode ?? 502, answer.statusMessage, endToEnd(answer.headers));
+      const back = endToEnd(answer.headers);
+      back.via = answer.headers.via ? `${answer.headers.via}, ${hop}` : hop;
+      res.writeHead(answer.statusCode ?? 502, answer.statusMessage, back);
       // a streamed answer is passed on as it comes
       res.flushHeaders();
       answer.pipe(res);
