@@ -138,6 +138,8 @@ describe('deploy/kubernetes', () => {
       assert.equal(container?.image, 'skiff:0.1.0');
       assert.equal(deployment.spec?.replicas, 2);
       assert.deepEqual(container?.env?.find((e: { name: string }) => e.name === 'POD_NAMESPACE')?.valueFrom, { fieldRef: { fieldPath: 'metadata.namespace' } });
+      // the address the leader publishes on the Lease, where a standby forwards inference requests
+      assert.deepEqual(container?.env?.find((e: { name: string }) => e.name === 'POD_IP')?.valueFrom, { fieldRef: { fieldPath: 'status.podIP' } });
       const agent = yamlDocs(await kubectl('kustomize', join(deployDir, 'node-agent')));
       assert.ok(agent.some((o) => o.kind === 'Role' && o.metadata.namespace === 'kube-node-lease'));
     });

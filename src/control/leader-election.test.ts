@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { ApiError, StatusReason } from '../api/errors.js';
 import { checkLeaderElectionDurations, LeaderElector, type LeaseHttp, type LeaseSpec } from './leader-election.js';
 
-type Lease = { apiVersion: string; kind: string; metadata: { name: string; namespace: string; resourceVersion?: string }; spec?: LeaseSpec };
+type Lease = { apiVersion: string; kind: string; metadata: { name: string; namespace: string; resourceVersion?: string; annotations?: Record<string, string> }; spec?: LeaseSpec };
 
 /** one Lease behind a fake API server: compare-and-swap on resourceVersion, and a switch to fail every call */
 class FakeLeases implements LeaseHttp {
@@ -32,7 +32,7 @@ class FakeLeases implements LeaseHttp {
 }
 
 const fast = { leaseDurationMs: 1000, renewDeadlineMs: 600, retryPeriodMs: 150 };
-const elector = (api: FakeLeases, identity: string): LeaderElector => new LeaderElector({ http: api, namespace: 'skiff-system', name: 'skiff-controllers', identity, ...fast });
+const elector = (api: FakeLeases, identity: string, annotations?: Record<string, string>): LeaderElector => new LeaderElector({ http: api, namespace: 'skiff-system', name: 'skiff-controllers', identity, ...fast, ...(annotations ? { annotations } : {}) });
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('leader election on a Lease', () => {
@@ -106,5 +106,27 @@ describe('leader election on a Lease', () => {
     api.down = false;
     await a.release();
     assert.equal(api.writes, writes);
+  });
+
+  it('the holder publishes its annotations on the Lease, keeps them on renewal, and removes them on release; a standby reads them', async () => {
+    const api = new FakeLeases();
+    const key = 'skiff.dev/leader-address';
+    const a = elector(api, 'a', { [key]: 'http://10.0.0.1:8080' });
+    a.start();
+    await a.acquired;
+    assert.equal(api.lease?.metadata.annotations?.[key], 'http://10.0.0.1:8080');
+    const b = elector(api, 'b', { [key]: 'http://10.0.0.2:8080' });
+    b.start();
+    // someone else's annotation stays; one of ours that was removed comes back at the next renewal
+    if (api.lease) api.lease.metadata.annotations = { other: 'x' };
+    await sleep(400);
+    assert.deepEqual(api.lease?.metadata.annotations, { other: 'x', [key]: 'http://10.0.0.1:8080' });
+    assert.equal(b.leader(), 'a');
+    assert.equal(b.annotations()[key], 'http://10.0.0.1:8080', 'the standby reads the holder\'s from the Lease it polls');
+    await a.release();
+    await b.acquired;
+    assert.equal(api.lease?.metadata.annotations?.[key], 'http://10.0.0.2:8080', 'the new holder publishes its own');
+    await b.release();
+    assert.deepEqual(api.lease?.metadata.annotations, { other: 'x' }, 'released: its address goes, the rest stays');
   });
 });

@@ -13,6 +13,8 @@
 //     holder took it; times are MicroTime;
 //   - a holder that stops releases the Lease (ReleaseOnCancel): holderIdentity empty and a lease of
 //     one second, so a standby takes over at its next try instead of waiting for expiry.
+// Beyond client-go: the holder may publish annotations on the Lease (where it serves), written with
+// every acquire and renewal and removed on release, which the others read from the Lease they poll.
 import { isConflict, isNotFound } from '../api/errors.js';
 
 /** The API server, as far as the Lease needs it (the cluster store's KubeHttp). */
@@ -31,7 +33,7 @@ export interface LeaseSpec {
 interface LeaseObject {
   apiVersion: 'coordination.k8s.io/v1';
   kind: 'Lease';
-  metadata: { name: string; namespace: string; resourceVersion?: string; [k: string]: unknown };
+  metadata: { name: string; namespace: string; resourceVersion?: string; annotations?: Record<string, string>; [k: string]: unknown };
   spec?: LeaseSpec;
 }
 
@@ -48,6 +50,8 @@ export interface LeaderElectionOptions {
   /** how often candidates try to take it and the holder renews it (client-go: 2 s) */
   retryPeriodMs?: number;
   log?: (msg: string) => void;
+  /** annotations the holder keeps on the Lease while it holds it (where it serves, for the others) */
+  annotations?: Record<string, string>;
   /** the clock (tests) */
   now?: () => number;
 }
@@ -76,7 +80,7 @@ export class LeaderElector {
   private readonly retryPeriodMs: number;
   private readonly now: () => number;
   /** the record last read or written, its resourceVersion, and when (our clock) it last changed */
-  private observed: { spec: LeaseSpec; resourceVersion: string | undefined; key: string } | undefined;
+  private observed: { spec: LeaseSpec; resourceVersion: string | undefined; key: string; annotations: Record<string, string> } | undefined;
   private observedAt = 0;
   private leading = false;
   private stopping = false;
@@ -114,6 +118,11 @@ export class LeaderElector {
     return this.observed?.spec.holderIdentity;
   }
 
+  /** the Lease's annotations as last read or written (the holder's published ones among them) */
+  annotations(): Record<string, string> {
+    return this.observed?.annotations ?? {};
+  }
+
   /** Starts trying to acquire the Lease, then renewing it; see `acquired` and `lost`. */
   start(): void {
     this.loop ??= this.run();
@@ -136,8 +145,11 @@ export class LeaderElector {
         const resourceVersion = lease?.metadata.resourceVersion ?? this.observed?.resourceVersion;
         const spec = lease?.spec ?? this.observed?.spec ?? {};
         const at = microTime(this.now());
+        // what this replica published goes with its leadership; anything else on the Lease stays
+        const annotations = { ...(lease?.metadata.annotations ?? this.observed?.annotations ?? {}) };
+        for (const k of Object.keys(this.opts.annotations ?? {})) delete annotations[k];
         await this.opts.http.request('PUT', this.path, {
-          body: this.leaseObject(resourceVersion, { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: at, renewTime: at, leaseTransitions: spec.leaseTransitions ?? 0 }),
+          body: this.leaseObject(resourceVersion, { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: at, renewTime: at, leaseTransitions: spec.leaseTransitions ?? 0 }, annotations),
           timeoutMs: this.renewDeadlineMs,
         });
         this.opts.log?.(`leader election: released Lease ${this.opts.namespace}/${this.opts.name}`);
@@ -211,10 +223,10 @@ export class LeaderElector {
     }
   }
 
-  private leaseObject(resourceVersion: string | undefined, spec: LeaseSpec): LeaseObject {
+  private leaseObject(resourceVersion: string | undefined, spec: LeaseSpec, annotations?: Record<string, string>): LeaseObject {
     return {
       apiVersion: 'coordination.k8s.io/v1', kind: 'Lease',
-      metadata: { name: this.opts.name, namespace: this.opts.namespace, ...(resourceVersion ? { resourceVersion } : {}) },
+      metadata: { name: this.opts.name, namespace: this.opts.namespace, ...(resourceVersion ? { resourceVersion } : {}), ...(annotations && Object.keys(annotations).length ? { annotations } : {}) },
       spec,
     };
   }
@@ -223,7 +235,7 @@ export class LeaderElector {
     const spec = lease.spec ?? {};
     const key = JSON.stringify([spec.holderIdentity ?? '', spec.leaseDurationSeconds, spec.acquireTime, spec.renewTime, spec.leaseTransitions]);
     if (key !== this.observed?.key) this.observedAt = this.now();
-    this.observed = { spec, resourceVersion: lease.metadata.resourceVersion, key };
+    this.observed = { spec, resourceVersion: lease.metadata.resourceVersion, key, annotations: lease.metadata.annotations ?? {} };
   }
 
   /** one try: true when the Lease is ours afterwards */
@@ -235,7 +247,7 @@ export class LeaderElector {
       const lease = await this.get(timeoutMs);
       if (!lease) {
         const created = await this.opts.http.request<LeaseObject>('POST', `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.opts.namespace)}/leases`, {
-          body: this.leaseObject(undefined, { holderIdentity: this.opts.identity, leaseDurationSeconds: seconds, acquireTime: at, renewTime: at, leaseTransitions: 0 }),
+          body: this.leaseObject(undefined, { holderIdentity: this.opts.identity, leaseDurationSeconds: seconds, acquireTime: at, renewTime: at, leaseTransitions: 0 }, this.opts.annotations),
           timeoutMs,
         });
         this.observe(created);
@@ -250,6 +262,9 @@ export class LeaderElector {
       const updated = await this.opts.http.request<LeaseObject>('PUT', this.path, {
         body: {
           ...lease,
+          // every renewal writes them again: an address that changed (or an annotation someone
+          // removed) is right again a retry period later
+          ...(this.opts.annotations ? { metadata: { ...lease.metadata, annotations: { ...lease.metadata.annotations, ...this.opts.annotations } } } : {}),
           spec: {
             ...spec,
             holderIdentity: this.opts.identity, leaseDurationSeconds: seconds, renewTime: at,

@@ -33,6 +33,7 @@ import { LocalSubstrate, type LocalSubstrateOptions } from '../substrate/local/i
 import { bwrapAvailable } from '../substrate/local/process.js';
 import { claimPodNetwork, podNetworksAvailable } from '../substrate/local/podnet.js';
 import { Gateway } from './inference/gateway.js';
+import { LeaderForwarder, leaderAddressAnnotation, servingAddress } from './inference/forward.js';
 import { App } from './app.js';
 import { ensureBootstrapPolicy } from './auth/bootstrap-policy.js';
 import { informerPolicy, RbacAuthorizer } from './auth/rbac.js';
@@ -291,7 +292,22 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   writeKubeconfig(config.dataDir, kubeconfig(serverUrl, inCluster, inCluster?.adminToken, { preferHttps: authn !== undefined }));
   // on a cluster, replicas elect one to run the controllers (and their clocks); the others serve the
   // HTTP surfaces, which read and write through the cluster's API server, and reconcile nothing
-  const election = cluster ? await startElection(cluster.store.http, client, opts.leaderElection ?? {}, log) : undefined;
+  // the leader publishes where it serves on the Lease: a standby forwards inference requests there
+  const election = cluster ? await startElection(cluster.store.http, client, opts.leaderElection ?? {}, log, { [leaderAddressAnnotation]: servingAddress(server.address() as AddressInfo, process.env.POD_IP) }) : undefined;
+  if (election) {
+    // a standby's gateway has no routes (the serving controllers run on the leader): it knows the
+    // cluster's InferenceServices from the informer, started now so that it has listed them by the
+    // first request
+    manager.cache.informer(Kinds.InferenceService);
+    gateway.setStandby({
+      leading: () => election.isLeader(),
+      exists: (namespace, name) => manager.cache.get(Kinds.InferenceService, { namespace, name }) !== undefined,
+      forwarder: new LeaderForwarder({
+        lease: election.lease, identity: election.identity,
+        leader: () => ({ identity: election.leader(), address: election.annotations()[leaderAddressAnnotation] }),
+      }),
+    });
+  }
   let stopping = false;
   if (!election) manager.start();
   const lost = election ? election.lost.then((why) => {
@@ -366,7 +382,7 @@ function leaseNamespace(o: NonNullable<SkiffOptions['leaderElection']>): string 
   return o.namespace ?? podNamespace() ?? 'skiff-system';
 }
 
-async function startElection(http: LeaseHttp, client: Client, o: NonNullable<SkiffOptions['leaderElection']>, log: (m: string) => void): Promise<LeaderElector & { lease: string }> {
+async function startElection(http: LeaseHttp, client: Client, o: NonNullable<SkiffOptions['leaderElection']>, log: (m: string) => void, annotations: Record<string, string>): Promise<LeaderElector & { lease: string }> {
   const namespace = leaseNamespace(o);
   const name = o.name ?? 'skiff-controllers';
   try {
@@ -377,7 +393,7 @@ async function startElection(http: LeaseHttp, client: Client, o: NonNullable<Ski
   // as client-go's callers name themselves: the host, and what tells two processes on it apart
   const identity = `${hostname()}_${randomUUID()}`;
   const elector = Object.assign(new LeaderElector({
-    http, namespace, name, identity, log,
+    http, namespace, name, identity, log, annotations,
     ...(o.leaseDurationMs !== undefined ? { leaseDurationMs: o.leaseDurationMs } : {}),
     ...(o.renewDeadlineMs !== undefined ? { renewDeadlineMs: o.renewDeadlineMs } : {}),
     ...(o.retryPeriodMs !== undefined ? { retryPeriodMs: o.retryPeriodMs } : {}),

@@ -13,11 +13,16 @@
 // (`/api/v1.0/predictions`, `/predict`) for them by translating to V1. With a `batcher`, V1
 // `:predict` and V2 `/infer` requests are queued and sent in batches (see dispatch.ts); V2 requests
 // are batched when their inputs agree on names, datatypes and non-batch dimensions.
+//
+// Standby. With leader election only the leader's controllers set routes; a standby (`setStandby`)
+// knows the cluster's InferenceServices from its informer and passes their requests on to the
+// leader (forward.ts), so that any replica behind the Service answers every inference request.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RevisionSpec } from '../../api/serving-revision.js';
 import type { ComponentName, DataPlaneEvent, LoadReading, Route, ServingDataPlane, TrafficTarget } from '../../workloads/serving/data-plane.js';
 import type { Counter, Histogram, MetricsRegistry } from '../metrics.js';
+import type { LeaderForwarder } from './forward.js';
 import { RevisionDispatcher, flatHeaders } from './dispatch.js';
 import { TrafficHistory } from './history.js';
 import type { Target, UpstreamResponse, WorkItem } from './dispatch.js';
@@ -49,6 +54,15 @@ class HttpError extends Error {
 
 type Protocol = 'v1' | 'v2' | 'seldon' | 'raw';
 
+/** What a replica that may not lead needs: whether it leads now, the cluster's services, the way to the leader. */
+export interface StandbyRouting {
+  /** whether this replica holds the Lease now (then it serves what its controllers routed) */
+  leading(): boolean;
+  /** whether the cluster has this InferenceService (from the informer; a standby has no routes) */
+  exists(namespace: string, name: string): boolean;
+  forwarder: LeaderForwarder;
+}
+
 export class Gateway implements ServingDataPlane {
   readonly domain: string;
   /** recent requests per InferenceService, for the dashboard */
@@ -56,6 +70,7 @@ export class Gateway implements ServingDataPlane {
   private readonly routes = new Map<string, Route>();
   private readonly revisions = new Map<string, RevisionDispatcher>();
   private stopped = false;
+  private standby: StandbyRouting | undefined;
   private readonly requests: Counter;
   private readonly latency: Histogram;
   private readonly queueTime: Histogram;
@@ -78,8 +93,14 @@ export class Gateway implements ServingDataPlane {
     this.changed = fn;
   }
 
+  /** leader election: while this replica does not lead, its inference requests go to the leader */
+  setStandby(s: StandbyRouting): void {
+    this.standby = s;
+  }
+
   stop(): void {
     this.stopped = true;
+    this.standby?.forwarder.stop();
     for (const d of this.revisions.values()) {
       d.close('the server is stopping');
       void (d.inProcess as InProcessOnnxServer | undefined)?.close();
@@ -173,7 +194,7 @@ export class Gateway implements ServingDataPlane {
       return found ? { ...found, path: m[3] || '/' } : undefined;
     }
     const host = req.headers.host;
-    if (!host || this.routes.size === 0) return undefined;
+    if (!host || (this.routes.size === 0 && !this.standby)) return undefined;
     const h = host.replace(/:\d+$/, '').toLowerCase();
     const parts = h.split('.');
     if (parts.length < 2) return undefined;
@@ -184,18 +205,32 @@ export class Gateway implements ServingDataPlane {
   }
 
   private lookup(namespace: string, name: string): { route: Route; component?: ComponentName } | undefined {
-    const direct = this.routes.get(`${namespace}/${name}`);
+    const direct = this.routes.get(`${namespace}/${name}`) ?? this.unrouted(namespace, name);
     if (direct) return { route: direct };
     const m = /^(.+)-(predictor|transformer|explainer)$/.exec(name);
     if (!m) return undefined;
-    const route = this.routes.get(`${namespace}/${m[1]}`);
+    const route = this.routes.get(`${namespace}/${m[1]}`) ?? this.unrouted(namespace, m[1] as string);
     return route ? { route, component: m[2] as ComponentName } : undefined;
+  }
+
+  /**
+   * With leader election, an InferenceService the cluster has and this gateway has no route for: a
+   * standby forwards its requests; the leader answers 503 until its controller routes it (just after
+   * it took the Lease, or just after the service was made).
+   */
+  private unrouted(namespace: string, name: string): Route | undefined {
+    if (!this.standby?.exists(namespace, name)) return undefined;
+    return { namespace, name, components: {}, latest: {}, failure: `InferenceService ${namespace}/${name} has no route on this replica yet: the serving controller has not reconciled it since this replica became the leader of Lease ${this.standby.forwarder.lease}` };
   }
 
   /** Serves an inference request matched by `match`. */
   handle(req: IncomingMessage, res: ServerResponse, m: { route: Route; component?: ComponentName; path: string }): void {
     const started = process.hrtime.bigint();
     const proto = protocolOf(m.path);
+    if (this.standby && !this.standby.leading()) {
+      this.standby.forwarder.forward(req, res, (status, message) => reply(res, errorFor(proto, status, message)));
+      return;
+    }
     const chunks: Buffer[] = [];
     let size = 0;
     let refused = false;
