@@ -75,6 +75,9 @@ export class SqliteStore implements Store {
       this.db.exec('ALTER TABLE changes ADD COLUMN name TEXT');
     }
     this.db.exec('CREATE INDEX IF NOT EXISTS changes_object ON changes (res, ns, name, rv)');
+    // every write replaces its object's owner rows: without this index that was a scan of the whole
+    // table, so writes slowed as owned objects grew (a 1,000-task Run's Pods and RunTasks)
+    this.db.exec('CREATE INDEX IF NOT EXISTS owners_object ON owners (res, ns, name)');
     this.historySize = opts.historySize ?? 50_000;
     this.stmts = {
       get: this.db.prepare<[string, string, string], Row>('SELECT data FROM objects WHERE res = ? AND ns = ? AND name = ?'),

@@ -537,8 +537,9 @@ export class RunReconciler {
   private async saveTasks(pass: Pass): Promise<void> {
     const { client } = this.opts;
     const { run } = pass;
-    const depth = (path: string) => path.split('.').length;
-    const deepestFirst = Object.entries(pass.tasks).sort(([a], [b]) => depth(b) - depth(a));
+    // each path's depth counted once, not in every comparison of the sort
+    const deepestFirst = Object.entries(pass.tasks).map(([path, rec]) => ({ path, rec, depth: path.split('.').length }))
+      .sort((a, b) => b.depth - a.depth).map(({ path, rec }) => [path, rec] as const);
     for (const [path, rec] of deepestFirst) {
       const stored = pass.records.get(path);
       if (stored && sameRecord(stored.status, rec)) continue;
