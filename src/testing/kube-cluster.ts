@@ -238,8 +238,18 @@ export class KubeCluster {
         const why = kwokSkipReason();
         if (why) throw new Error(why);
         const stages = join(kubeHome(), 'kwok-stage');
+        // kwok plays four Pods' stages at a time by default: thousands of Pods queue behind them
+        const config = join(dir, 'kwok.yaml');
+        writeFileSync(config, [
+          'apiVersion: config.kwok.x-k8s.io/v1alpha1', 'kind: KwokConfiguration', 'options:',
+          // a configuration file's options are not defaulted one by one: kwok's other defaults, spelled out
+          '  podPlayStageParallelism: 32', '  nodePlayStageParallelism: 4', '  nodeLeaseParallelism: 8',
+          '  podsOnNodeSyncParallelism: 1', '  enablePodsOnNodeSyncListPager: true', '  nodeStatusUpdateFrequencyMilliseconds: 10000', '',
+        ].join('\n'));
         c.spawn('kwok', [
-          `--kubeconfig=${kubeconfig}`, ...kwokStages.map((f) => `--config=${join(stages, f)}`),
+          `--kubeconfig=${kubeconfig}`, `--config=${config}`, ...kwokStages.map((f) => `--config=${join(stages, f)}`),
+          // at INFO it logs every Lease renewal and status patch: a thousand Nodes' worth of log lines
+          '--v=WARN',
           // only the simulated Nodes: node agents (skiff node) are real kubelets of their own
           '--manage-all-nodes=false', `--manage-nodes-with-annotation-selector=${kwokNodeAnnotation}=fake`,
           '--manage-nodes-with-label-selector=', '--manage-single-node=',
