@@ -174,7 +174,10 @@ export async function kubernetesBench(row: Row, opts: KubernetesBenchOptions): P
   } else if (opts.chainRuns > 0) console.log('  the pipeline chain: skipped, no .venv (run npm run setup)');
 
   let t = nowMs();
-  const cluster = await KubeCluster.start({ kwok: true, apiQps: 500 });
+  const cluster = await KubeCluster.start({ kwok: true, apiQps: 500 }).catch((e: unknown) => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    throw e;
+  });
   row('cluster: control plane + kwok started', `${((nowMs() - t) / 1000).toFixed(1)} s`);
   const http = new KubeHttp(loadKubeconfig(cluster.kubeconfig));
   let up: ReturnType<typeof skiffDaemon> | undefined;
