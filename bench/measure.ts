@@ -42,8 +42,9 @@ export function compileChain(python: string, script: string, dir: string): strin
   return compiled;
 }
 
-/** `skiff run --watch` of the compiled chain as the caller: CLI start to SUCCEEDED, in ms */
-export async function chainRun(s: TestServer, caller: Caller, compiled: string): Promise<number> {
+/** `skiff run --watch` of the compiled chain as the caller: CLI start to SUCCEEDED, in ms (any server
+ *  the CLI reaches: a TestServer, or `skiff up --kubeconfig` on a cluster) */
+export async function chainRun(s: Pick<TestServer, 'cli'>, caller: Caller, compiled: string): Promise<number> {
   const t = nowMs();
   const r = await s.cli(['run', compiled, '--watch', '--namespace', caller.namespace, ...(caller.token ? ['--token', caller.token] : [])]);
   if (r.code !== 0) throw new Error(`skiff run failed: ${r.stdout}${r.stderr}`);

@@ -20,6 +20,11 @@
 //  12. queues: the admission engine's decisions on 15,000 Workloads, then the real queue controllers
 //      admitting 15,000 suspended Jobs in waves and the time from a freed quota to the next admission
 //      (bench/queues.ts; --queue-jobs 15000 --queue-wave 1000)
+//  13. Kubernetes: the 10-step pipeline chain on a real control plane with a node agent against the
+//      local substrate, then kwok's simulated Nodes running batch Jobs by the cluster's Job controller
+//      alone and through Skiff's Kueue queues: time to all Complete, Skiff's RSS, time per reconcile as
+//      the cluster grows (bench/kubernetes.ts; --k8s-nodes 1000 --k8s-jobs 100 --k8s-completions 100
+//      for the issue's 10,000 Pods on 1,000 Nodes)
 //   --busy: a CPU burner on every core for the whole run, to see what holds on a loaded machine
 // Usage: npm run bench [-- --objects 100000 --runs 30 --bare-runs 30 --serving-seconds 8 --only 4,5,6 --busy]
 //        section 9: --ui-runs 1000 --ui-tasks 1000 --ui-loads 5 --ui-list-selector SEL --ui-run-selector SEL|auto
@@ -27,6 +32,7 @@
 //        section 10: --tuning-full (10 seeds, 50 and 200 trials, sequential and 4 in parallel, every
 //        suite: many hours on 2 cores); node dist/bench/tuning.js runs the comparison alone, with its own flags
 //        section 11: --tenancy-gets 2000 --tenancy-chains 5 (Pod starts: --runs)
+//        section 13: --k8s-nodes N --k8s-jobs J --k8s-completions C --k8s-parallelism P --k8s-chains R
 import type { ChildProcess } from 'node:child_process';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -47,6 +53,7 @@ import { trainingBench } from './training.js';
 import { FULL, QUICK, tuningBench } from './tuning/bench.js';
 import { trialOverheadBench } from './tuning-overhead.js';
 import { uiBench } from './ui.js';
+import { K8S_DEFAULTS, kubernetesBench } from './kubernetes.js';
 
 const args = process.argv.slice(2);
 const arg = (name: string, def: number): number => {
@@ -264,6 +271,12 @@ if (wanted(12)) {
   console.log('\n12. queues: Kueue\'s admission decisions in Skiff\'s engine, then the real controllers on a store, against Kueue\'s published figures');
   await queuesEngineBench(row, { workloads: arg('queue-workloads', 15_000), freedSamples: 50, baseline: true });
   await queuesControllersBench(row, { jobs: arg('queue-jobs', 15_000), wave: arg('queue-wave', 1000), freedSamples: 50 });
+}
+if (wanted(13)) {
+  await kubernetesBench(row, {
+    nodes: arg('k8s-nodes', K8S_DEFAULTS.nodes), jobs: arg('k8s-jobs', K8S_DEFAULTS.jobs), completions: arg('k8s-completions', K8S_DEFAULTS.completions),
+    parallelism: arg('k8s-parallelism', K8S_DEFAULTS.parallelism), chainRuns: arg('k8s-chains', K8S_DEFAULTS.chainRuns),
+  });
 }
 for (const b of burners) b.kill('SIGKILL');
 console.log(`\nall benchmarks: ${((nowMs() - t0) / 1000).toFixed(0)} s`);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Kubernetes control plane Skiff's Kubernetes tests run against: kube-apiserver,
-# kube-scheduler, kube-controller-manager (from k8s.io/kubernetes) and etcd (from go.etcd.io/etcd), from
+# kube-scheduler, kube-controller-manager (from k8s.io/kubernetes), etcd (from go.etcd.io/etcd) and kwok's
+# controller (sigs.k8s.io/kwok, simulated Nodes for the scale benchmark), from
 # the Go module proxy with the installed Go toolchain, into a cache outside the repository:
 #   ${SKIFF_K8S_HOME:-$HOME/.cache/skiff-k8s}/bin
 # Nothing ships these as packages (Debian's etcd 3.4 is too old for current client-go's watch-list), so
@@ -11,6 +12,7 @@ set -euo pipefail
 
 K8S_VERSION=${SKIFF_K8S_VERSION:-1.35.4}   # k8s.io/kubernetes; its staging modules are published as v0.35.4
 ETCD_VERSION=${SKIFF_ETCD_VERSION:-3.6.16} # go.etcd.io/etcd/server/v3
+KWOK_VERSION=${SKIFF_KWOK_VERSION:-0.8.0}  # sigs.k8s.io/kwok (needs Go >= 1.26)
 home=${SKIFF_K8S_HOME:-$HOME/.cache/skiff-k8s}
 bin=$home/bin
 
@@ -97,6 +99,30 @@ if ! has_version etcd "etcd Version: $ETCD_VERSION\$"; then
   (cd "$dir" && go build -trimpath -ldflags "-s -w" -o "$bin/etcd.tmp" go.etcd.io/etcd/server/v3)
   mv "$bin/etcd.tmp" "$bin/etcd"
   say "built etcd in $(( $(date +%s) - start ))s"
+fi
+
+# ---- kwok ----
+# Only the controller (cmd/kwok), not kwokctl, which downloads prebuilt binaries. Its module has no replaces,
+# so `go install pkg@version` works; it reports `kwok version vX.Y.Z`. The Stage definitions that drive
+# simulated Nodes and Pods (node-initialize, heartbeat, pod-ready, pod-complete, ...) ship in the module's
+# kustomize/stage tree, not in the binary's flags, so they are copied beside it.
+if command -v go >/dev/null && go version | grep -qE 'go1\.(2[6-9]|[3-9][0-9])'; then
+  if ! has_version kwok "v$KWOK_VERSION\b"; then
+    start=$(date +%s)
+    say "building kwok $KWOK_VERSION"
+    GOBIN=$home/build/kwok-$KWOK_VERSION go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@v$KWOK_VERSION"
+    mv "$home/build/kwok-$KWOK_VERSION/kwok" "$bin/kwok"
+    say "built kwok in $(( $(date +%s) - start ))s"
+  fi
+  stages=$home/kwok-stage
+  if [ "$(cat "$stages/VERSION" 2>/dev/null)" != "$KWOK_VERSION" ]; then
+    src=$(go mod download -json "sigs.k8s.io/kwok@v$KWOK_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+    rm -rf "$stages" && mkdir -p "$stages"
+    cp -r "$src/kustomize/stage/." "$stages/" && chmod -R u+w "$stages"
+    echo "$KWOK_VERSION" > "$stages/VERSION"
+  fi
+else
+  say "kwok skipped: it needs Go >= 1.26 ($(go version | cut -d' ' -f3) here); the kwok tests and bench skip"
 fi
 
 say "control plane ready in $bin"

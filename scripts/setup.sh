@@ -142,7 +142,7 @@ if [ ! -f build/web/.built ] || [ "$(cat build/web/.built)" != "$web_sum" ]; the
   npx vite build web --logLevel warn
   echo "$web_sum" > build/web/.built
 fi
-# Kubernetes' control plane (kube-apiserver, scheduler, controller-manager, etcd) for `skiff up --kubeconfig`'s
+# Kubernetes' control plane (kube-apiserver, scheduler, controller-manager, etcd, and kwok for simulated Nodes) for `skiff up --kubeconfig`'s
 # tests, built from source into ${SKIFF_K8S_HOME:-~/.cache/skiff-k8s}: 10-20 minutes the first time on two
 # cores, so only when asked (SKIFF_KUBERNETES=1); the tests that need it skip, saying so, without it
 if [ "${SKIFF_KUBERNETES:-0}" = 1 ]; then

@@ -19,6 +19,55 @@ export const kubeBin = (name: string): string => join(kubeHome(), 'bin', name);
 
 const controlPlane = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'];
 
+/** why a test needing kwok's simulated Nodes cannot run here, or undefined when it can */
+export function kwokSkipReason(): string | undefined {
+  const why = kubeClusterSkipReason();
+  if (why) return why;
+  if (existsSync(kubeBin('kwok')) && existsSync(join(kubeHome(), 'kwok-stage', 'VERSION'))) return undefined;
+  return `kwok is not built (no kwok or kwok-stage in ${kubeHome()}): run scripts/kubernetes.sh (it needs Go >= 1.26)`;
+}
+
+/** the annotation kwok's controller is told to manage Nodes by, and the taint that keeps real Pods off them */
+export const kwokNodeAnnotation = 'kwok.x-k8s.io/node';
+export const kwokTaint = { key: 'kwok.x-k8s.io/node', value: 'fake', effect: 'NoSchedule' };
+
+/** a simulated Node: kwok keeps it Ready and "runs" the Pods bound to it through its Stages */
+export function kwokNode(name: string, capacity: { cpu: string; memory: string; pods: string } = { cpu: '32', memory: '256Gi', pods: '110' }): Record<string, unknown> {
+  return {
+    apiVersion: 'v1', kind: 'Node',
+    metadata: { name, annotations: { [kwokNodeAnnotation]: 'fake', 'node.alpha.kubernetes.io/ttl': '0' }, labels: { type: 'kwok', 'kubernetes.io/hostname': name, 'kubernetes.io/role': 'agent' } },
+    spec: { taints: [kwokTaint] },
+    status: { allocatable: capacity, capacity, nodeInfo: { architecture: 'amd64', operatingSystem: 'linux', kubeletVersion: 'kwok', kernelVersion: '', osImage: '', containerRuntimeVersion: '', kubeProxyVersion: '', bootID: '', machineID: '', systemUUID: '' }, phase: 'Running' },
+  };
+}
+
+/**
+ * kwok's Stages as kwokctl configures them by default, from the stage files scripts/kubernetes.sh
+ * copied out of kwok's module: Nodes initialised at once and their Leases renewed; Pods Running and
+ * Ready as soon as they are bound, a Job's Pods Succeeded right after, deleted Pods removed.
+ */
+export const kwokStages = ['node/fast/node-initialize.yaml', 'node/heartbeat-with-lease/node-heartbeat-with-lease.yaml', 'pod/fast/pod-ready.yaml', 'pod/fast/pod-complete.yaml', 'pod/fast/pod-delete.yaml'];
+
+/** creates count simulated Nodes named prefix-0.. (concurrency requests at a time) and waits until kwok has them all Ready */
+export async function kwokNodes(http: KubeHttp, prefix: string, count: number, opts: { concurrency?: number; timeoutMs?: number } = {}): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < count) {
+      const i = next++;
+      await http.request('POST', '/api/v1/nodes', { body: kwokNode(`${prefix}-${i}`) });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(opts.concurrency ?? 20, count) }, worker));
+  const deadline = Date.now() + (opts.timeoutMs ?? 300_000);
+  for (;;) {
+    const list = await http.request<{ items: { metadata: { name: string }; status?: { conditions?: { type: string; status: string }[] } }[] }>('GET', `/api/v1/nodes?labelSelector=type%3Dkwok`);
+    const ready = list.items.filter((n) => n.metadata.name.startsWith(`${prefix}-`) && n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
+    if (ready >= count) return;
+    if (Date.now() > deadline) throw new Error(`${ready} of ${count} kwok Nodes Ready after ${(opts.timeoutMs ?? 300_000) / 1000}s`);
+    await sleep(500);
+  }
+}
+
 /** why a test needing the control plane cannot run here, or undefined when it can */
 export function kubeClusterSkipReason(): string | undefined {
   const missing = controlPlane.filter((b) => !existsSync(kubeBin(b)));
@@ -49,6 +98,11 @@ export interface KubeClusterOptions {
    *  spec.podCIDR (default 127.64.0.0/10: loopback, so node agents on this machine reach each
    *  other's Pods, and clear of 127.1.0.0/16, the Pods of `skiff up` on one machine) */
   clusterCidr?: string;
+  /** start kwok's controller too, for the Nodes annotated kwok.x-k8s.io/node=fake (kwokNode) */
+  kwok?: boolean;
+  /** the controller-manager's and scheduler's client rate limits (--kube-api-qps and -burst; their
+   *  defaults, 20 and 50 queries a second, make thousands of Pods a matter of their pacing, not of work) */
+  apiQps?: number;
 }
 
 const running = new Set<ChildProcess>();
@@ -162,12 +216,14 @@ export class KubeCluster {
             '--leader-elect=false', '--bind-address=127.0.0.1', '--secure-port=0',
             `--cluster-signing-cert-file=${pki}/ca.crt`, `--cluster-signing-key-file=${pki}/ca.key`,
             ...(opts.nodeMonitorGracePeriod ? [`--node-monitor-grace-period=${opts.nodeMonitorGracePeriod}`] : []),
+            ...(opts.apiQps ? [`--kube-api-qps=${opts.apiQps}`, `--kube-api-burst=${opts.apiQps * 2}`, '--concurrent-job-syncs=20'] : []),
             // each Node a Pod range of its own: node agents hand out Pod addresses from it
             '--allocate-node-cidrs=true', `--cluster-cidr=${opts.clusterCidr ?? '127.64.0.0/10'}`, '--node-cidr-mask-size=24',
           ]);
           c.spawn('kube-scheduler', [
             `--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`,
             '--leader-elect=false', '--bind-address=127.0.0.1', '--secure-port=0',
+            ...(opts.apiQps ? [`--kube-api-qps=${opts.apiQps}`, `--kube-api-burst=${opts.apiQps * 2}`] : []),
           ]);
           // Pods cannot be created before the controller-manager made the namespace's service account
           await c.waitFor('kube-controller-manager', timeoutMs, async () => {
@@ -177,6 +233,31 @@ export class KubeCluster {
         }
       } finally {
         http.close();
+      }
+      if (opts.kwok) {
+        const why = kwokSkipReason();
+        if (why) throw new Error(why);
+        const stages = join(kubeHome(), 'kwok-stage');
+        // kwok plays four Pods' stages at a time by default: thousands of Pods queue behind them
+        const config = join(dir, 'kwok.yaml');
+        writeFileSync(config, [
+          'apiVersion: config.kwok.x-k8s.io/v1alpha1', 'kind: KwokConfiguration', 'options:',
+          // a configuration file's options are not defaulted one by one: kwok's other defaults, spelled out
+          '  podPlayStageParallelism: 32', '  nodePlayStageParallelism: 4', '  nodeLeaseParallelism: 8',
+          '  podsOnNodeSyncParallelism: 1', '  enablePodsOnNodeSyncListPager: true', '  nodeStatusUpdateFrequencyMilliseconds: 10000', '',
+        ].join('\n'));
+        c.spawn('kwok', [
+          `--kubeconfig=${kubeconfig}`, `--config=${config}`, ...kwokStages.map((f) => `--config=${join(stages, f)}`),
+          // at INFO it logs every Lease renewal and status patch: a thousand Nodes' worth of log lines
+          '--v=WARN',
+          // only the simulated Nodes: node agents (skiff node) are real kubelets of their own
+          '--manage-all-nodes=false', `--manage-nodes-with-annotation-selector=${kwokNodeAnnotation}=fake`,
+          '--manage-nodes-with-label-selector=', '--manage-single-node=',
+          '--cidr=10.244.0.0/16', '--node-ip=10.1.0.1', '--node-lease-duration-seconds=40',
+        ]);
+        // it has no readiness endpoint of its own: its Nodes going Ready is the sign (kwokNodesReady)
+        const since = Date.now();
+        await c.waitFor('kwok', timeoutMs, async () => Date.now() - since > 500);
       }
       return c;
     } catch (e) {
