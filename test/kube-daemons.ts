@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { skiffBin } from './harness.js';
 
-export async function eventually<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+export async function eventually<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 30_000, everyMs = 250): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -14,12 +14,14 @@ export async function eventually<T>(what: string, fn: () => Promise<T | undefine
       last = e;
     }
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 250));
+    await new Promise((r) => setTimeout(r, everyMs));
   }
 }
 
+export interface Daemon { proc: ChildProcess; output: () => string; ready: Promise<void>; exited: Promise<number | null> }
+
 /** a `skiff` command that runs until stopped; `ready` resolves once its output matches */
-export function skiffDaemon(args: string[], readyPattern: RegExp): { proc: ChildProcess; output: () => string; ready: Promise<void>; exited: Promise<number | null> } {
+export function skiffDaemon(args: string[], readyPattern: RegExp): Daemon {
   let out = '';
   const proc = spawn(process.execPath, [skiffBin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
@@ -43,7 +45,7 @@ export function skiffDaemon(args: string[], readyPattern: RegExp): { proc: Child
   return { proc, output: () => out, ready, exited };
 }
 
-export async function stopDaemon(d: ReturnType<typeof skiffDaemon> | undefined): Promise<void> {
+export async function stopDaemon(d: Daemon | undefined): Promise<void> {
   if (!d || d.proc.exitCode !== null || d.proc.signalCode !== null) return;
   d.proc.kill('SIGTERM');
   await d.exited;

@@ -22,6 +22,7 @@ import { conformanceDir } from '../src/conformance-path.js';
 import { accessNeeds } from '../src/store/kube/setup.js';
 import { KubeCluster, kubeClusterSkipReason, writeKubeconfigFile } from '../src/testing/kube-cluster.js';
 import { kubectlBin, repoRoot, skiffBin } from './harness.js';
+import { eventually } from './kube-daemons.js';
 
 const deployDir = join(repoRoot, 'deploy', 'kubernetes');
 const run = promisify(execFile);
@@ -54,21 +55,6 @@ function grants(rules: PolicyRule[]): Set<string> {
     for (const g of r.apiGroups ?? []) for (const res of r.resources ?? []) for (const v of r.verbs) out.add(`${v} ${res}.${g}${r.resourceNames?.length ? ` [${r.resourceNames.join(',')}]` : ''}`);
   }
   return out;
-}
-
-async function eventually<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 /** a `skiff` command in its own process: `ready` resolves with the first match of `readyPattern`'s group (or match), `exited` with its exit code */

@@ -6,7 +6,7 @@
 // 3 s, retry period 1 s) keep the failovers inside a test's time. Skipped, saying why, where
 // scripts/kubernetes.sh has not built the control plane.
 import assert from 'node:assert/strict';
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,61 +14,14 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import type { StoredObject } from '../src/api/meta.js';
 import { KubeCluster, kubeClusterSkipReason } from '../src/testing/kube-cluster.js';
-import { kubectlBin, repoRoot, runCli, skiffBin } from './harness.js';
+import { kubectlBin, repoRoot, runCli } from './harness.js';
+import { type Daemon, eventually, skiffDaemon, stopDaemon } from './kube-daemons.js';
 
 const python = join(repoRoot, '.venv', 'bin', 'python');
 const skip = kubeClusterSkipReason() ?? (existsSync(kubectlBin) ? undefined : `no kubectl at ${kubectlBin}`) ?? (existsSync(python) ? undefined : 'no .venv (scripts/setup.sh makes it): the kfp SDK compiles the pipeline');
 const run = promisify(execFile);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const electionFlags = ['--leader-elect-lease-duration', '4s', '--leader-elect-renew-deadline', '3s', '--leader-elect-retry-period', '1s'];
-
-async function eventually<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 30_000, everyMs = 250): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await sleep(everyMs);
-  }
-}
-
-interface Daemon { proc: ChildProcess; output: () => string; ready: Promise<void>; exited: Promise<number | null> }
-
-/** a `skiff` command that runs until stopped; `ready` resolves once its output matches */
-function skiffDaemon(args: string[], readyPattern: RegExp): Daemon {
-  let out = '';
-  const proc = spawn(process.execPath, [skiffBin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
-  const ready = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`skiff ${args[0]} did not start:\n${out}`)), 150_000);
-    const onData = (d: Buffer): void => {
-      out += d.toString();
-      if (readyPattern.test(out)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    proc.stdout?.on('data', onData);
-    proc.stderr?.on('data', onData);
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`skiff ${args[0]} exited with ${code}:\n${out}`));
-    });
-  });
-  void ready.catch(() => undefined);
-  return { proc, output: () => out, ready, exited };
-}
-
-async function stopDaemon(d: Daemon | undefined): Promise<void> {
-  if (!d || d.proc.exitCode !== null || d.proc.signalCode !== null) return;
-  d.proc.kill('SIGTERM');
-  await d.exited;
-}
 
 /** a replica of `skiff up`, its URL and the identity it competes for the Lease as */
 interface Replica extends Daemon { name: string; url: () => string; identity: () => string }

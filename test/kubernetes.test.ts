@@ -22,25 +22,11 @@ import { loadKubeconfig } from '../src/store/kube/kubeconfig.js';
 import type { StoreChange, WatchEvent } from '../src/store/store.js';
 import { KubeCluster, freePort, kubeClusterSkipReason, writeKubeconfigFile } from '../src/testing/kube-cluster.js';
 import { repoRoot, skiffBin } from './harness.js';
+import { eventually } from './kube-daemons.js';
 
 const skip = kubeClusterSkipReason();
 const kubectlBin = join(repoRoot, '.venv-clients', 'bin', 'kubectl');
 const run = promisify(execFile);
-
-async function eventually<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 const cm = (name: string, extra: Partial<StoredObject['metadata']> = {}, data: Record<string, string> = {}): StoredObject =>
   ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default', ...extra }, data }) as unknown as StoredObject;
