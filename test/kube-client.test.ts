@@ -13,7 +13,7 @@ function lastJson(r: { code: number; stdout: string; stderr: string }): any {
 }
 
 const prelude = `
-import json
+import json, time
 from kubernetes import client, config, watch
 config.load_kube_config()
 v1 = client.CoreV1Api()
@@ -60,6 +60,11 @@ except client.ApiException as e:
     out['dryStored'] = e.status
 v1.delete_namespaced_config_map('cm4', 'default', dry_run='All')
 v1.create_namespaced_pod('default', {'metadata': {'name': 'dry-status'}, 'spec': {'containers': [{'name': 'main', 'image': 'python', 'command': ['sleep', '600']}]}})
+# once the kubelet has written its status, nothing would overwrite a dry run that was stored by mistake
+for _ in range(300):
+    if v1.read_namespaced_pod('dry-status', 'default').status.phase == 'Running':
+        break
+    time.sleep(0.1)
 dry_status = v1.patch_namespaced_pod_status('dry-status', 'default', [{'op': 'add', 'path': '/status/message', 'value': 'dry'}], dry_run='All')
 out['dryStatus'] = [dry_status.status.message, v1.read_namespaced_pod('dry-status', 'default').status.message]
 v1.delete_namespaced_pod('dry-status', 'default', grace_period_seconds=0)

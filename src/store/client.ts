@@ -226,16 +226,25 @@ export class Client {
     return (await this.store.update(def, obj, { subresource: 'binding' })) as T & StoredObject;
   }
 
-  async updateStatus<T extends KObject = StoredObject>(input: KObject): Promise<T & StoredObject> {
+  async updateStatus<T extends KObject = StoredObject>(input: KObject, opts: { dryRun?: boolean } = {}): Promise<T & StoredObject> {
     const def = this.kindOf(input);
     if (!def.hasStatus) throw new ApiError(StatusReason.NotFound, `${def.plural} have no status subresource`);
     const stored = this.storageDef(def);
     const obj = def.conversion ? this.toStorage(def, stored, clone(input)) : input;
+    const key = { namespace: obj.metadata?.namespace, name: obj.metadata?.name ?? '' };
     if (stored.validateStatus) {
       // judged as it would be stored: the status written, everything else as it is
-      const old = await this.store.get(stored, { namespace: obj.metadata?.namespace, name: obj.metadata?.name ?? '' });
+      const old = await this.store.get(stored, key);
       const errs = stored.validateStatus({ ...clone(old), status: clone(obj.status) }, old);
       if (errs.length) throw ApiError.invalid(def.kind, def.group, old.metadata.name, errs);
+    }
+    if (opts.dryRun) {
+      // what the write would store (the status given, the rest as stored), and nothing written
+      const old = await this.store.get(stored, key);
+      if (obj.metadata?.resourceVersion && obj.metadata.resourceVersion !== old.metadata.resourceVersion) {
+        throw new ApiError(StatusReason.Conflict, `Operation cannot be fulfilled on ${def.group ? `${def.plural}.${def.group}` : def.plural} "${key.name}": the object has been modified; please apply your changes to the latest version and try again`, { name: key.name, group: def.group, kind: def.plural });
+      }
+      return this.view(def, { ...clone(old), status: clone(obj.status) }) as T & StoredObject;
     }
     return this.view(def, await this.store.update(stored, obj, { subresource: 'status' })) as T & StoredObject;
   }
@@ -260,7 +269,7 @@ export class Client {
       const pinned = (patch as any)?.metadata?.resourceVersion !== undefined;
       if (!pinned) next.metadata = { ...next.metadata, resourceVersion: live.metadata.resourceVersion };
       try {
-        if (opts.subresource === 'status') return opts.dryRun ? { ...live, status: next.status } : await this.updateStatus(next);
+        if (opts.subresource === 'status') return await this.updateStatus(next, { dryRun: opts.dryRun });
         return await this.update(next, { dryRun: opts.dryRun });
       } catch (e) {
         if (!pinned && e instanceof ApiError && e.reason === StatusReason.Conflict && attempt < 5) continue;

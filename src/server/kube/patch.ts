@@ -213,7 +213,7 @@ export async function servePatch(client: Client, def: KindDef, key: ObjectKey, r
         }
       }
       if (!pinned) next.metadata = { ...next.metadata, resourceVersion: live.metadata.resourceVersion };
-      if (opts.subresource === 'status') return { code: 200, object: await client.updateStatus(next) };
+      if (opts.subresource === 'status') return { code: 200, object: await client.updateStatus(next, { dryRun: opts.dryRun }) };
       return { code: 200, object: await client.update(next, { dryRun: opts.dryRun }) };
     } catch (e) {
       const retry = !pinned && e instanceof ApiError && (e.reason === StatusReason.Conflict || e.reason === StatusReason.AlreadyExists) && !e.details.causes?.length && attempt < 5;
