@@ -87,7 +87,7 @@ describe('GPU use per Pod on /metrics (a simulated nvidia-smi)', () => {
     try {
       await ui.open('/ui/default/pods/gpu-user');
       const mem = ui.page.getByRole('figure', { name: /^GPU memory/ });
-      await mem.waitFor({ timeout: 30_000 });
+      await mem.waitFor({ timeout: 60_000 });
       assert.match(await mem.innerText(), /GPU memory · now 1\.21 GiB/);
       assert.match(await ui.page.getByRole('figure', { name: /^GPU utilisation/ }).innerText(), /GPU utilisation · now 42%/);
       await ui.page.getByRole('heading', { name: 'CPU, memory and GPU' }).waitFor();
