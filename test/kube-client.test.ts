@@ -67,6 +67,10 @@ for _ in range(300):
     time.sleep(0.1)
 dry_status = v1.patch_namespaced_pod_status('dry-status', 'default', [{'op': 'add', 'path': '/status/message', 'value': 'dry'}], dry_run='All')
 out['dryStatus'] = [dry_status.status.message, v1.read_namespaced_pod('dry-status', 'default').status.message]
+# a status no controller rewrites: a dry run must leave it as it was
+v1.create_namespace({'metadata': {'name': 'dry-ns'}})
+ns_dry = v1.patch_namespace_status('dry-ns', {'status': {'conditions': [{'type': 'DryRun', 'status': 'True'}]}}, dry_run='All')
+out['dryNsStatus'] = [[c.type for c in ns_dry.status.conditions or []], v1.read_namespace('dry-ns').status.conditions]
 v1.delete_namespaced_pod('dry-status', 'default', grace_period_seconds=0)
 out['afterDryDelete'] = v1.read_namespaced_config_map('cm4', 'default').metadata.name
 v1.delete_collection_namespaced_config_map('default', label_selector='batch=1')
@@ -93,6 +97,7 @@ print(json.dumps(out))
     assert.equal(out.dryStored, 404);
     assert.equal(out.afterDryDelete, 'cm4');
     assert.deepEqual(out.dryStatus, ['dry', null]);
+    assert.deepEqual(out.dryNsStatus, [['DryRun'], null]);
     assert.deepEqual(out.afterCollection, ['cm3', 'cm4']);
     assert.equal(out.deleted, 404);
     const [status, message, uid] = out.precondition;
