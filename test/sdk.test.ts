@@ -119,7 +119,7 @@ tc.delete_job('sdk-func')
     ].join('\n'), model], { encoding: 'utf8' });
     assert.equal(train.status, 0, train.stderr);
     const creds = join(s.dataDir, 'aws-credentials');
-    writeFileSync(creds, '[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY0\n');
+    writeFileSync(creds, '[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY00\n');
     const script = `
 import json, sys
 from kubernetes import client as k8s
