@@ -1,19 +1,14 @@
 // YAML on a command's critical path. `skiff run` reads a compiled pipeline (and a kubeconfig) before
-// it can submit anything: with the `yaml` package that is about 90 ms of a cold process (loading the
-// library, then parsing with code the JIT has not seen yet), with js-yaml about 25 ms. js-yaml reads
-// the plain documents the kfp SDK and kubeconfigs are; `yaml` stays the reader of record, for
-// everything else and for the errors, which it words with their line.
-import { createRequire } from 'node:module';
-import type * as Yaml from 'yaml';
-import type * as JsYaml from 'js-yaml';
+// it can submit anything: parsing with the `yaml` package takes about 60 ms in a cold process (code
+// the JIT has not seen yet), with js-yaml about 10 ms. js-yaml reads the plain documents the kfp SDK
+// and kubeconfigs are; `yaml` stays the reader of record, for everything else and for the errors,
+// which it words with their line. Both are plain ES modules: the dashboard's bundle shares this file.
+import { CORE_SCHEMA, loadAll } from 'js-yaml';
+import * as Yaml from 'yaml';
 
-const load = createRequire(import.meta.url);
-let full: typeof Yaml | undefined;
-let quick: typeof JsYaml | undefined;
-
-/** the `yaml` package, loaded on first use */
+/** the `yaml` package */
 export function yamlLibrary(): typeof Yaml {
-  return (full ??= load('yaml') as typeof Yaml);
+  return Yaml;
 }
 
 /** whether some object or array is reached twice: an alias (js-yaml shares the node it names) */
@@ -37,10 +32,9 @@ function sharesNodes(root: unknown): boolean {
  * The caller then reads it with `yaml`.
  */
 export function quickYamlDocuments(text: string): unknown[] | undefined {
-  quick ??= load('js-yaml') as typeof JsYaml;
   let docs: unknown[];
   try {
-    docs = quick.loadAll(text, undefined, { schema: quick.CORE_SCHEMA });
+    docs = loadAll(text, undefined, { schema: CORE_SCHEMA });
   } catch {
     return undefined;
   }
