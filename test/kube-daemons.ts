@@ -18,20 +18,22 @@ export async function eventually<T>(what: string, fn: () => Promise<T | undefine
   }
 }
 
-export interface Daemon { proc: ChildProcess; output: () => string; ready: Promise<void>; exited: Promise<number | null> }
+export interface Daemon { proc: ChildProcess; output: () => string; ready: Promise<string>; exited: Promise<number | null> }
 
-/** a `skiff` command that runs until stopped; `ready` resolves once its output matches */
+/** a `skiff` command that runs until stopped; `ready` resolves once its output matches, with the
+ *  pattern's first group (or the whole match) */
 export function skiffDaemon(args: string[], readyPattern: RegExp): Daemon {
   let out = '';
   const proc = spawn(process.execPath, [skiffBin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
-  const ready = new Promise<void>((resolve, reject) => {
+  const ready = new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`skiff ${args[0]} did not start:\n${out}`)), 150_000);
     const onData = (d: Buffer): void => {
       out += d.toString();
-      if (readyPattern.test(out)) {
+      const m = readyPattern.exec(out);
+      if (m) {
         clearTimeout(timer);
-        resolve();
+        resolve(m[1] ?? m[0]);
       }
     };
     proc.stdout?.on('data', onData);

@@ -9,7 +9,7 @@
 // container engine to build the image, and no node but the node agents. Skipped, saying why, where
 // scripts/kubernetes.sh has not built the control plane or kubectl is missing.
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,8 +21,8 @@ import type { StoredObject } from '../src/api/meta.js';
 import { conformanceDir } from '../src/conformance-path.js';
 import { accessNeeds } from '../src/store/kube/setup.js';
 import { KubeCluster, kubeClusterSkipReason, writeKubeconfigFile } from '../src/testing/kube-cluster.js';
-import { kubectlBin, repoRoot, skiffBin } from './harness.js';
-import { eventually } from './kube-daemons.js';
+import { kubectlBin, repoRoot } from './harness.js';
+import { type Daemon, eventually, skiffDaemon } from './kube-daemons.js';
 
 const deployDir = join(repoRoot, 'deploy', 'kubernetes');
 const run = promisify(execFile);
@@ -57,33 +57,7 @@ function grants(rules: PolicyRule[]): Set<string> {
   return out;
 }
 
-/** a `skiff` command in its own process: `ready` resolves with the first match of `readyPattern`'s group (or match), `exited` with its exit code */
-function skiffProcess(args: string[], readyPattern: RegExp): { proc: ChildProcess; output: () => string; ready: Promise<string>; exited: Promise<number | null> } {
-  let out = '';
-  const proc = spawn(process.execPath, [skiffBin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
-  const ready = new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`skiff ${args[0]} did not start:\n${out}`)), 150_000);
-    const onData = (d: Buffer): void => {
-      out += d.toString();
-      const m = readyPattern.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1] ?? m[0]);
-      }
-    };
-    proc.stdout?.on('data', onData);
-    proc.stderr?.on('data', onData);
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`skiff ${args[0]} exited with ${code}:\n${out}`));
-    });
-  });
-  void ready.catch(() => undefined);
-  return { proc, output: () => out, ready, exited };
-}
-
-const skiffUp = (args: string[]): ReturnType<typeof skiffProcess> => skiffProcess(['up', ...args], /ready at (http:\/\/\S+)/);
+const skiffUp = (args: string[]): Daemon => skiffDaemon(['up', ...args], /ready at (http:\/\/\S+)/);
 
 describe('deploy/kubernetes', () => {
   it('grants Skiff exactly what its start-up check asks, and beyond that only the three grants it explains', () => {
@@ -145,7 +119,7 @@ describe('deploy/kubernetes', () => {
 
     describe('skiff node as the skiff-node ServiceAccount (deploy/kubernetes/node-agent)', () => {
       const node = 'deploy-agent';
-      let agent: ReturnType<typeof skiffProcess> | undefined;
+      let agent: Daemon | undefined;
 
       before(async () => {
         // the Deployment's image is not built here: its Pods would be placed on the agent and fail there
@@ -153,7 +127,7 @@ describe('deploy/kubernetes', () => {
         await kubectl('apply', '-k', join(deployDir, 'node-agent'));
         const token = (await kubectl('create', 'token', 'skiff-node', '-n', 'skiff-system')).trim();
         writeKubeconfigFile(join(dir, 'kubeconfig-node'), cluster.server, cluster.caFile, token);
-        agent = skiffProcess(['node', '--kubeconfig', join(dir, 'kubeconfig-node'), '--name', node, '--data-dir', join(dir, 'agent'), '--client-ca-file', cluster.caFile], new RegExp(`Node ${node} is ready`));
+        agent = skiffDaemon(['node', '--kubeconfig', join(dir, 'kubeconfig-node'), '--name', node, '--data-dir', join(dir, 'agent'), '--client-ca-file', cluster.caFile], new RegExp(`Node ${node} is ready`));
         await agent.ready;
       }, { timeout: 180_000 });
 
@@ -185,7 +159,7 @@ describe('deploy/kubernetes', () => {
     });
 
     describe('skiff up as its ServiceAccount', () => {
-      let up: ReturnType<typeof skiffUp> | undefined;
+      let up: Daemon | undefined;
 
       before(async () => {
         const token = (await kubectl('create', 'token', 'skiff', '-n', 'skiff-system')).trim();
