@@ -232,15 +232,14 @@ export class Client {
     const stored = this.storageDef(def);
     const obj = def.conversion ? this.toStorage(def, stored, clone(input)) : input;
     const key = { namespace: obj.metadata?.namespace, name: obj.metadata?.name ?? '' };
-    if (stored.validateStatus) {
+    const old = stored.validateStatus || opts.dryRun ? await this.store.get(stored, key) : undefined;
+    if (stored.validateStatus && old) {
       // judged as it would be stored: the status written, everything else as it is
-      const old = await this.store.get(stored, key);
       const errs = stored.validateStatus({ ...clone(old), status: clone(obj.status) }, old);
       if (errs.length) throw ApiError.invalid(def.kind, def.group, old.metadata.name, errs);
     }
-    if (opts.dryRun) {
+    if (opts.dryRun && old) {
       // what the write would store (the status given, the rest as stored), and nothing written
-      const old = await this.store.get(stored, key);
       if (obj.metadata?.resourceVersion && obj.metadata.resourceVersion !== old.metadata.resourceVersion) {
         throw new ApiError(StatusReason.Conflict, `Operation cannot be fulfilled on ${def.group ? `${def.plural}.${def.group}` : def.plural} "${key.name}": the object has been modified; please apply your changes to the latest version and try again`, { name: key.name, group: def.group, kind: def.plural });
       }
