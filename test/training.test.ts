@@ -124,6 +124,17 @@ describe('distributed training jobs', () => {
     assert.ok(done.length === 5);
   });
 
+  it('an MXJob is refused, saying the operator removed the kind (v1.9) and which kinds are served', async () => {
+    const file = join(work, 'mxjob.yaml');
+    writeFileSync(file, YAML.stringify({ apiVersion: 'kubeflow.org/v1', kind: 'MXJob', metadata: { name: 'mx' }, spec: { jobMode: 'MXTrain', mxReplicaSpecs: {} } }));
+    const r = await s.cli(['apply', '-f', file]);
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /no matches for kind "MXJob" in version "kubeflow\.org\/v1".*removed from the Kubeflow Training Operator in v1\.9.*PaddleJob/);
+    const res = await fetch(`${s.url}/apis/kubeflow.org/v1/namespaces/default/mxjobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiVersion: 'kubeflow.org/v1', kind: 'MXJob', metadata: { name: 'mx' }, spec: {} }) });
+    assert.equal(res.status, 404);
+    assert.match(((await res.json()) as { message: string }).message, /no resource "mxjobs" in kubeflow\.org\/v1 \(MXJob was removed/);
+  });
+
   it('a kill -9 of the server during DDP training: after the restart the job finishes, nothing is left running', async () => {
     const job = example('pytorchjob-ddp.yaml');
     job.metadata.name = 'ddp-crash';
