@@ -84,7 +84,7 @@ describe('PaddleJob with PaddlePaddle (collective mode, gloo on CPU)', { skip: m
     assert.ok(Number(sums[0]?.[2]) > 0.9, `held-out accuracy ${sums[0]?.[2]}`);
     assert.match(rank0, /^weights identical on all 2 ranks: True/m);
     assert.ok(existsSync(model), 'no model was saved');
-    console.log(`# the PaddleJob took ${((Date.now() - started) / 1000).toFixed(1)}s from apply to Succeeded; losses ${losses.join(' ')}`);
+    console.log(`the PaddleJob took ${((Date.now() - started) / 1000).toFixed(1)}s from apply to Succeeded; losses ${losses.join(' ')}`);
   });
 
   it("the training operator's PaddleJob example (paddle.distributed.launch run_check) runs as it is", { skip: existsSync(upstreamExample) ? false : `no ${upstreamExample}` }, async () => {
@@ -109,7 +109,7 @@ describe('PaddleJob with PaddlePaddle (collective mode, gloo on CPU)', { skip: m
     const j = await finished('default', 'paddle-raises');
     const failed = conditions(j).find((c) => c.type === 'Failed' && c.status === 'True');
     assert.ok(failed, JSON.stringify(conditions(j)));
-    console.log(`# Failed: ${failed.message}`);
+    console.log(`Failed: ${failed.message}`);
     assert.match(failed.message ?? '', /Worker replica\(s\) failed/);
     assert.match(failed.message ?? '', /RuntimeError: column "label" not found in the training data/);
     const pods = (await s.get('/api/v1/namespaces/default/pods?labelSelector=training.kubeflow.org%2Fjob-name%3Dpaddle-raises')).items;
@@ -128,7 +128,7 @@ describe('PaddleJob with PaddlePaddle (collective mode, gloo on CPU)', { skip: m
     const j = await finished('default', 'paddle-raises-again', 180_000);
     const failed = conditions(j).find((c) => c.type === 'Failed' && c.status === 'True');
     assert.ok(failed, JSON.stringify(conditions(j)));
-    console.log(`# Failed: ${failed.message}`);
+    console.log(`Failed: ${failed.message}`);
     assert.match(failed.message ?? '', /backoff limit/);
     assert.match(failed.message ?? '', /RuntimeError: the learning rate must be positive/);
   });

@@ -296,7 +296,8 @@ export class TrainingReconciler {
 
   private async failBackoff(a: Active, failed: PodObject[] = []): Promise<true> {
     await this.deletePods(a, a.live.filter((p) => !isTerminal(p)));
-    this.fail(a, `Job ${a.job.metadata.name} has failed because it has reached the specified backoff limit${saidBy([...failed, ...a.live])}`, 'BackoffLimitExceeded');
+    const said = saidBy([...failed, ...a.live]);
+    this.fail(a, `Job ${a.job.metadata.name} has failed because it has reached the specified backoff limit${said ? `.${said}` : ''}`, 'BackoffLimitExceeded');
     return true;
   }
 
