@@ -92,6 +92,19 @@ nb_site=$(.venv-notebooks/bin/python -c 'import sysconfig; print(sysconfig.get_p
 default_site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 [ "$(cat "$nb_site/skiff-default-env.pth" 2>/dev/null)" = "$default_site" ] || echo "$default_site" > "$nb_site/skiff-default-env.pth"
 
+# PaddlePaddle's images (paddlepaddle/paddle, registry.baidubce.com/paddlepaddle/paddle): the CPU build of
+# paddlepaddle from PyPI in an environment of its own (about 1.1 GB; it brings its own numpy and
+# protobuf, which the default environment's kfp and Debian's torch must not see)
+if [ ! -x .venv-paddle/bin/python ]; then
+  say "creating PaddlePaddle's Python environment (.venv-paddle)"
+  /usr/bin/python3 -m venv .venv-paddle
+fi
+if [ ! -f .venv-paddle/.skiff-installed ] || [ python/requirements-paddle.txt -nt .venv-paddle/.skiff-installed ]; then
+  say "installing PaddlePaddle: $(grep -v '^#' python/requirements-paddle.txt | tr '\n' ' ')"
+  .venv-paddle/bin/pip install --quiet --disable-pip-version-check -r python/requirements-paddle.txt
+  touch .venv-paddle/.skiff-installed
+fi
+
 # the clients users drive Skiff with (kubectl, the Python kubernetes client, the Kubeflow SDKs), at
 # current versions, in their own environment: kfp in .venv pins kubernetes<31
 if [ ! -x .venv-clients/bin/python ]; then

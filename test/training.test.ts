@@ -1,7 +1,8 @@
 // Distributed training end to end: the jobs in examples/training, applied through the real server
 // as they are (only names, epochs and the model path changed), run real torch DDP, torchrun's
 // elastic rendezvous, XGBoost's collective, MPI through the exec agent, jax.distributed's
-// collectives on CPU, and the TF_CONFIG / Paddle coordinator checks, as Pods on the local substrate.
+// collectives on CPU, and the TF_CONFIG check, as Pods on the local substrate (PaddleJob, with real
+// Paddle, is training-paddle.test.ts).
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +13,7 @@ import { TestServer, repoRoot, sleep } from './harness.js';
 
 interface Job { apiVersion: string; kind: string; metadata: { name: string }; spec: any; status?: any }
 
-const plural: Record<string, string> = { PyTorchJob: 'pytorchjobs', TFJob: 'tfjobs', XGBoostJob: 'xgboostjobs', PaddleJob: 'paddlejobs', JAXJob: 'jaxjobs', MPIJob: 'mpijobs' };
+const plural: Record<string, string> = { PyTorchJob: 'pytorchjobs', TFJob: 'tfjobs', XGBoostJob: 'xgboostjobs', JAXJob: 'jaxjobs', MPIJob: 'mpijobs' };
 const pathOf = (j: { apiVersion: string; kind: string; metadata: { name: string } }): string =>
   `/apis/${j.apiVersion}/namespaces/default/${plural[j.kind]}/${j.metadata.name}`;
 
@@ -88,12 +89,12 @@ describe('distributed training jobs', () => {
     assert.deepEqual(pods.map((p) => p.metadata.name).sort(), ['ddp-digits-master-0', 'ddp-digits-worker-0', 'ddp-digits-worker-1']);
   });
 
-  it('elastic PyTorchJob (torchrun, c10d rendezvous), XGBoostJob, MPIJob v2beta1, TFJob, JAXJob and PaddleJob all succeed, for real', async () => {
-    const jobs = ['pytorchjob-elastic.yaml', 'xgboostjob.yaml', 'mpijob-v2beta1.yaml', 'tfjob.yaml', 'jaxjob.yaml', 'paddlejob.yaml'].map(example);
+  it('elastic PyTorchJob (torchrun, c10d rendezvous), XGBoostJob, MPIJob v2beta1, TFJob and JAXJob all succeed, for real', async () => {
+    const jobs = ['pytorchjob-elastic.yaml', 'xgboostjob.yaml', 'mpijob-v2beta1.yaml', 'tfjob.yaml', 'jaxjob.yaml'].map(example);
     for (const j of jobs) await apply(j);
     const done = await Promise.all(jobs.map((j) => finished(j, 180_000)));
     for (const [i, j] of done.entries()) await assertSucceeded(jobs[i] as Job, j);
-    const [elastic, xgb, mpi, tf, jax, paddle] = jobs as [Job, Job, Job, Job, Job, Job];
+    const [elastic, xgb, mpi, tf, jax] = jobs as [Job, Job, Job, Job, Job];
 
     const e0 = await logsOf(`${elastic.metadata.name}-worker-0`);
     const e1 = await logsOf(`${elastic.metadata.name}-worker-1`);
@@ -120,8 +121,18 @@ describe('distributed training jobs', () => {
       assert.match(jl, new RegExp(`jax process ${i}/3: 1 local of 3 devices`), jl);
       assert.match(jl, new RegExp(`jax process ${i}/3: allgather ids \\[0, 1, 2\\], psum of process ids 3 expected 3 OK`), jl);
     }
-    assert.match(await logsOf(`${paddle.metadata.name}-worker-0`), /coordinator: heard from 1\/1 processes OK/);
-    assert.ok(done.length === 6);
+    assert.ok(done.length === 5);
+  });
+
+  it('an MXJob is refused, saying the operator removed the kind (v1.9) and which kinds are served', async () => {
+    const file = join(work, 'mxjob.yaml');
+    writeFileSync(file, YAML.stringify({ apiVersion: 'kubeflow.org/v1', kind: 'MXJob', metadata: { name: 'mx' }, spec: { jobMode: 'MXTrain', mxReplicaSpecs: {} } }));
+    const r = await s.cli(['apply', '-f', file]);
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /no matches for kind "MXJob" in version "kubeflow\.org\/v1".*removed from the Kubeflow Training Operator in v1\.9.*PaddleJob/);
+    const res = await fetch(`${s.url}/apis/kubeflow.org/v1/namespaces/default/mxjobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiVersion: 'kubeflow.org/v1', kind: 'MXJob', metadata: { name: 'mx' }, spec: {} }) });
+    assert.equal(res.status, 404);
+    assert.match(((await res.json()) as { message: string }).message, /no resource "mxjobs" in kubeflow\.org\/v1 \(MXJob was removed/);
   });
 
   it('a kill -9 of the server during DDP training: after the restart the job finishes, nothing is left running', async () => {

@@ -51,6 +51,8 @@ export interface Container {
   volumeMounts?: VolumeMount[];
   restartPolicy?: string;
   imagePullPolicy?: string;
+  /** `File` (Kubernetes' default) or `FallbackToLogsOnError`: a failed container's log tail is its termination message */
+  terminationMessagePolicy?: string;
 }
 
 export interface KeyToPath {

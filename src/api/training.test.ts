@@ -16,6 +16,7 @@ import type { FieldError } from './errors.js';
 import { Kinds, defaultRegistry } from './index.js';
 import type { KObject } from './meta.js';
 import { clone } from './meta.js';
+import { retiredTrainingKind } from './training.js';
 import { trainingKindFor } from '../workloads/training/render.js';
 import type { Rendered } from '../workloads/training/types.js';
 
@@ -522,5 +523,15 @@ describe('training kinds: MPIJob v1 and v2beta1 share one stored resource', () =
       err instanceof ApiError && err.reason === 'Invalid' && (err.details.causes ?? []).some((c) => c.field === 'apiVersion'));
     const updated = await client.update({ ...live, metadata: { ...live.metadata, labels: { x: 'y' } } });
     assert.equal(updated.apiVersion, 'kubeflow.org/v2beta1');
+  });
+});
+
+describe('retired training kinds', () => {
+  it('MXJob (by kind or plural, in kubeflow.org only) is explained: removed in the operator v1.9', () => {
+    assert.match(retiredTrainingKind('kubeflow.org', 'MXJob') ?? '', /removed from the Kubeflow Training Operator in v1\.9/);
+    assert.equal(retiredTrainingKind('kubeflow.org', 'mxjobs'), retiredTrainingKind('kubeflow.org', 'MXJob'));
+    assert.equal(retiredTrainingKind('example.com', 'MXJob'), undefined);
+    assert.equal(retiredTrainingKind('kubeflow.org', 'PyTorchJob'), undefined);
+    assert.equal(registry.forObject('kubeflow.org/v1', 'MXJob'), undefined);
   });
 });

@@ -336,3 +336,19 @@ function kindDef(info: TrainingKindInfo): KindDef {
 }
 
 export const trainingKinds: KindDef[] = trainingKindInfos.map(kindDef);
+
+/**
+ * Kinds the Training Operator once served and dropped, by kind and by plural: what a request for
+ * one is told, beyond "no such resource". MXJob went in the operator's v1.9, whose kinds Skiff
+ * serves, after Apache MXNet was retired to the Apache Attic.
+ */
+const retiredTrainingKinds: Record<string, string> = {
+  MXJob: 'MXJob was removed from the Kubeflow Training Operator in v1.9, when Apache MXNet was retired; Skiff serves v1.9\'s kinds: PyTorchJob, TFJob, XGBoostJob, PaddleJob, JAXJob and MPIJob',
+};
+
+/** why a kind (or plural) of kubeflow.org is not served, when it is one the operator retired */
+export function retiredTrainingKind(group: string, kindOrPlural: string): string | undefined {
+  if (group !== TrainingGroup) return undefined;
+  const kind = Object.keys(retiredTrainingKinds).find((k) => k === kindOrPlural || `${k.toLowerCase()}s` === kindOrPlural);
+  return kind ? retiredTrainingKinds[kind] : undefined;
+}

@@ -1,6 +1,7 @@
 // Images Skiff knows without any config: Katib's example trial images, whose programs ship in the
-// repository's images/ directory and run in the default Python environment, and Kubeflow's Jupyter
-// notebook images, which run JupyterLab from the notebooks' environment (.venv-notebooks).
+// repository's images/ directory and run in the default Python environment, Kubeflow's Jupyter
+// notebook images, which run JupyterLab from the notebooks' environment (.venv-notebooks), and
+// PaddlePaddle's images, which run in Paddle's environment (.venv-paddle).
 import { join } from 'node:path';
 import type { Environment, EnvironmentRule } from '../substrate/local/environments.js';
 
@@ -37,7 +38,26 @@ export function builtinEnvironments(repoRoot: string): EnvironmentRule[] {
       'kubeflowkatib/pytorch-mnist*',
     ].map((image) => ({ image, environment: mnist })),
     ...['ghcr.io/kubeflow/katib/simple-pbt*', 'docker.io/kubeflowkatib/simple-pbt*', 'kubeflowkatib/simple-pbt*'].map((image) => ({ image, environment: pbt })),
+    ...paddleImages.map((image) => ({ image, environment: paddle(repoRoot) })),
   ];
+}
+
+/**
+ * PaddlePaddle's images (CPU and GPU tags alike), as the training operator's PaddleJob examples and
+ * Paddle's own documentation name them: `python` and `python3` are Paddle's environment, with the
+ * CPU build of `paddlepaddle` from PyPI (python/requirements-paddle.txt), so
+ * `python -m paddle.distributed.launch ...` runs as in the image.
+ */
+const paddleImages = [
+  'registry.baidubce.com/paddlepaddle/paddle*',
+  'paddlepaddle/paddle*',
+  'docker.io/paddlepaddle/paddle*',
+];
+
+function paddle(repoRoot: string): Environment {
+  // Paddle warns on every import that ccache is missing (it only matters to its C++ extension
+  // builder); its images ship none either, and the warning would open every replica's log
+  return { path: [join(repoRoot, '.venv-paddle', 'bin')], env: { PYTHONWARNINGS: 'ignore:No ccache found' } };
 }
 
 /** Kubeflow's Jupyter images (jupyter, jupyter-scipy, jupyter-pytorch(-cuda)(-full), jupyter-tensorflow…) */

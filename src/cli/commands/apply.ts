@@ -3,6 +3,7 @@ import { findByGVK, objectRef, resourcePath, type ResourceInfo } from '../discov
 import { readManifests, type ManifestEntry } from '../manifests.js';
 import { prepareCreate, prepareUpdate } from '../merge.js';
 import { asList, formatObject, parseOutput } from '../output.js';
+import { retiredTrainingKind } from '../../api/training.js';
 import type { KObject } from '../types.js';
 import { FILENAME_FLAG, NAMESPACE_FLAG, RECURSIVE_FLAG, type Command, type Context } from './common.js';
 
@@ -30,8 +31,9 @@ export async function targetFor(ctx: Context, entry: ManifestEntry & { object: K
   }
   const name = obj.metadata?.name;
   if (!resource) {
+    const retired = retiredTrainingKind(apiVersion.split('/')[0] ?? '', kind);
     throw new CliError(
-      `${entry.source}: no matches for kind "${kind}" in version "${apiVersion}"${name ? ` (object "${name}")` : ''}; see 'skiff api-resources'`,
+      `${entry.source}: no matches for kind "${kind}" in version "${apiVersion}"${name ? ` (object "${name}")` : ''}; ${retired ? `${retired}; ` : ''}see 'skiff api-resources'`,
     );
   }
   if (typeof name !== 'string' || name === '') {

@@ -7,6 +7,7 @@ import { goDecodeError } from '../../api/go-decode.js';
 import { isProtobufMediaType } from '../../api/protobuf.js';
 import type { KObject, StoredObject } from '../../api/meta.js';
 import type { KindDef, KindRegistry } from '../../api/registry.js';
+import { retiredTrainingKind } from '../../api/training.js';
 import { apiVersionOf } from '../../api/registry.js';
 import type { Client, PatchType } from '../../store/client.js';
 import { preconditionFailed } from '../../store/store.js';
@@ -123,8 +124,10 @@ export class KubeApi {
 
   private resolve(group: string, version: string, rest: string[]): Target {
     const { registry } = this.deps;
-    const unknown = (plural: string): ApiError =>
-      new ApiError(StatusReason.NotFound, `the server could not find the requested resource: no resource "${plural}" in ${group ? group + '/' : ''}${version}`);
+    const unknown = (plural: string): ApiError => {
+      const retired = retiredTrainingKind(group, plural);
+      return new ApiError(StatusReason.NotFound, `the server could not find the requested resource: no resource "${plural}" in ${group ? group + '/' : ''}${version}${retired ? ` (${retired})` : ''}`);
+    };
     let namespace: string | undefined;
     let parts = rest;
     // /namespaces/{ns}/{plural}/... addresses namespaced kinds; /namespaces[/{name}[/status]] the Namespace itself

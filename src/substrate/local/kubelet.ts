@@ -25,12 +25,12 @@ import { describeShares, gpuEnv, isShared, mpsPipeDir, preloadList, vgpuLibTarge
 import { followOutput } from './attach.js';
 import { ExecError, execIn, killExec } from './exec.js';
 import { type Environment, type Environments, imageBinds } from './environments.js';
-import { followLog, readLog } from './logs.js';
+import { followLog, logTail, readLog, terminationLogLines } from './logs.js';
 import type { PythonLaunch, PythonPods } from './python-pods.js';
 import { PodAddresses, hostsFile, netPreloadPath, podNetworkEnv, sandboxPreloadPath, writeHosts } from './network.js';
 import type { ServiceView } from './network.js';
 import type { BindMount, ContainerProcess, SandboxIsolation } from './process.js';
-import { adopt, bwrapAvailable, execTarget, launch } from './process.js';
+import { adopt, bwrapAvailable, execTarget, launch, recordTerminationMessage } from './process.js';
 import type { ContainerRuntime, PodRuntime } from './runtime.js';
 import { loadContainer, logFile, readPodRecord, runDir, writePodRecord } from './runtime.js';
 import { decidePhase, podStatus } from './status.js';
@@ -252,8 +252,8 @@ export class Kubelet {
     const startTime = rec?.startTime ?? pod.status?.startTime ?? now();
     if (!rec) writePodRecord(dir, { uid: pod.metadata.uid, namespace: pod.metadata.namespace ?? '', name: pod.metadata.name, ip, startTime });
     const rt: PodRuntime = { uid: pod.metadata.uid, namespace: pod.metadata.namespace ?? '', name: pod.metadata.name, dir, ip, startTime, containers: new Map(), hostsFile: join(dir, 'hosts') };
-    for (const c of pod.spec.initContainers ?? []) rt.containers.set(c.name, loadContainer(dir, c.name, true));
-    for (const c of pod.spec.containers) rt.containers.set(c.name, loadContainer(dir, c.name, false));
+    for (const c of pod.spec.initContainers ?? []) rt.containers.set(c.name, { ...loadContainer(dir, c.name, true), fallbackToLogs: c.terminationMessagePolicy === 'FallbackToLogsOnError' });
+    for (const c of pod.spec.containers) rt.containers.set(c.name, { ...loadContainer(dir, c.name, false), fallbackToLogs: c.terminationMessagePolicy === 'FallbackToLogsOnError' });
     for (const c of rt.containers.values()) if (c.proc) this.watchExit(rt, c, c.proc);
     if ([...rt.containers.values()].some((c) => c.proc)) this.opts.onContainerStart?.();
     this.pods.set(rt.uid, rt);
@@ -280,7 +280,16 @@ export class Kubelet {
   }
 
   private watchExit(rt: PodRuntime, c: ContainerRuntime, proc: ContainerProcess): void {
-    proc.exited().then((exit) => {
+    proc.exited().then(async (exit) => {
+      if (c.proc !== proc) return;
+      const run = c.current?.n;
+      if (c.fallbackToLogs && exit.exitCode !== 0 && !exit.message && run !== undefined) {
+        const message = logTail(await readLog(logFile(rt.dir, c.name, run), { tailLines: terminationLogLines }).catch(() => ''));
+        if (message) {
+          exit.message = message;
+          recordTerminationMessage(proc.stateDir, message);
+        }
+      }
       if (c.proc !== proc) return;
       c.proc = undefined;
       if (c.current) c.current.exit = exit;

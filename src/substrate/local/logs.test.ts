@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { followLog, readLog, type LogOptions } from './logs.js';
+import { followLog, logTail, readLog, type LogOptions } from './logs.js';
 import { launch } from './process.js';
 
 const repo = fileURLToPath(new URL('../../../../', import.meta.url));
@@ -262,5 +262,24 @@ void describe('followLog', () => {
     for await (const c of followLog(log, {}, () => exited, new AbortController().signal)) chunks.push(c);
     assert.equal(chunks.join(''), 'tick 1\ntick 2\ntick 3\ntick 4\ntick 5\nbye\n');
     assert.ok(chunks.length > 1, 'lines arrived while it ran, not all at the end');
+  });
+});
+
+describe('logTail (terminationMessagePolicy FallbackToLogsOnError)', () => {
+  test('a short log is its own message, without trailing blank lines', () => {
+    assert.equal(logTail('starting\nTraceback (most recent call last):\nValueError: bad\n\n'), 'starting\nTraceback (most recent call last):\nValueError: bad');
+  });
+  test('a long one keeps at most its last 2048 bytes, from a whole line', () => {
+    const lines = Array.from({ length: 200 }, (_, i) => `line ${i} ${'x'.repeat(20)}`);
+    const tail = logTail(lines.join('\n') + '\n');
+    assert.ok(Buffer.byteLength(tail) <= 2048, String(Buffer.byteLength(tail)));
+    assert.match(tail, /^line \d+ x+\n/);
+    assert.ok(tail.endsWith(lines.at(-1) ?? ''));
+  });
+  test('multi-byte characters cut at the edge do not leave a broken one in front', () => {
+    const tail = logTail('é'.repeat(1500) + '\nRuntimeError: ünïcode');
+    assert.equal(tail, 'RuntimeError: ünïcode');
+    const oneLine = logTail('é'.repeat(1500));
+    assert.ok(!oneLine.startsWith('\uFFFD') && oneLine.length === 1024, String(oneLine.length));
   });
 });

@@ -223,3 +223,18 @@ async function findTailStart(fh: fs.promises.FileHandle, size: number, n: number
   }
   return 0;
 }
+
+// FallbackToLogsOnError: Kubernetes' kubelet takes the log's last 80 lines or 2048 bytes, the smaller
+export const terminationLogLines = 80;
+const terminationLogBytes = 2048;
+
+/** the end of a log as a termination message: its last lines, at most terminationLogBytes of them */
+export function logTail(log: string): string {
+  const text = log.replace(/\s+$/, '');
+  const bytes = Buffer.from(text);
+  if (bytes.length <= terminationLogBytes) return text;
+  // cut at a line start within the last 2048 bytes, so the message begins with a whole line
+  const end = bytes.subarray(bytes.length - terminationLogBytes).toString('utf8').replace(/^\uFFFD+/, '');
+  const nl = end.indexOf('\n');
+  return nl >= 0 && nl < end.length - 1 ? end.slice(nl + 1) : end;
+}

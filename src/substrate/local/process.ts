@@ -473,7 +473,17 @@ function readExit(stateDir: string, meta: Meta | null): ExitInfo | null {
     const msg = bwrapSetupError(meta);
     if (msg) return { exitCode, signal, finishedAt, reason: 'StartError', message: msg };
   }
-  return { exitCode, signal, finishedAt, reason: exitCode === 0 ? 'Completed' : 'Error' };
+  const message = exitCode === 0 ? null : readText(path.join(stateDir, terminationMessageFile));
+  return { exitCode, signal, finishedAt, reason: exitCode === 0 ? 'Completed' : 'Error', ...(message ? { message } : {}) };
+}
+
+/** where a failed run's termination message is kept (terminationMessagePolicy FallbackToLogsOnError),
+ *  beside its exit, so a restarted server reports it too */
+const terminationMessageFile = 'termination-message';
+
+/** keeps a failed run's termination message with its exit */
+export function recordTerminationMessage(stateDir: string, message: string): void {
+  writeAtomic(path.join(stateDir, terminationMessageFile), message);
 }
 
 /** bwrap reports a failed mount or exec as "bwrap: ..." on stderr and exit code 1, before the

@@ -29,6 +29,8 @@ export interface ContainerRuntime {
   /** the GPU cards its current run was given and each share's compute (not kept on disk: a container
    *  adopted by a restarted server has none, and its card's use is split equally) */
   gpuShares?: { uuid: string; cores: number }[];
+  /** terminationMessagePolicy FallbackToLogsOnError: a failed run's log tail is its termination message */
+  fallbackToLogs?: boolean;
   /** its Python environment (the local image pull): being built, ready, or failed */
   preparing?: { state: 'pending' | 'ready' | 'failed'; binDir?: string; message?: string };
 }

@@ -89,6 +89,9 @@ export function replicaPod(job: TrainingJob, rs: ReplicaSpec, name: string, labe
   const spec = (tmpl.spec ?? { containers: [] }) as PodSpec;
   spec.containers ??= [];
   spec.restartPolicy = podRestartPolicy(rp);
+  // a replica that fails keeps the end of its log as its termination message, so the job's Failed
+  // condition can say what the program said (a container that chose a policy keeps it)
+  for (const c of [...(spec.initContainers ?? []), ...spec.containers]) c.terminationMessagePolicy ??= 'FallbackToLogsOnError';
   const metadata: Pod['metadata'] = {
     name,
     namespace: jobNamespace(job),

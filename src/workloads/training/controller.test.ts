@@ -292,6 +292,15 @@ void describe('training controller', () => {
     assert.equal(createdTimes('ecb-master-0'), 3);
   });
 
+  void it("Never: a failed replica's program error ends the Failed condition's message", async () => {
+    const log = 'epoch 0 loss 2.3\nTraceback (most recent call last):\n  File "train.py", line 9, in <module>\nValueError: no column "label"\n';
+    env.agent.script = (p) => (p.metadata.name === 'nvm-worker-0' ? { exitCode: 1, message: log } : undefined);
+    run();
+    await env.client.create(makeJob('nvm', { policy: 'Never' }));
+    const j = await waitCond('nvm', 'Failed');
+    assert.equal(cond(j, 'Failed')?.message, 'PyTorchJob default/nvm has failed because 1 Worker replica(s) failed. nvm-worker-0: ValueError: no column "label"');
+  });
+
   void it('Never: a failed replica fails the job', async () => {
     env.agent.script = (p) => (p.metadata.name === 'nv-worker-0' ? { exitCode: 2 } : undefined);
     run();

@@ -28,7 +28,7 @@ import type { TrainingConditionType } from './conditions.js';
 import type { GangAdmissionOptions } from './gang.js';
 import { GangAdmission } from './gang.js';
 import type { Active, Pass, PodObject, Rung, Slot } from './pass.js';
-import { exitCodeOf, isMpiV2, isTerminal, keyOf, managedHere, minAvailable, observe, podRestarts, replicaStatuses, startErrorOf, timestamp } from './pass.js';
+import { exitCodeOf, isMpiV2, isTerminal, keyOf, managedHere, minAvailable, observe, podRestarts, programErrorOf, replicaStatuses, startErrorOf, timestamp } from './pass.js';
 import type { Rendered, RenderedReplica, TrainingJob, TrainingKind } from './types.js';
 
 export type TrainingKindLookup = (apiVersion: string, kind: string) => TrainingKind | undefined;
@@ -274,10 +274,10 @@ export class TrainingReconciler {
       }
       if (verdict === 'fail') {
         const n = a.views.find((v) => v.type === type)?.failed ?? 1;
-        this.fail(a, `${kind.kind} ${keyString(keyOf(job))} has failed because ${n} ${type} replica(s) failed.`);
+        this.fail(a, `${kind.kind} ${keyString(keyOf(job))} has failed because ${n} ${type} replica(s) failed.${saidBy([pod])}`);
         return true;
       }
-      if (a.limitReached(a.restarts + 1)) return this.failBackoff(a);
+      if (a.limitReached(a.restarts + 1)) return this.failBackoff(a, [pod]);
       // count first (written before the Pod is deleted), then delete, then re-create when it is gone
       a.restarts += 1;
       status.restarts = (status.restarts ?? 0) + 1 + podRestarts(pod);
@@ -294,9 +294,10 @@ export class TrainingReconciler {
     return a.limitReached(a.restarts) ? this.failBackoff(a) : false;
   }
 
-  private async failBackoff(a: Active): Promise<true> {
+  private async failBackoff(a: Active, failed: PodObject[] = []): Promise<true> {
     await this.deletePods(a, a.live.filter((p) => !isTerminal(p)));
-    this.fail(a, `Job ${a.job.metadata.name} has failed because it has reached the specified backoff limit`, 'BackoffLimitExceeded');
+    const said = saidBy([...failed, ...a.live]);
+    this.fail(a, `Job ${a.job.metadata.name} has failed because it has reached the specified backoff limit${said ? `.${said}` : ''}`, 'BackoffLimitExceeded');
     return true;
   }
 
@@ -313,7 +314,8 @@ export class TrainingReconciler {
     for (const type of a.judged) {
       if (kind.unretriedFailure(job, type, underWay) !== 'fail') continue;
       const n = a.views.find((v) => v.type === type)?.failed ?? 1;
-      this.fail(a, `${kind.kind} ${keyString(keyOf(job))} has failed because ${n} ${type} replica(s) failed.`);
+      const pods = a.slots.filter((s) => s.replica.type === type && s.pod).map((s) => s.pod as PodObject);
+      this.fail(a, `${kind.kind} ${keyString(keyOf(job))} has failed because ${n} ${type} replica(s) failed.${saidBy(pods)}`);
       return true;
     }
     return false;
@@ -535,6 +537,15 @@ export class TrainingReconciler {
 // ---- pure helpers ---------------------------------------------------------------------------------
 
 /** the job as the controlling owner, beside any other (non-controlling) owners already named */
+/** ` POD: <the program's error>` for the first of these Pods whose program ended in one, else '' */
+function saidBy(pods: PodObject[]): string {
+  for (const p of pods) {
+    const said = programErrorOf(p);
+    if (said) return ` ${p.metadata.name}: ${said}`;
+  }
+  return '';
+}
+
 function ownedBy(job: StoredObject, refs: OwnerReference[] | undefined): OwnerReference[] {
   return [...(refs ?? []).filter((r) => !r.controller && r.uid !== job.metadata.uid), { ...ownerRefTo(job), blockOwnerDeletion: true }];
 }

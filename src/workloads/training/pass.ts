@@ -118,6 +118,27 @@ export function exitCodeOf(pod: Pod, defaultContainer: string): number {
   return s?.state.terminated?.exitCode ?? s?.lastState.terminated?.exitCode ?? 0xbeef;
 }
 
+/**
+ * What a failed replica's program said last: from a container that ended in error, the termination
+ * message's line that names the error (a Python exception's `Type: message`), else its last line.
+ * Training Pods keep their log's tail there (terminationMessagePolicy FallbackToLogsOnError).
+ */
+export function programErrorOf(pod: Pod): string | undefined {
+  for (const s of [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]) {
+    for (const t of [s.state?.terminated, s.lastState?.terminated]) {
+      if (!t || t.exitCode === 0 || t.reason === 'StartError' || !t.message) continue;
+      const lines = t.message.split('\n').map((l) => l.trim()).filter(Boolean);
+      const line = [...lines].reverse().find((l) => errorLine.test(l)) ?? lines.at(-1);
+      if (line) return line.length > maxErrorLine ? `${line.slice(0, maxErrorLine)}…` : line;
+    }
+  }
+  return undefined;
+}
+
+/** `RuntimeError: ...`, `paddle.base.core.EnforceNotMet: ...`, `KeyboardInterrupt`, `Error: ...` */
+const errorLine = /^[A-Za-z_][\w.]*(Error|Exception|Exit|NotMet|Interrupt)\b(:|$)/;
+const maxErrorLine = 512;
+
 /** a container that could not start at all (no such command): retrying cannot help */
 export function startErrorOf(pod: Pod): string | undefined {
   for (const s of [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]) {
