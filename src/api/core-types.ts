@@ -51,6 +51,9 @@ export interface Container {
   volumeMounts?: VolumeMount[];
   restartPolicy?: string;
   imagePullPolicy?: string;
+  /** `FallbackToLogsOnError`: a container that fails without a termination message gets its log's tail as one */
+  terminationMessagePolicy?: string;
+  terminationMessagePath?: string;
 }
 
 export interface KeyToPath {

@@ -26,6 +26,8 @@ export interface Outcome {
   conditions?: Condition[];
   /** keep running, with this restartCount on every container (restartPolicy OnFailure) */
   restarts?: number;
+  /** the failed container's termination message */
+  message?: string;
 }
 
 /** Decides a running pod's fate; undefined keeps it running. */
@@ -139,7 +141,8 @@ export class FakeNodeAgent {
         containerStatuses: pod.spec.containers.map((c) => {
           const exitCode = outcome.container === undefined || outcome.container === c.name ? code : 0;
           const restartCount = pod.status?.containerStatuses?.find((s) => s.name === c.name)?.restartCount ?? 0;
-          return { name: c.name, ready: false, restartCount, state: { terminated: { exitCode, reason: exitCode ? 'Error' : 'Completed', finishedAt: at } }, lastState: {} };
+          const message = exitCode && outcome.message ? { message: outcome.message } : {};
+          return { name: c.name, ready: false, restartCount, state: { terminated: { exitCode, reason: exitCode ? 'Error' : 'Completed', ...message, finishedAt: at } }, lastState: {} };
         }),
       },
     });

@@ -29,7 +29,7 @@ import { followLog, readLog } from './logs.js';
 import type { PythonLaunch, PythonPods } from './python-pods.js';
 import { PodAddresses, hostsFile, netPreloadPath, podNetworkEnv, sandboxPreloadPath, writeHosts } from './network.js';
 import type { ServiceView } from './network.js';
-import type { BindMount, ContainerProcess, SandboxIsolation } from './process.js';
+import type { BindMount, ContainerProcess, ExitInfo, SandboxIsolation } from './process.js';
 import { adopt, bwrapAvailable, execTarget, launch } from './process.js';
 import type { ContainerRuntime, PodRuntime } from './runtime.js';
 import { loadContainer, logFile, readPodRecord, runDir, writePodRecord } from './runtime.js';
@@ -254,7 +254,8 @@ export class Kubelet {
     const rt: PodRuntime = { uid: pod.metadata.uid, namespace: pod.metadata.namespace ?? '', name: pod.metadata.name, dir, ip, startTime, containers: new Map(), hostsFile: join(dir, 'hosts') };
     for (const c of pod.spec.initContainers ?? []) rt.containers.set(c.name, loadContainer(dir, c.name, true));
     for (const c of pod.spec.containers) rt.containers.set(c.name, loadContainer(dir, c.name, false));
-    for (const c of rt.containers.values()) if (c.proc) this.watchExit(rt, c, c.proc);
+    const specs = [...(pod.spec.initContainers ?? []), ...pod.spec.containers];
+    for (const c of rt.containers.values()) if (c.proc) this.watchExit(rt, c, c.proc, specs.find((s) => s.name === c.name));
     if ([...rt.containers.values()].some((c) => c.proc)) this.opts.onContainerStart?.();
     this.pods.set(rt.uid, rt);
     this.uidByKey.set(keyString({ namespace: rt.namespace, name: rt.name }), rt.uid);
@@ -279,13 +280,16 @@ export class Kubelet {
     for (const c of rt.containers.values()) if (c.proc && !c.current?.exit) c.proc.signal(sig);
   }
 
-  private watchExit(rt: PodRuntime, c: ContainerRuntime, proc: ContainerProcess): void {
-    proc.exited().then((exit) => {
+  private watchExit(rt: PodRuntime, c: ContainerRuntime, proc: ContainerProcess, spec: Container | undefined): void {
+    proc.exited().then(async (exit) => {
+      // the message is read before the exit is seen, so no status reports the failure without it
+      const n = c.current?.n;
+      const message = n !== undefined ? await fallbackMessage(spec, exit, logFile(rt.dir, c.name, n)) : undefined;
       if (c.proc !== proc) return;
       c.proc = undefined;
-      if (c.current) c.current.exit = exit;
+      if (c.current) c.current.exit = message ? { ...exit, message } : exit;
       this.controller?.enqueue({ namespace: rt.namespace, name: rt.name });
-    }, (e) => this.opts.log?.(`kubelet: ${rt.namespace}/${rt.name}/${c.name}: ${(e as Error).message}`));
+    }).catch((e) => this.opts.log?.(`kubelet: ${rt.namespace}/${rt.name}/${c.name}: ${(e as Error).message}`));
   }
 
   /** graceful stop: SIGTERM, then SIGKILL when the grace period is over; then the final status */
@@ -601,7 +605,7 @@ export class Kubelet {
     c.current = { n, startedAt: proc.startedAt };
     c.proc = proc;
     c.gpuShares = this.gpuSharesOf(gpus);
-    this.watchExit(rt, c, proc);
+    this.watchExit(rt, c, proc, spec);
     this.opts.onContainerStart?.();
     this.opts.recorder.event(pod, 'Normal', 'Started', `Started container ${spec.name}`);
     return Infinity;
@@ -1072,6 +1076,22 @@ export class Kubelet {
       });
     });
   }
+}
+
+/** the kubelet's limits on a termination message taken from the log: its last 80 lines, at most 2 KiB */
+const fallbackLines = 80;
+const fallbackBytes = 2048;
+
+/**
+ * `terminationMessagePolicy: FallbackToLogsOnError`: a container that failed and left no message of
+ * its own gets the end of its log as its termination message, so a program's last words (a Python
+ * traceback's last line) reach the Pod's status, and the conditions of the jobs that own it.
+ */
+async function fallbackMessage(spec: Container | undefined, exit: ExitInfo, file: string): Promise<string | undefined> {
+  if (spec?.terminationMessagePolicy !== 'FallbackToLogsOnError' || exit.message || exit.exitCode === 0) return undefined;
+  const tail = Buffer.from(await readLog(file, { tailLines: fallbackLines }));
+  const text = (tail.length > fallbackBytes ? tail.subarray(tail.length - fallbackBytes) : tail).toString('utf8');
+  return text || undefined;
 }
 
 /** the host directories a container's environment runs from: its PATH entries, its image's files,

@@ -28,7 +28,7 @@ import type { TrainingConditionType } from './conditions.js';
 import type { GangAdmissionOptions } from './gang.js';
 import { GangAdmission } from './gang.js';
 import type { Active, Pass, PodObject, Rung, Slot } from './pass.js';
-import { exitCodeOf, isMpiV2, isTerminal, keyOf, managedHere, minAvailable, observe, podRestarts, replicaStatuses, startErrorOf, timestamp } from './pass.js';
+import { exitCodeOf, isMpiV2, isTerminal, keyOf, lastWordsOf, managedHere, minAvailable, observe, podRestarts, replicaStatuses, startErrorOf, timestamp } from './pass.js';
 import type { Rendered, RenderedReplica, TrainingJob, TrainingKind } from './types.js';
 
 export type TrainingKindLookup = (apiVersion: string, kind: string) => TrainingKind | undefined;
@@ -274,7 +274,7 @@ export class TrainingReconciler {
       }
       if (verdict === 'fail') {
         const n = a.views.find((v) => v.type === type)?.failed ?? 1;
-        this.fail(a, `${kind.kind} ${keyString(keyOf(job))} has failed because ${n} ${type} replica(s) failed.`);
+        this.fail(a, withLastWords(`${kind.kind} ${keyString(keyOf(job))} has failed because ${n} ${type} replica(s) failed.`, [pod]));
         return true;
       }
       if (a.limitReached(a.restarts + 1)) return this.failBackoff(a);
@@ -296,7 +296,7 @@ export class TrainingReconciler {
 
   private async failBackoff(a: Active): Promise<true> {
     await this.deletePods(a, a.live.filter((p) => !isTerminal(p)));
-    this.fail(a, `Job ${a.job.metadata.name} has failed because it has reached the specified backoff limit`, 'BackoffLimitExceeded');
+    this.fail(a, withLastWords(`Job ${a.job.metadata.name} has failed because it has reached the specified backoff limit`, a.live), 'BackoffLimitExceeded');
     return true;
   }
 
@@ -313,7 +313,8 @@ export class TrainingReconciler {
     for (const type of a.judged) {
       if (kind.unretriedFailure(job, type, underWay) !== 'fail') continue;
       const n = a.views.find((v) => v.type === type)?.failed ?? 1;
-      this.fail(a, `${kind.kind} ${keyString(keyOf(job))} has failed because ${n} ${type} replica(s) failed.`);
+      const failed = a.slots.flatMap((sl) => (sl.replica.type === type && sl.pod?.status?.phase === 'Failed' ? [sl.pod] : []));
+      this.fail(a, withLastWords(`${kind.kind} ${keyString(keyOf(job))} has failed because ${n} ${type} replica(s) failed.`, failed));
       return true;
     }
     return false;
@@ -537,4 +538,10 @@ export class TrainingReconciler {
 /** the job as the controlling owner, beside any other (non-controlling) owners already named */
 function ownedBy(job: StoredObject, refs: OwnerReference[] | undefined): OwnerReference[] {
   return [...(refs ?? []).filter((r) => !r.controller && r.uid !== job.metadata.uid), { ...ownerRefTo(job), blockOwnerDeletion: true }];
+}
+
+/** the operator's message, then what the first failed container said, when one said anything */
+function withLastWords(message: string, pods: PodObject[]): string {
+  const words = pods.map(lastWordsOf).find((w) => w !== undefined);
+  return words ? `${message} ${words}` : message;
 }
