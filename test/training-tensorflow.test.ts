@@ -106,6 +106,48 @@ describe('TFJob with real TensorFlow', { skip: missing() }, () => {
     assert.ok(Number(/accuracy ([\d.]+)/.exec(stdout)?.[1]) > 0.85, stdout);
   });
 
+  it('PS, Chief, Workers and Evaluator with ParameterServerStrategy: variables on the PS, steps on both workers, the evaluator scores each checkpoint, the chief\'s success ends the job and stops the PS', async () => {
+    const job = YAML.parse(readFileSync(join(repoRoot, 'examples', 'training', 'tfjob-ps.yaml'), 'utf8')) as Job;
+    const name = job.metadata.name;
+    const ckpt = join(work, 'ps-checkpoints');
+    const modelDir = join(work, 'ps-model');
+    setEnv(job, 'EPOCHS', '3');
+    setEnv(job, 'CHECKPOINT_DIR', ckpt);
+    setEnv(job, 'MODEL_DIR', modelDir);
+    const t0 = Date.now();
+    await apply(job);
+    const j = await finished(name);
+    const chief = await logsOf(`${name}-chief-0`);
+    assert.ok(trueConditions(j).includes('Succeeded'), `${JSON.stringify(j.status?.conditions)}\n--- chief\n${chief}`);
+    console.log(`# TFJob ${name} (5 replicas, 3 epochs) succeeded ${((Date.now() - t0) / 1000).toFixed(1)}s after apply`);
+
+    assert.match(chief, /chief:0: coordinating 2 workers and 1 parameter servers/);
+    assert.match(chief, /chief:0: variables on \['\/job:ps\/replica:0\/task:0\/device:CPU:0'\]/);
+    const losses = [...chief.matchAll(/^chief:0: epoch \d+ loss ([\d.]+) after/gm)].map((m) => Number(m[1]));
+    assert.equal(losses.length, 3, chief);
+    assert.ok((losses.at(-1) ?? Infinity) < (losses[0] ?? 0), `the loss did not fall: ${losses.join(' ')}`);
+    const perWorker = JSON.parse(/steps run per worker: (\{.*\})/.exec(chief)?.[1] ?? '{}') as Record<string, number>;
+    assert.deepEqual(Object.keys(perWorker).sort(), ['worker:0', 'worker:1'], chief);
+    assert.equal(Object.values(perWorker).reduce((a, b) => a + b, 0), 120);
+    assert.ok(existsSync(join(modelDir, '1', 'saved_model.pb')), chief);
+    // the evaluator read the chief's checkpoints from the shared directory, the last one included, and
+    // wrote its scores there (its Pod may be gone already: it is stopped with the PS if still running
+    // when the chief is done)
+    const evals = readFileSync(join(ckpt, 'eval.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { checkpoint: string; step: number; accuracy: number });
+    const last = evals.find((e) => e.checkpoint.endsWith('ckpt-3'));
+    assert.ok(last && last.step === 120 && last.accuracy > 0.8, JSON.stringify(evals));
+    assert.match(chief, new RegExp(`chief:0: the evaluator scored ckpt-3: accuracy ${last.accuracy.toFixed(3)}`));
+
+    // the job is over with its chief: the PS and the Workers, which would serve for ever, are stopped (cleanPodPolicy Running)
+    const pods = await s.until('the PS and Workers stopped', async () => {
+      const list = (await s.get(`/api/v1/namespaces/default/pods?labelSelector=${encodeURIComponent(`training.kubeflow.org/job-name=${name}`)}`)).items as any[];
+      return list.some((p) => /-(ps|worker)-\d+$/.test(p.metadata.name) && !p.metadata.deletionTimestamp) ? undefined : list;
+    }, 30_000);
+    const left = pods.filter((p) => !p.metadata.deletionTimestamp).map((p) => `${p.metadata.name}=${p.status?.phase}`).sort();
+    assert.equal(left[0], `${name}-chief-0=Succeeded`);
+    assert.ok(left.length === 1 || left[1] === `${name}-evaluator-0=Succeeded`, left.join(' '));
+  });
+
   it('a program that raises fails its TFJob (restartPolicy Never) with the exception in the Failed condition and the Pod\'s termination message', async () => {
     const program = [
       'import tensorflow as tf',
