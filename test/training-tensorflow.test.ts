@@ -148,23 +148,30 @@ describe('TFJob with real TensorFlow', { skip: missing() }, () => {
     assert.ok(left.length === 1 || left[1] === `${name}-evaluator-0=Succeeded`, left.join(' '));
   });
 
-  it('a program that raises fails its TFJob (restartPolicy Never) with the exception in the Failed condition and the Pod\'s termination message', async () => {
+  it('a program that raises fails its TFJob under its restartPolicy (Never: at once; OnFailure: at backoffLimit) with the exception in the Failed condition', async () => {
     const program = [
       'import tensorflow as tf',
       'rate = -0.5',
       'if rate <= 0: raise ValueError(f"the learning rate must be positive, not {rate} (TensorFlow {tf.__version__})")',
     ].join('\n');
+    const error = 'ValueError: the learning rate must be positive, not -0.5 (TensorFlow 2.20.0)';
     const container = { name: 'tensorflow', image: 'tensorflow/tensorflow:2.20.0', command: ['python', '-c', program], terminationMessagePolicy: 'FallbackToLogsOnError' };
-    const job: Job = { apiVersion: 'kubeflow.org/v1', kind: 'TFJob', metadata: { name: 'tf-raises' }, spec: { tfReplicaSpecs: { Chief: { replicas: 1, restartPolicy: 'Never', template: { spec: { containers: [container] } } } } } };
-    await apply(job);
-    const j = await finished('tf-raises', 60_000);
-    const failed = (j.status?.conditions ?? []).find((c: any) => c.type === 'Failed' && c.status === 'True');
-    assert.ok(failed, JSON.stringify(j.status?.conditions));
-    assert.equal(failed.message,
-      'TFJob default/tf-raises has failed because 1 Chief replica(s) failed. tf-raises-chief-0 (container tensorflow, exit code 1): ValueError: the learning rate must be positive, not -0.5 (TensorFlow 2.20.0)');
+    const jobOf = (name: string, restartPolicy: string, runPolicy: object): Job => ({
+      apiVersion: 'kubeflow.org/v1', kind: 'TFJob', metadata: { name },
+      spec: { runPolicy, tfReplicaSpecs: { Chief: { replicas: 1, restartPolicy, template: { spec: { containers: [container] } } } } },
+    });
+    await apply(jobOf('tf-raises', 'Never', {}));
+    await apply(jobOf('tf-raises-again', 'OnFailure', { backoffLimit: 1 }));
+    const [never, onFailure] = await Promise.all([finished('tf-raises', 60_000), finished('tf-raises-again', 90_000)]);
+    const failedOf = (j: Job): any => (j.status?.conditions ?? []).find((c: any) => c.type === 'Failed' && c.status === 'True');
+    assert.equal(failedOf(never)?.message, `TFJob default/tf-raises has failed because 1 Chief replica(s) failed. tf-raises-chief-0 (container tensorflow, exit code 1): ${error}`,
+      JSON.stringify(never.status?.conditions));
     const pod = await s.get('/api/v1/namespaces/default/pods/tf-raises-chief-0');
     const terminated = pod.status?.containerStatuses?.[0]?.state?.terminated;
     assert.equal(terminated?.exitCode, 1);
     assert.match(terminated?.message ?? '', /Traceback \(most recent call last\):[\s\S]*ValueError: the learning rate must be positive/);
+    // OnFailure: the container restarts in place until the backoff limit, then the job fails with its last words
+    assert.equal(failedOf(onFailure)?.message, `Job tf-raises-again has failed because it has reached the specified backoff limit. tf-raises-again-chief-0 (container tensorflow, exit code 1): ${error}`,
+      JSON.stringify(onFailure.status?.conditions));
   });
 });

@@ -543,5 +543,5 @@ function ownedBy(job: StoredObject, refs: OwnerReference[] | undefined): OwnerRe
 /** the operator's message, then what the first failed container said, when one said anything */
 function withLastWords(message: string, pods: PodObject[]): string {
   const words = pods.map(lastWordsOf).find((w) => w !== undefined);
-  return words ? `${message} ${words}` : message;
+  return words ? `${message}${message.endsWith('.') ? '' : '.'} ${words}` : message;
 }
