@@ -70,6 +70,7 @@ describe('TFJob with real TensorFlow', { skip: missing() }, () => {
     console.log(`# TFJob ${name} (3 replicas, 4 epochs) succeeded ${((Date.now() - t0) / 1000).toFixed(1)}s after apply`);
 
     const [chief = '', w0 = '', w1 = ''] = logs;
+    console.log(`# ${/trained \d+ steps .*/.exec(chief)?.[0] ?? 'no training time in the chief\'s log'}`);
     // one cluster of three tasks, named as TF_CONFIG names them: the Pods' Service names, resolved in each sandbox
     const cluster = `{"chief": ["${name}-chief-0.default.svc:2222"], "worker": ["${name}-worker-0.default.svc:2222", "${name}-worker-1.default.svc:2222"]}`;
     for (const [i, [task, log]] of ([['chief:0', chief], ['worker:0', w0], ['worker:1', w1]] as const).entries()) {
