@@ -35,7 +35,8 @@ def digits():
 
 
 class Model(tf.Module):
-    """A two-layer perceptron whose variables live wherever the strategy puts them (the parameter servers)."""
+    """A two-layer perceptron of plain TensorFlow variables, which the strategy puts on the parameter
+    servers; a tf.Module, so the chief exports it with its serving signature as it is."""
 
     def __init__(self):
         super().__init__()
