@@ -116,6 +116,21 @@ if [ ! -f .venv-clients/.skiff-installed ] || [ python/requirements-clients.txt 
   .venv-clients/bin/pip install --quiet --disable-pip-version-check -r python/requirements-clients.txt
   touch .venv-clients/.skiff-installed
 fi
+# TensorFlow (tensorflow-cpu, with scikit-learn for the examples' data) in its own environment, without
+# the system's packages: it pins numpy and protobuf versions the default environment's kfp and Debian's
+# torch do not share. Images such as tensorflow/tensorflow:* run in it (src/server/builtin-images.ts).
+# About 1.7 GB; SKIFF_TENSORFLOW=0 leaves it out (TFJobs then run in the default environment).
+if [ "${SKIFF_TENSORFLOW:-1}" != 0 ]; then
+  if [ ! -x .venv-tensorflow/bin/python ]; then
+    say "creating TensorFlow's Python environment (.venv-tensorflow)"
+    /usr/bin/python3 -m venv .venv-tensorflow
+  fi
+  if [ ! -f .venv-tensorflow/.skiff-installed ] || [ python/requirements-tensorflow.txt -nt .venv-tensorflow/.skiff-installed ]; then
+    say "installing TensorFlow: $(grep -v '^#' python/requirements-tensorflow.txt | tr '\n' ' ')"
+    .venv-tensorflow/bin/pip install --quiet --disable-pip-version-check -r python/requirements-tensorflow.txt
+    touch .venv-tensorflow/.skiff-installed
+  fi
+fi
 # Katib's SDK (KatibClient for users, report_metrics inside trials), without its pins (see requirements-tuning.txt)
 for venv in .venv .venv-clients; do
   [ -f $venv/.skiff-installed-katib ] || { say "installing kubeflow-katib into $venv"; $venv/bin/pip install --quiet --disable-pip-version-check --no-deps kubeflow-katib==0.19.0 kubeflow-training==1.9.4 && touch $venv/.skiff-installed-katib; }

@@ -70,3 +70,20 @@ it('built-in images: the Jupyter server\'s token is JUPYTER_TOKEN\'s, and empty 
     rmSync(bin, { recursive: true, force: true });
   }
 });
+
+it('built-in images: TensorFlow\'s images and the TFJob examples\' images run in the TensorFlow environment', () => {
+  const envs = new Environments(compileConfig({ dataDir: '/tmp/skiff-config-test' }).environments, {});
+  for (const image of [
+    'tensorflow/tensorflow', 'tensorflow/tensorflow:2.15.0', 'tensorflow/tensorflow:latest-gpu', 'docker.io/tensorflow/tensorflow:2.20.0',
+    'tensorflow/tensorflow@sha256:0123', 'kubeflow/tf-mnist-with-summaries:latest', 'kubeflow/tf-dist-mnist-test:latest',
+    'kubeflow/tf-multi-worker-strategy:latest', 'gcr.io/kubeflow-ci/tf-dist-mnist-test:1.0', 'docker.io/kubeflow/tf-sample:latest',
+  ]) {
+    const env = envs.forImage(image);
+    assert.ok(env.path?.[0]?.endsWith('/.venv-tensorflow/bin'), `${image}: ${JSON.stringify(env.path)}`);
+    assert.ok(env.env?.VIRTUAL_ENV?.endsWith('/.venv-tensorflow'), image);
+    assert.equal(env.entrypoint, undefined, `${image}: its program is not shipped, so no entrypoint stands in for it`);
+  }
+  for (const image of ['tensorflow/serving:2.15.0', 'tensorflow/tensorflow-other:1', 'kubeflownotebookswg/jupyter-tensorflow-full:v1.9.0', 'python:3.11']) {
+    assert.ok(!envs.forImage(image).path?.some((p) => p.includes('.venv-tensorflow')), image);
+  }
+});

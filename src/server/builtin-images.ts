@@ -1,7 +1,8 @@
 // Images Skiff knows without any config: Katib's example trial images, whose programs ship in the
 // repository's images/ directory and run in the default Python environment, Kubeflow's Jupyter
-// notebook images, which run JupyterLab from the notebooks' environment (.venv-notebooks), and
-// PaddlePaddle's images, which run in Paddle's environment (.venv-paddle).
+// notebook images, which run JupyterLab from the notebooks' environment (.venv-notebooks),
+// PaddlePaddle's images, which run in Paddle's environment (.venv-paddle), and TensorFlow's images and
+// Kubeflow's TFJob example images, which run in TensorFlow's (.venv-tensorflow).
 import { join } from 'node:path';
 import type { Environment, EnvironmentRule } from '../substrate/local/environments.js';
 
@@ -39,6 +40,7 @@ export function builtinEnvironments(repoRoot: string): EnvironmentRule[] {
     ].map((image) => ({ image, environment: mnist })),
     ...['ghcr.io/kubeflow/katib/simple-pbt*', 'docker.io/kubeflowkatib/simple-pbt*', 'kubeflowkatib/simple-pbt*'].map((image) => ({ image, environment: pbt })),
     ...paddleImages.map((image) => ({ image, environment: paddle(repoRoot) })),
+    ...tensorflowImages.map((image) => ({ image, environment: tensorflow(repoRoot) })),
   ];
 }
 
@@ -58,6 +60,24 @@ function paddle(repoRoot: string): Environment {
   // Paddle warns on every import that ccache is missing (it only matters to its C++ extension
   // builder); its images ship none either, and the warning would open every replica's log
   return { path: [join(repoRoot, '.venv-paddle', 'bin')], env: { PYTHONWARNINGS: 'ignore:No ccache found' } };
+}
+
+/**
+ * TensorFlow's own images (every tag: `-gpu` ones too, whose programs then run on the CPU) and the
+ * images of the Training Operator's TFJob examples. Those examples' programs (mnist_with_summaries.py,
+ * the dist-mnist and multi-worker-strategy programs, which download MNIST) are not shipped: a job
+ * naming them gets TensorFlow, and its container ends with Python's "can't open file".
+ */
+const tensorflowImages = [
+  ...['tensorflow/tensorflow', 'docker.io/tensorflow/tensorflow'].flatMap((i) => [i, `${i}:*`, `${i}@*`]),
+  ...['tf-mnist-with-summaries', 'tf-dist-mnist-test', 'tf-multi-worker-strategy', 'tf-sample']
+    .flatMap((i) => [`kubeflow/${i}*`, `docker.io/kubeflow/${i}*`, `gcr.io/kubeflow-ci/${i}*`, `gcr.io/kubeflow-examples/${i}*`]),
+];
+
+/** TensorFlow (tensorflow-cpu) and scikit-learn, in an environment of their own: python/requirements-tensorflow.txt */
+function tensorflow(repoRoot: string): Environment {
+  const venv = join(repoRoot, '.venv-tensorflow');
+  return { path: [join(venv, 'bin')], env: { VIRTUAL_ENV: venv } };
 }
 
 /** Kubeflow's Jupyter images (jupyter, jupyter-scipy, jupyter-pytorch(-cuda)(-full), jupyter-tensorflow…) */

@@ -279,6 +279,16 @@ void describe('training controller', () => {
     assert.equal((await pod('ec-master-0'))?.spec.restartPolicy, 'Never');
   });
 
+  void it('Never: the failed container\'s termination message ends the Failed condition, its last line only', async () => {
+    const message = 'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\nValueError: the learning rate must be positive\n';
+    env.agent.script = (p) => (p.metadata.name === 'lw-master-0' ? { exitCode: 1, message } : undefined);
+    run();
+    await env.client.create(makeJob('lw', { policy: 'Never', workers: 0 }));
+    const j = await waitCond('lw', 'Failed');
+    assert.equal(cond(j, 'Failed')?.message,
+      'PyTorchJob default/lw has failed because 1 Master replica(s) failed. lw-master-0: ValueError: the learning rate must be positive');
+  });
+
   void it('ExitCode: backoffLimit bounds the re-creations, across a controller restart', async () => {
     env.agent.script = (p) => (p.metadata.name === 'ecb-master-0' ? { exitCode: 137 } : undefined);
     const first = run();

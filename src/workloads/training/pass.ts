@@ -149,6 +149,23 @@ export function startErrorOf(pod: Pod): string | undefined {
   return undefined;
 }
 
+/**
+ * A failed container's own words: the last line of its termination message (what it wrote to its
+ * termination-message file, or with `terminationMessagePolicy: FallbackToLogsOnError` the end of its
+ * log, where a Python traceback ends with the exception). Undefined when no container left one: the
+ * operator's message then stands alone, as upstream.
+ */
+export function lastWordsOf(pod: Pod): string | undefined {
+  for (const s of [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]) {
+    for (const t of [s.state?.terminated, s.lastState?.terminated]) {
+      if (!t || t.exitCode === 0 || !t.message) continue;
+      const line = t.message.split('\n').map((l) => l.trim()).filter(Boolean).at(-1);
+      if (line) return `${pod.metadata.name} (container ${s.name}, exit code ${t.exitCode}): ${line}`;
+    }
+  }
+  return undefined;
+}
+
 export function podRestarts(pod: Pod): number {
   let n = 0;
   for (const s of [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]) n += s.restartCount ?? 0;
