@@ -62,6 +62,21 @@ fi
 # the container monitor, in C (like conmon): keeps containers alive and logged across server restarts
 bash scripts/build-native.sh
 
+# python_env DIR WHAT REQUIREMENTS [--system-site-packages]: a virtualenv made once, and its
+# requirements installed when the file is newer than the last install
+python_env() {
+  local dir=$1 what=$2 req=$3 flags=${4:-}
+  if [ ! -x "$dir/bin/python" ]; then
+    say "creating $what ($dir)"
+    /usr/bin/python3 -m venv $flags "$dir"
+  fi
+  if [ ! -f "$dir/.skiff-installed" ] || [ "$req" -nt "$dir/.skiff-installed" ]; then
+    say "installing $what: $(grep -v '^#' "$req" | tr '\n' ' ')"
+    "$dir/bin/pip" install --quiet --disable-pip-version-check -r "$req"
+    touch "$dir/.skiff-installed"
+  fi
+}
+
 # Python: the default environment of images (python/requirements.txt: the kfp SDK, for pipelines)
 if [ ! -x .venv/bin/python ]; then
   say "creating the Python environment (.venv)"
@@ -79,15 +94,7 @@ done
 # the Kubeflow notebook images (jupyter-scipy, jupyter-pytorch, ...): JupyterLab in its own environment,
 # made with --system-site-packages so Debian's torch is there and `pip install --user` lands in the
 # notebook's home; the default environment's packages (the scipy stack, kfp) come after its own
-if [ ! -x .venv-notebooks/bin/python ]; then
-  say "creating the notebooks' Python environment (.venv-notebooks)"
-  /usr/bin/python3 -m venv --system-site-packages .venv-notebooks
-fi
-if [ ! -f .venv-notebooks/.skiff-installed ] || [ python/requirements-notebooks.txt -nt .venv-notebooks/.skiff-installed ]; then
-  say "installing the notebook server: $(grep -v '^#' python/requirements-notebooks.txt | tr '\n' ' ')"
-  .venv-notebooks/bin/pip install --quiet --disable-pip-version-check -r python/requirements-notebooks.txt
-  touch .venv-notebooks/.skiff-installed
-fi
+python_env .venv-notebooks "the notebooks' Python environment" python/requirements-notebooks.txt --system-site-packages
 nb_site=$(.venv-notebooks/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 default_site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 [ "$(cat "$nb_site/skiff-default-env.pth" 2>/dev/null)" = "$default_site" ] || echo "$default_site" > "$nb_site/skiff-default-env.pth"
@@ -95,41 +102,17 @@ default_site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths(
 # PaddlePaddle's images (paddlepaddle/paddle, registry.baidubce.com/paddlepaddle/paddle): the CPU build of
 # paddlepaddle from PyPI in an environment of its own (about 1.1 GB; it brings its own numpy and
 # protobuf, which the default environment's kfp and Debian's torch must not see)
-if [ ! -x .venv-paddle/bin/python ]; then
-  say "creating PaddlePaddle's Python environment (.venv-paddle)"
-  /usr/bin/python3 -m venv .venv-paddle
-fi
-if [ ! -f .venv-paddle/.skiff-installed ] || [ python/requirements-paddle.txt -nt .venv-paddle/.skiff-installed ]; then
-  say "installing PaddlePaddle: $(grep -v '^#' python/requirements-paddle.txt | tr '\n' ' ')"
-  .venv-paddle/bin/pip install --quiet --disable-pip-version-check -r python/requirements-paddle.txt
-  touch .venv-paddle/.skiff-installed
-fi
+python_env .venv-paddle "PaddlePaddle's Python environment" python/requirements-paddle.txt
 
 # the clients users drive Skiff with (kubectl, the Python kubernetes client, the Kubeflow SDKs), at
 # current versions, in their own environment: kfp in .venv pins kubernetes<31
-if [ ! -x .venv-clients/bin/python ]; then
-  say "creating the clients' Python environment (.venv-clients)"
-  /usr/bin/python3 -m venv --system-site-packages .venv-clients
-fi
-if [ ! -f .venv-clients/.skiff-installed ] || [ python/requirements-clients.txt -nt .venv-clients/.skiff-installed ]; then
-  say "installing the clients: $(grep -v '^#' python/requirements-clients.txt | tr '\n' ' ')"
-  .venv-clients/bin/pip install --quiet --disable-pip-version-check -r python/requirements-clients.txt
-  touch .venv-clients/.skiff-installed
-fi
+python_env .venv-clients "the clients' Python environment" python/requirements-clients.txt --system-site-packages
 # TensorFlow (tensorflow-cpu, with scikit-learn for the examples' data) in its own environment, without
 # the system's packages: it pins numpy and protobuf versions the default environment's kfp and Debian's
 # torch do not share. Images such as tensorflow/tensorflow:* run in it (src/server/builtin-images.ts).
 # About 1.7 GB; SKIFF_TENSORFLOW=0 leaves it out (TFJobs then run in the default environment).
 if [ "${SKIFF_TENSORFLOW:-1}" != 0 ]; then
-  if [ ! -x .venv-tensorflow/bin/python ]; then
-    say "creating TensorFlow's Python environment (.venv-tensorflow)"
-    /usr/bin/python3 -m venv .venv-tensorflow
-  fi
-  if [ ! -f .venv-tensorflow/.skiff-installed ] || [ python/requirements-tensorflow.txt -nt .venv-tensorflow/.skiff-installed ]; then
-    say "installing TensorFlow: $(grep -v '^#' python/requirements-tensorflow.txt | tr '\n' ' ')"
-    .venv-tensorflow/bin/pip install --quiet --disable-pip-version-check -r python/requirements-tensorflow.txt
-    touch .venv-tensorflow/.skiff-installed
-  fi
+  python_env .venv-tensorflow "TensorFlow's Python environment" python/requirements-tensorflow.txt
 fi
 # Katib's SDK (KatibClient for users, report_metrics inside trials), without its pins (see requirements-tuning.txt)
 for venv in .venv .venv-clients; do
