@@ -56,6 +56,9 @@ interface Scope {
   authorize: (e: Entity, verb: 'get' | 'list' | 'create' | 'update') => void;
 }
 
+/** where a find's candidates carry their parent's id while they are compared (not a field of any entity) */
+const PARENT = '\u0000parent';
+
 const ARTIFACT_ENTITIES = [ModelArtifact, DocArtifact, DataSet, Metric, Parameter];
 
 async function jsonBody(req: IncomingMessage): Promise<unknown> {
@@ -123,12 +126,14 @@ async function update(s: Scope, e: Entity, o: Obj, body: unknown): Promise<Obj> 
 
 /** the find endpoints: one entity by name (with parentResourceId where names repeat across parents) or by externalId */
 function findOne(url: URL, items: Shaped[], e: Entity, parentField?: string): Shaped {
+  // the parent is compared through its label, which artifacts (attached, not naming a parent) have too
   const name = q(url, 'name');
   const externalId = q(url, 'externalId');
   const parent = q(url, 'parentResourceId');
   if (name === undefined && externalId === undefined) throw badRequest(`invalid parameters call, supply either name${parentField ? ' (and parentResourceId)' : ''} or externalId`);
   if (parent !== undefined && !isId(parent)) throw badRequest(`parentResourceId: ${JSON.stringify(parent)} is not an id`);
-  const found = items.filter((i) => (name === undefined || i.name === name) && (externalId === undefined || i.externalId === externalId) && (parent === undefined || !parentField || i[parentField] === parent));
+  const found = items.filter((i) => (name === undefined || i.name === name) && (externalId === undefined || i.externalId === externalId) && (parent === undefined || i[PARENT] === parent));
+  for (const i of found) delete i[PARENT];
   const desc = `name=${name ?? ''}, externalId=${externalId ?? ''}${parentField ? `, parentResourceId=${parent ?? ''}` : ''}`;
   if (found.length === 0) throw notFound(`no ${words(e)} found for ${desc}`);
   if (found.length > 1) throw notFound(`multiple ${words(e)}s found for ${desc}: name the parent (parentResourceId)`);
@@ -161,7 +166,7 @@ function entityRoutes(e: Entity, collection: string, single: string, idParam: st
     {
       method: 'GET', pattern: `/${single}`, handle: async ({ ctx: s, url }) => {
         s.authorize(e, 'get');
-        return findOne(url, (await s.store.list(e, s.ns)).map(shape), e, parentField);
+        return findOne(url, (await s.store.list(e, s.ns)).map((o) => ({ ...shape(o), [PARENT]: o.metadata.labels?.[RegistryLabels.parent] })), e, parentField ?? (e.artifactType ? 'modelVersionId' : undefined));
       },
     },
   ];
@@ -302,9 +307,8 @@ const routes: Route<Scope>[] = [
       for (const e of ARTIFACT_ENTITIES) s.authorize(e, 'get');
       const parent = q(url, 'parentResourceId');
       const items = (await s.store.listArtifacts(s.ns, parent && isId(parent) ? { [RegistryLabels.parent]: parent } : {}, artifactTypeParam(url)))
-        .filter(({ o }) => o.metadata.labels?.[RegistryLabels.history] === undefined).map(({ e, o }) => ({ ...artifactShape(e, o), parentResourceId: o.metadata.labels?.[RegistryLabels.parent] }));
-      const { parentResourceId: _drop, ...found } = findOne(url, items, ModelArtifact, 'parentResourceId');
-      return found;
+        .filter(({ o }) => o.metadata.labels?.[RegistryLabels.history] === undefined).map(({ e, o }) => ({ ...artifactShape(e, o), [PARENT]: o.metadata.labels?.[RegistryLabels.parent] }));
+      return findOne(url, items, ModelArtifact, 'modelVersionId');
     },
   },
 
