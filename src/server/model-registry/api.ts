@@ -17,6 +17,7 @@ import { modelRegistryGroup, RegistryLabels } from '../../api/model-registry.js'
 import type { Client } from '../../store/client.js';
 import { forbidden } from '../auth/messages.js';
 import { requestUser, type Authorizer } from '../auth/types.js';
+import { isPlainObject } from '../../util/objects.js';
 import { readBody as readRequestBody } from '../body.js';
 import type { Route } from '../kfp/router.js';
 import { Router } from '../kfp/router.js';
@@ -61,14 +62,18 @@ const PARENT = '\u0000parent';
 
 const ARTIFACT_ENTITIES = [ModelArtifact, DocArtifact, DataSet, Metric, Parameter];
 
-async function jsonBody(req: IncomingMessage): Promise<unknown> {
+/** the request body: a JSON object, as every operation's request schema is */
+async function jsonBody(req: IncomingMessage): Promise<Record<string, unknown>> {
   const buf = await readRequestBody(req);
   if (buf.length === 0) throw badRequest('the request body is empty: expected a JSON object');
+  let v: unknown;
   try {
-    return JSON.parse(buf.toString('utf8'));
+    v = JSON.parse(buf.toString('utf8'));
   } catch (e) {
     throw badRequest(`the request body is not valid JSON: ${(e as Error).message}`);
   }
+  if (!isPlainObject(v)) throw badRequest(`the request body must be a JSON object, not ${Array.isArray(v) ? 'an array' : JSON.stringify(v)}`);
+  return v;
 }
 
 const q = (url: URL, name: string): string | undefined => {
@@ -215,9 +220,9 @@ async function artifactsOf(s: Scope, labels: Record<string, string>, url: URL): 
  * is updated and attached, one whose name an artifact of the same type there already has updates it,
  * another is created there. A metric logged to a run also lands in the run's metric history.
  */
-async function upsertArtifact(s: Scope, res: ServerResponse, body: unknown, attach: Record<string, string>, run?: Obj): Promise<undefined> {
+async function upsertArtifact(s: Scope, res: ServerResponse, body: Record<string, unknown>, attach: Record<string, string>, run?: Obj): Promise<undefined> {
   const e = artifactEntity(body);
-  const b = body as Record<string, unknown>;
+  const b = body;
   let existing: Obj | undefined;
   if (typeof b.id === 'string') {
     const found = await s.store.findArtifact(s.ns, b.id);
@@ -298,7 +303,7 @@ const routes: Route<Scope>[] = [
       const found = await s.store.findArtifact(s.ns, pathId(params, 'id'));
       if (!found) throw notFound(`no artifact found for id ${params.id}`);
       const body = await jsonBody(req);
-      if (artifactEntity(body) !== found.e && (body as Record<string, unknown>).artifactType !== undefined) throw badRequest(`artifactType: artifact ${params.id} is a ${found.e.artifactType}`);
+      if (body.artifactType !== undefined && body.artifactType !== null && artifactEntity(body) !== found.e) throw badRequest(`artifactType: artifact ${params.id} is a ${found.e.artifactType}`);
       return artifactShape(found.e, await update(s, found.e, found.o, body));
     },
   },
@@ -326,9 +331,9 @@ const routes: Route<Scope>[] = [
       const id = pathId(params, 'registeredmodelId');
       await s.store.get(RegisteredModel, s.ns, id);
       const body = await jsonBody(req);
-      const given = (body as Record<string, unknown> | null)?.registeredModelId;
+      const given = body.registeredModelId;
       if (given !== undefined && given !== null && given !== id) throw badRequest(`ModelVersion.registeredModelId: ${JSON.stringify(given)} is not the registered model of the path (${id})`);
-      return created(res, shape(await create(s, ModelVersion, { ...(body as object), registeredModelId: id })));
+      return created(res, shape(await create(s, ModelVersion, { ...body, registeredModelId: id })));
     },
   },
 
@@ -364,9 +369,9 @@ const routes: Route<Scope>[] = [
       const id = pathId(params, 'servingenvironmentId');
       await s.store.get(ServingEnvironment, s.ns, id);
       const body = await jsonBody(req);
-      const given = (body as Record<string, unknown> | null)?.servingEnvironmentId;
+      const given = body.servingEnvironmentId;
       if (given !== undefined && given !== null && given !== id) throw badRequest(`InferenceService.servingEnvironmentId: ${JSON.stringify(given)} is not the serving environment of the path (${id})`);
-      return created(res, shape(await create(s, InferenceService, { ...(body as object), servingEnvironmentId: id })));
+      return created(res, shape(await create(s, InferenceService, { ...body, servingEnvironmentId: id })));
     },
   },
   {
@@ -420,9 +425,9 @@ const routes: Route<Scope>[] = [
       const id = pathId(params, 'experimentId');
       await s.store.get(Experiment, s.ns, id);
       const body = await jsonBody(req);
-      const given = (body as Record<string, unknown> | null)?.experimentId;
+      const given = body.experimentId;
       if (given !== undefined && given !== null && given !== id) throw badRequest(`ExperimentRun.experimentId: ${JSON.stringify(given)} is not the experiment of the path (${id})`);
-      return created(res, shape(await create(s, ExperimentRun, { ...(body as object), experimentId: id })));
+      return created(res, shape(await create(s, ExperimentRun, { ...body, experimentId: id })));
     },
   },
   {
