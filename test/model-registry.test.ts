@@ -161,6 +161,39 @@ out["rmArchived"] = [r.update(got).state.value, r.get_registered_model("mnist").
     assert.equal(badJson.status, 400);
   });
 
+  it('records experiments, runs with their metric history, and what an inference service serves', async () => {
+    const x = await s.create(`${API}/experiments`, { name: 'tuning', owner: 'ada' });
+    const run = await s.create(`${API}/experiments/${x.id}/experiment_runs`, { name: 'run-1', startTimeSinceEpoch: '1700000000000' });
+    assert.deepEqual([run.experimentId, run.status, run.state], [x.id, 'RUNNING', 'LIVE']);
+    for (const [step, value] of [[1, 0.5], [2, 0.8]] as const) {
+      const r = await s.req('POST', `${API}/experiment_runs/${run.id}/artifacts`, { artifactType: 'metric', name: 'accuracy', value, step });
+      assert.equal(r.status, step === 1 ? 201 : 200, r.text);
+    }
+    await s.create(`${API}/experiment_runs/${run.id}/artifacts`, { artifactType: 'parameter', name: 'lr', value: '0.01', parameterType: 'number' });
+    const arts = await s.get(`${API}/experiment_runs/${run.id}/artifacts`);
+    assert.deepEqual(arts.items.map((a: any) => [a.artifactType, a.name, a.value]).sort(), [['metric', 'accuracy', 0.8], ['parameter', 'lr', '0.01']]);
+    const history = await s.get(`${API}/experiment_runs/${run.id}/metric_history?name=accuracy`);
+    assert.deepEqual(history.items.map((m: any) => [m.step, m.value]), [[1, 0.5], [2, 0.8]]);
+    assert.deepEqual((await s.get(`${API}/experiment_runs/metric_history?stepIds=2`)).items.map((m: any) => m.value), [0.8]);
+    const metrics = await s.get(`${API}/artifacts?artifactType=metric`);
+    assert.deepEqual(metrics.items.map((m: any) => m.value), [0.8]);
+    const finished = await s.req('PATCH', `${API}/experiment_runs/${run.id}`, { status: 'FINISHED', endTimeSinceEpoch: '1700000100000' });
+    assert.deepEqual([finished.status, finished.body.status, finished.body.endTimeSinceEpoch], [200, 'FINISHED', '1700000100000']);
+
+    const model = await s.get(`${API}/registered_model?name=fraud`);
+    const env = await s.create(`${API}/serving_environments`, { name: 'default' });
+    const isvc = await s.create(`${API}/serving_environments/${env.id}/inference_services`, { name: 'fraud-svc', registeredModelId: model.id, runtime: 'sklearn' });
+    assert.deepEqual([isvc.servingEnvironmentId, isvc.desiredState], [env.id, 'DEPLOYED']);
+    assert.equal((await s.get(`${API}/inference_services/${isvc.id}/model`)).name, 'fraud');
+    assert.equal((await s.get(`${API}/inference_services/${isvc.id}/version`)).name, 'v1');
+    const serve = await s.create(`${API}/inference_services/${isvc.id}/serves`, { modelVersionId: (await s.get(`${API}/inference_services/${isvc.id}/version`)).id });
+    assert.equal(serve.lastKnownState, 'UNKNOWN');
+    assert.equal((await s.get(`${API}/inference_services/${isvc.id}/serves`)).size, 1);
+    const wrongModel = await s.req('POST', `${API}/inference_services`, { registeredModelId: '999999', servingEnvironmentId: env.id });
+    assert.equal(wrongModel.status, 404);
+    assert.match(wrongModel.body.message, /InferenceService\.registeredModelId: no registered model found/);
+  });
+
   it('keeps a registry per namespace, chosen by the client\'s server address', async () => {
     const ns = await s.req('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } });
     assert.equal(ns.status, 201, ns.text);

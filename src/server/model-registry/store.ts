@@ -109,6 +109,8 @@ export class RegistryStore {
     const id = await this.nextId();
     const now = String(Date.now());
     const spec: Record<string, unknown> = { ...e.defaults, ...fields, createTimeSinceEpoch: now, lastUpdateTimeSinceEpoch: now };
+    // one stored kind holds four artifact types: the type is what tells them apart
+    if (e.artifactType) spec.artifactType = e.artifactType;
     const state = spec.state ?? spec.desiredState;
     const all = { ...labels, ...(typeof state === 'string' ? { [RegistryLabels.state]: state } : {}) };
     try {
