@@ -22,7 +22,7 @@ import { readBody as readRequestBody } from '../body.js';
 import type { Route } from '../kfp/router.js';
 import { Router } from '../kfp/router.js';
 import {
-  artifactTypes, DataSet, DocArtifact, Experiment, ExperimentRun, InferenceService, isId, Metric, ModelArtifact, ModelVersion,
+  artifactTypes, DataSet, DocArtifact, Experiment, ExperimentRun, filterableOf, InferenceService, isId, Metric, ModelArtifact, ModelVersion,
   Parameter, readBody, RegisteredModel, ServeModel, ServingEnvironment, shape, type Entity,
 } from './entities.js';
 import { badRequest, notFound, RegistryError, sendJson, sendRegistryError } from './errors.js';
@@ -88,6 +88,8 @@ function pathId(params: Record<string, string>, name: string): string {
 }
 
 const artifactShape = (e: Entity, o: Obj): Shaped => ({ ...shape(o), artifactType: e.artifactType });
+/** a mixed list's filter reads each artifact's own properties by its type */
+const artifactFilterable = (i: Shaped): Set<string> => filterableOf(artifactTypes[String(i.artifactType)] ?? ModelArtifact);
 
 /** the parent an entity names by id must exist in the same registry */
 async function checkParent(s: Scope, e: Entity, fields: Record<string, unknown>): Promise<Record<string, string>> {
@@ -152,7 +154,7 @@ function entityRoutes(e: Entity, collection: string, single: string, idParam: st
     {
       method: 'GET', pattern: `/${collection}`, handle: async ({ ctx: s, url }) => {
         s.authorize(e, 'list');
-        return listPage((await s.store.list(e, s.ns)).map(shape), url);
+        return listPage((await s.store.list(e, s.ns)).map(shape), url, undefined, () => filterableOf(e));
       },
     },
     { method: 'POST', pattern: `/${collection}`, handle: async ({ ctx: s, req, res }) => created(res, shape(await create(s, e, await jsonBody(req)))) },
@@ -188,7 +190,7 @@ async function children(s: Scope, e: Entity, parentId: string, url: URL): Promis
   const name = q(url, 'name');
   const externalId = q(url, 'externalId');
   const items = (await s.store.list(e, s.ns, { [RegistryLabels.parent]: parentId })).map(shape);
-  return listPage(items, url, (i) => (name === undefined || i.name === name) && (externalId === undefined || i.externalId === externalId));
+  return listPage(items, url, (i) => (name === undefined || i.name === name) && (externalId === undefined || i.externalId === externalId), () => filterableOf(e));
 }
 
 /** which artifact type a body is: its artifactType, model-artifact when it names none */
@@ -212,7 +214,7 @@ async function artifactsOf(s: Scope, labels: Record<string, string>, url: URL): 
   const name = q(url, 'name');
   const externalId = q(url, 'externalId');
   const items = (await s.store.listArtifacts(s.ns, labels, artifactTypeParam(url))).filter(({ o }) => o.metadata.labels?.[RegistryLabels.history] === undefined).map(({ e, o }) => artifactShape(e, o));
-  return listPage(items, url, (i) => (name === undefined || i.name === name) && (externalId === undefined || i.externalId === externalId));
+  return listPage(items, url, (i) => (name === undefined || i.name === name) && (externalId === undefined || i.externalId === externalId), artifactFilterable);
 }
 
 /**
@@ -261,7 +263,7 @@ async function metricHistory(s: Scope, url: URL, runId?: string): Promise<ListBo
   const stepSet = steps === undefined ? undefined : new Set(steps.split(',').map(Number));
   const labels: Record<string, string> = runId ? { [RegistryLabels.experimentRun]: runId } : {};
   const items = (await s.store.list(Metric, s.ns, labels)).filter((o) => o.metadata.labels?.[RegistryLabels.history] !== undefined).map((o) => artifactShape(Metric, o));
-  return listPage(items, url, (i) => (name === undefined || i.name === name) && (stepSet === undefined || stepSet.has(Number(i.step))));
+  return listPage(items, url, (i) => (name === undefined || i.name === name) && (stepSet === undefined || stepSet.has(Number(i.step))), () => filterableOf(Metric));
 }
 
 const routes: Route<Scope>[] = [
@@ -280,7 +282,7 @@ const routes: Route<Scope>[] = [
     method: 'GET', pattern: '/artifacts', handle: async ({ ctx: s, url }) => {
       for (const e of ARTIFACT_ENTITIES) s.authorize(e, 'list');
       const items = (await s.store.listArtifacts(s.ns, {}, artifactTypeParam(url))).filter(({ o }) => o.metadata.labels?.[RegistryLabels.history] === undefined);
-      return listPage(items.map(({ e, o }) => artifactShape(e, o)), url);
+      return listPage(items.map(({ e, o }) => artifactShape(e, o)), url, undefined, artifactFilterable);
     },
   },
   {

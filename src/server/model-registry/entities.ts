@@ -35,6 +35,21 @@ export interface Entity {
   defaults: Record<string, unknown>;
   /** an artifact type's discriminator (`model-artifact`) */
   artifactType?: string;
+  /** fields a filterQuery reads as the entity's own beyond the common ones; another name is a custom property's */
+  filterable?: readonly string[];
+}
+
+/** what every entity's filterQuery reads as its own (upstream's RestEntityPropertyMap) */
+const commonFilterable = ['id', 'name', 'externalId', 'createTimeSinceEpoch', 'lastUpdateTimeSinceEpoch'];
+
+/**
+ * The properties a filterQuery reads from the entity itself, as upstream maps them: the common ones
+ * and the entity's own scalar fields, less its description and a registered model's model card
+ * (readme, license, …), which upstream leaves to custom properties of those names.
+ */
+export function filterableOf(e: Entity): Set<string> {
+  const own = e.filterable ?? Object.entries(e.fields).filter(([k, t]) => !['description', 'customProperties', 'artifactType'].includes(k) && t !== 'strings').map(([k]) => k);
+  return new Set([...commonFilterable, ...own]);
 }
 
 const resourceFields: Record<string, FieldType> = { name: 'string', description: 'string', externalId: 'string', customProperties: 'props' };
@@ -48,7 +63,7 @@ export const RegisteredModel: Entity = {
     ...resourceFields, owner: 'string', state: LiveArchived, readme: 'string', maturity: 'string', language: 'strings', tasks: 'strings',
     provider: 'string', logo: 'string', license: 'string', licenseLink: 'string', libraryName: 'string',
   },
-  required: ['name'], fixed: ['name'], defaults: { state: 'LIVE' },
+  required: ['name'], fixed: ['name'], defaults: { state: 'LIVE' }, filterable: ['state', 'owner'],
 };
 
 export const ModelVersion: Entity = {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { readBody, RegisteredModel, ModelVersion, ModelArtifact } from './entities.js';
+import { filterableOf, readBody, RegisteredModel, ModelVersion, ModelArtifact } from './entities.js';
 import { RegistryError } from './errors.js';
 import { parseFilter } from './filter.js';
 import { listPage } from './list.js';
@@ -52,6 +52,16 @@ describe('the registry filterQuery', () => {
     assert.deepEqual(ids("(name = 'mnist' OR name = 'Bert') AND tuned = false"), ['10']);
     assert.deepEqual(ids("name = 'mnist' OR name = 'Bert' AND tuned = false"), ['1', '10']);
     assert.deepEqual(ids("name = 'it''s'"), []);
+  });
+
+  it('reads as the entity\'s own only what upstream maps as its own; other names are custom properties', () => {
+    const withCard = [{ id: '1', name: 'm', owner: 'ada', description: 'own text', customProperties: { description: str('custom text') } }];
+    const only = (q: string) => listPage(withCard, new URL(`http://x/?filterQuery=${encodeURIComponent(q)}`), undefined, () => filterableOf(RegisteredModel)).items.length;
+    assert.equal(only("owner = 'ada'"), 1);
+    assert.equal(only("description = 'custom text'"), 1);
+    assert.equal(only("description = 'own text'"), 0);
+    assert.ok(filterableOf(ModelArtifact).has('modelFormatName'));
+    assert.ok(!filterableOf(RegisteredModel).has('readme'));
   });
 
   it('refuses a malformed query with a 400 that says what and where', () => {

@@ -25,11 +25,11 @@ const param = (url: URL, name: string): string | undefined => {
 };
 
 /** what a filter reads of an entity in upstream's JSON */
-export function subjectOf(item: Shaped): FilterSubject {
+export function subjectOf(item: Shaped, own?: Set<string>): FilterSubject {
   const props = (isPlainObject(item.customProperties) ? item.customProperties : {}) as Record<string, MetadataValue>;
   return {
     own: (name) => {
-      if (name === 'customProperties') return undefined;
+      if (name === 'customProperties' || (own && !own.has(name))) return undefined;
       const v = item[name];
       return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? v : undefined;
     },
@@ -69,8 +69,11 @@ function decodeToken(token: string): [number, number] {
   throw badRequest(`nextPageToken: ${JSON.stringify(token)} is not a token this server gave`);
 }
 
-/** a page of `all` (already in upstream's JSON) as the request's list parameters ask */
-export function listPage(all: Shaped[], url: URL, extra?: (item: Shaped) => boolean): ListBody {
+/**
+ * A page of `all` (already in upstream's JSON) as the request's list parameters ask; `own` says which
+ * properties of an item a filter reads from the item itself (the rest are custom properties).
+ */
+export function listPage(all: Shaped[], url: URL, extra?: (item: Shaped) => boolean, own?: (item: Shaped) => Set<string>): ListBody {
   const sizeParam = param(url, 'pageSize');
   if (sizeParam !== undefined && !/^[1-9][0-9]{0,8}$/.test(sizeParam)) throw badRequest(`pageSize: must be a positive integer, not ${JSON.stringify(sizeParam)}`);
   const pageSize = sizeParam === undefined ? DEFAULT_PAGE_SIZE : Number(sizeParam);
@@ -83,7 +86,7 @@ export function listPage(all: Shaped[], url: URL, extra?: (item: Shaped) => bool
   const key = (i: Shaped): [number, number] => [Number(i[field] ?? 0), Number(i.id)];
   const dir = sortOrder === 'DESC' ? -1 : 1;
   const cmp = (a: [number, number], b: [number, number]): number => dir * (a[0] - b[0] || a[1] - b[1]);
-  let items = all.filter((i) => (!filter || matches(filter, subjectOf(i))) && (!extra || extra(i)));
+  let items = all.filter((i) => (!filter || matches(filter, subjectOf(i, own?.(i)))) && (!extra || extra(i)));
   items.sort((a, b) => cmp(key(a), key(b)));
   const token = param(url, 'nextPageToken');
   if (token !== undefined) {
