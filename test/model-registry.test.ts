@@ -131,6 +131,12 @@ out["rmArchived"] = [r.update(got).state.value, r.get_registered_model("mnist").
     assert.equal(dup.body.code, 'Conflict');
     assert.match(dup.body.message, /registered model with name mnist already exists/);
 
+    // requests racing with one name: one wins, the others are told it exists
+    const racing = await Promise.all(Array.from({ length: 8 }, () => s.req('POST', `${API}/registered_models`, { name: 'raced' })));
+    assert.deepEqual(racing.map((r) => r.status).sort(), [201, 409, 409, 409, 409, 409, 409, 409]);
+    const patches = await Promise.all(['a', 'b', 'c', 'd'].map((d) => s.req('PATCH', `${API}/registered_models/${racing.find((r) => r.status === 201)?.body.id}`, { description: d })));
+    assert.deepEqual(patches.map((r) => r.status), [200, 200, 200, 200]);
+
     const orphan = await s.req('POST', `${API}/model_versions`, { name: 'v1', registeredModelId: '999999' });
     assert.equal(orphan.status, 404);
     assert.equal(orphan.body.code, 'Not Found');

@@ -118,17 +118,24 @@ async function create(s: Scope, e: Entity, body: unknown, extraLabels: Record<st
   const labels = { ...(await checkParent(s, e, fields)), ...extraLabels };
   await checkReferences(s, e, fields);
   const siblings: Record<string, string> = labels[RegistryLabels.parent] ? { [RegistryLabels.parent]: labels[RegistryLabels.parent] as string } : {};
-  await s.store.checkUnique(e, s.ns, fields, siblings);
-  return s.store.create(e, s.ns, fields, labels);
+  return s.store.exclusive(s.ns, async () => {
+    await s.store.checkUnique(e, s.ns, fields, siblings);
+    return s.store.create(e, s.ns, fields, labels);
+  });
 }
 
 async function update(s: Scope, e: Entity, o: Obj, body: unknown): Promise<Obj> {
   s.authorize(e, 'update');
-  const fields = readBody(e, body, 'update', o.spec);
-  await checkReferences(s, e, fields);
-  const parent = o.metadata.labels?.[RegistryLabels.parent];
-  await s.store.checkUnique(e, s.ns, { ...fields, name: undefined }, parent ? { [RegistryLabels.parent]: parent } : {}, o.metadata.name);
-  return s.store.update(o, fields);
+  readBody(e, body, 'update', o.spec);
+  // read again in turn: a PATCH racing another applies to what the other wrote, not to a stale copy
+  return s.store.exclusive(s.ns, async () => {
+    const fresh = await s.store.get(e, s.ns, o.metadata.name);
+    const fields = readBody(e, body, 'update', fresh.spec);
+    await checkReferences(s, e, fields);
+    const parent = fresh.metadata.labels?.[RegistryLabels.parent];
+    await s.store.checkUnique(e, s.ns, { ...fields, name: undefined }, parent ? { [RegistryLabels.parent]: parent } : {}, fresh.metadata.name);
+    return s.store.update(fresh, fields);
+  });
 }
 
 /** the find endpoints: one entity by name (with parentResourceId where names repeat across parents) or by externalId */

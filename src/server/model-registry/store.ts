@@ -22,7 +22,27 @@ export type Obj = RegistryObject & StoredObject;
 export const words = (e: Entity): string => e.type.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
 
 export class RegistryStore {
+  /** the tail of each namespace's queue of writes (see `exclusive`) */
+  private readonly queues = new Map<string, Promise<unknown>>();
+
   constructor(readonly client: Client) {}
+
+  /**
+   * Runs `fn` after every earlier write to the namespace's registry has finished: a uniqueness check
+   * and the write it allows are one step, so two requests racing with one name cannot both pass.
+   * (Servers sharing one cluster each keep their own queue.)
+   */
+  async exclusive<T>(ns: string, fn: () => Promise<T>): Promise<T> {
+    const before = this.queues.get(ns) ?? Promise.resolve();
+    const run = before.then(fn, fn);
+    const tail = run.catch(() => undefined);
+    this.queues.set(ns, tail);
+    try {
+      return await run;
+    } finally {
+      if (this.queues.get(ns) === tail) this.queues.delete(ns);
+    }
+  }
 
   /** the next id: the counter's value, taken by compare-and-swap */
   async nextId(): Promise<string> {
