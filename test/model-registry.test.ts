@@ -180,9 +180,13 @@ out["rmArchived"] = [r.update(got).state.value, r.get_registered_model("mnist").
     assert.deepEqual(arts.items.map((a: any) => [a.artifactType, a.name, a.value]).sort(), [['metric', 'accuracy', 0.8], ['parameter', 'lr', '0.01']]);
     const history = await s.get(`${API}/experiment_runs/${run.id}/metric_history?name=accuracy`);
     assert.deepEqual(history.items.map((m: any) => [m.step, m.value]), [[1, 0.5], [2, 0.8]]);
-    assert.deepEqual((await s.get(`${API}/experiment_runs/metric_history?stepIds=2`)).items.map((m: any) => m.value), [0.8]);
+    // another run logs a metric of the same name: names are per run
+    const run2 = await s.create(`${API}/experiment_runs`, { name: 'run-2', experimentId: x.id });
+    const other = await s.create(`${API}/experiment_runs/${run2.id}/artifacts`, { artifactType: 'metric', name: 'accuracy', value: 0.6, step: 1 });
+    assert.deepEqual([other.experimentRunId, other.experimentId], [run2.id, x.id]);
     const metrics = await s.get(`${API}/artifacts?artifactType=metric`);
-    assert.deepEqual(metrics.items.map((m: any) => m.value), [0.8]);
+    assert.deepEqual(metrics.items.map((m: any) => m.value), [0.8, 0.6]);
+    assert.deepEqual((await s.get(`${API}/experiment_runs/metric_history?stepIds=1`)).items.map((m: any) => m.value), [0.5, 0.6]);
     const finished = await s.req('PATCH', `${API}/experiment_runs/${run.id}`, { status: 'FINISHED', endTimeSinceEpoch: '1700000100000' });
     assert.deepEqual([finished.status, finished.body.status, finished.body.endTimeSinceEpoch], [200, 'FINISHED', '1700000100000']);
 

@@ -117,7 +117,8 @@ async function create(s: Scope, e: Entity, body: unknown, extraLabels: Record<st
   const fields = readBody(e, body, 'create');
   const labels = { ...(await checkParent(s, e, fields)), ...extraLabels };
   await checkReferences(s, e, fields);
-  const siblings: Record<string, string> = labels[RegistryLabels.parent] ? { [RegistryLabels.parent]: labels[RegistryLabels.parent] as string } : {};
+  // the scope a name is unique in: the parent, or the experiment run an artifact was logged in
+  const siblings = Object.fromEntries([RegistryLabels.parent, RegistryLabels.experimentRun].flatMap((k) => (labels[k] ? [[k, labels[k] as string]] : [])));
   return s.store.exclusive(s.ns, async () => {
     await s.store.checkUnique(e, s.ns, fields, siblings);
     return s.store.create(e, s.ns, fields, labels);
@@ -229,8 +230,10 @@ async function artifactsOf(s: Scope, labels: Record<string, string>, url: URL): 
  * is updated and attached, one whose name an artifact of the same type there already has updates it,
  * another is created there. A metric logged to a run also lands in the run's metric history.
  */
-async function upsertArtifact(s: Scope, res: ServerResponse, body: Record<string, unknown>, attach: Record<string, string>, run?: Obj): Promise<undefined> {
-  const e = artifactEntity(body);
+async function upsertArtifact(s: Scope, res: ServerResponse, given: Record<string, unknown>, attach: Record<string, string>, run?: Obj): Promise<undefined> {
+  const e = artifactEntity(given);
+  // an artifact logged in a run says which run and experiment it came from, as upstream's do
+  const body: Record<string, unknown> = run ? { experimentRunId: run.metadata.name, experimentId: run.spec.experimentId, ...given } : given;
   const b = body;
   let existing: Obj | undefined;
   if (typeof b.id === 'string') {

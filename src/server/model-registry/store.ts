@@ -116,7 +116,11 @@ export class RegistryStore {
   /** upstream's uniqueness: a name once among its siblings, an externalId once per type in the registry */
   async checkUnique(e: Entity, ns: string, fields: Record<string, unknown>, siblings: Record<string, string>, self?: string): Promise<void> {
     if (typeof fields.name === 'string') {
-      const clash = (await this.list(e, ns, siblings)).find((o) => o.spec.name === fields.name && o.metadata.name !== self && (siblings[RegistryLabels.parent] || !o.metadata.labels?.[RegistryLabels.parent] || !e.artifactType));
+      // an artifact's name is its own within its model version or experiment run; one in neither is
+      // unique among those in neither (a metric's past values share its name and are no clash)
+      const scoped = Object.keys(siblings).length > 0;
+      const loose = (o: Obj): boolean => !o.metadata.labels?.[RegistryLabels.parent] && !o.metadata.labels?.[RegistryLabels.experimentRun];
+      const clash = (await this.list(e, ns, siblings)).find((o) => o.spec.name === fields.name && o.metadata.name !== self && !o.metadata.labels?.[RegistryLabels.history] && (scoped || !e.artifactType || loose(o)));
       if (clash) throw conflict(`${words(e)} with name ${fields.name} already exists (id ${clash.metadata.name})`);
     }
     if (typeof fields.externalId === 'string') {
