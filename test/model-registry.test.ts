@@ -3,12 +3,14 @@
 // errors in upstream's shape, a registry per namespace, and tenancy: each user's registry is their
 // Profile's namespace, and another team's is refused.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import YAML from 'yaml';
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { startSkiff, type Skiff } from '../src/server/main.js';
+import { MinioServer, minioSkip } from '../src/testing/minio.js';
 import { clientsPython, kubectlBin, pollUntil, runProgram, TestServer } from './harness.js';
 
 const skip = !existsSync(clientsPython) ? 'the clients\' environment (.venv-clients) is not set up' : false;
@@ -220,6 +222,44 @@ out["models"] = [m.name for m in r.get_registered_models()]
     // an id from another namespace's registry is not found in this one
     const churn = byQuery.items[0];
     assert.equal((await s.req('GET', `${API}/registered_models/${churn.id}`)).status, 404);
+  });
+});
+
+describe('the Model Registry client uploading a model to S3 (MinIO) and registering it', { skip: skip || minioSkip(), timeout: 180_000 }, () => {
+  let s: TestServer;
+  let minio: MinioServer;
+  let dir: string;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'skiff-mr-s3-'));
+    minio = await MinioServer.start({ buckets: ['models'] });
+    s = await TestServer.start();
+  });
+  after(async () => {
+    await s?.cleanup();
+    await minio?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('upload_artifact_and_register_model puts the files in the bucket and registers their URI', async () => {
+    const model = join(dir, 'model');
+    mkdirSync(model);
+    writeFileSync(join(model, 'model.onnx'), 'not really onnx');
+    writeFileSync(join(model, 'config.json'), '{}');
+    const out = await py(dir, `
+from model_registry.utils import S3Params
+r = ModelRegistry(sys.argv[1], author="ada", is_secure=False)
+rm = r.upload_artifact_and_register_model("uploaded", sys.argv[2], version="1", model_format_name="onnx", model_format_version="1",
+    upload_params=S3Params(bucket_name="models", s3_prefix="uploaded/1", endpoint_url=sys.argv[3], access_key_id=sys.argv[4], secret_access_key=sys.argv[5], region="us-east-1"))
+ma = r.get_model_artifact("uploaded", "1")
+out["rm"] = rm.name
+out["uri"] = ma.uri
+`, [s.url, model, minio.endpoint, minio.accessKey, minio.secretKey]);
+    assert.equal(out.rm, 'uploaded');
+    assert.match(out.uri, /^s3:\/\/models\/uploaded\/1\?endpoint=/);
+    const s3 = new S3Client({ endpoint: minio.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: minio.accessKey, secretAccessKey: minio.secretKey } });
+    const listed = await s3.send(new ListObjectsV2Command({ Bucket: 'models', Prefix: 'uploaded/1/' }));
+    assert.deepEqual((listed.Contents ?? []).map((o) => o.Key).sort(), ['uploaded/1/config.json', 'uploaded/1/model.onnx']);
   });
 });
 
