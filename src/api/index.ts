@@ -3,6 +3,7 @@ import { batchKinds } from './batch.js';
 import { coreKinds } from './core.js';
 import { kfpKinds } from './kfp-objects.js';
 import { ClusterQueueKind, CohortKind, LocalQueueKind, ResourceFlavorKind, WorkloadKind, WorkloadPriorityClassKind, kueueKinds } from './kueue.js';
+import { modelRegistryKinds } from './model-registry.js';
 import { networkingKinds } from './networking.js';
 import { notebookKinds } from './notebooks.js';
 import { pipelineKinds } from './pipelines.js';
@@ -17,7 +18,7 @@ import type { KindDef } from './registry.js';
 
 /** The kinds the server serves: each has its controllers wired in src/server/main.ts. */
 export function defaultRegistry(): KindRegistry {
-  return new KindRegistry().register(...coreKinds, ...batchKinds, ...pipelineKinds, ...kfpKinds, ...trainingKinds, ...tuningKinds, ...servingKinds, RevisionKind, ...rbacKinds, ...networkingKinds, ...profileKinds, ...notebookKinds, ...kueueKinds);
+  return new KindRegistry().register(...coreKinds, ...batchKinds, ...pipelineKinds, ...kfpKinds, ...trainingKinds, ...tuningKinds, ...servingKinds, RevisionKind, ...rbacKinds, ...networkingKinds, ...profileKinds, ...notebookKinds, ...kueueKinds, ...modelRegistryKinds);
 }
 
 function find(defs: KindDef[], kind: string, version?: string): KindDef {

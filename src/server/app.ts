@@ -22,6 +22,7 @@ import { versionInfo } from './kube/version.js';
 import { MetricsApi, metricsGroup } from './kube/metrics-api.js';
 import { Kfam } from './kfam.js';
 import { KfpApi } from './kfp/api.js';
+import { matchRegistryPath, ModelRegistryApi } from './model-registry/api.js';
 import { matchNotebook, NotebookProxy } from './notebook-proxy.js';
 import type { MetricsRegistry } from './metrics.js';
 import { RequestMetrics } from './request-metrics.js';
@@ -68,6 +69,8 @@ export interface AppDeps {
 
 export class App {
   private readonly kfp: KfpApi;
+  /** Kubeflow Model Registry's REST API (src/server/model-registry/) */
+  private readonly registry: ModelRegistryApi;
   readonly kube: KubeApi;
   private readonly ui: UiFiles;
   /** Kubeflow's access-management API, for the dashboard's contributors */
@@ -90,6 +93,7 @@ export class App {
     // with tenancy on, the KFP API authorizes each request itself, as KFP's multi-user mode does: only
     // its handlers know the namespace (a run's experiment's, a pipeline's, or the one the request names)
     this.kfp = new KfpApi({ client: deps.client, version: deps.version, pipelineRoot: deps.pipelineRoot, ...(deps.artifacts ? { artifacts: deps.artifacts } : {}), ...(deps.s3 ? { s3: deps.s3 } : {}), ...(deps.authn ? { authorizer: deps.authorizer ?? allowAll } : {}) });
+    this.registry = new ModelRegistryApi({ client: deps.client, ...(deps.authn ? { authorizer: deps.authorizer ?? allowAll } : {}) });
     if (deps.metrics) this.requests = new RequestMetrics(deps.metrics, this.kube.discovery);
   }
 
@@ -211,6 +215,8 @@ export class App {
     // the KFP API: any signed-in user gets in, and its handlers ask for pipelines.kubeflow.org
     // permissions in the namespace each request turns out to touch (src/server/kfp/authz.ts)
     if (path === '/apis/v2beta1' || path.startsWith('/apis/v2beta1/')) return [];
+    // the Model Registry API likewise: its handlers authorize in the namespace of the registry asked
+    if (matchRegistryPath(path)) return [];
     // the dashboard's usage charts show a Pod's CPU and memory: whoever may read the Pod may see them
     const usage = this.deps.usageHistory ? usageAttributes(method, url) : undefined;
     if (usage) return [{ resource: usage }];
@@ -256,6 +262,9 @@ export class App {
     if (path === '/openapi.json' || path === '/openapi/v2' || path === '/openapi/v3' || path.startsWith('/openapi/v3/')) {
       if (this.kube.openapi.handle(req, res, url, path, this.deps.version)) return;
     }
+    // the Model Registry REST API before the Kubernetes API, whose /api/ it shares a first segment with
+    const registry = matchRegistryPath(path);
+    if (registry) return this.registry.handle(req, res, url, registry);
     // the KFP v2beta1 REST API (kfp.Client) before the Kubernetes-style /apis/{group}/{version}
     if (path === '/apis/v2beta1' || path.startsWith('/apis/v2beta1/')) return this.kfp.handle(req, res, url, path);
     if (path === '/api' || path === '/apis' || path.startsWith('/api/') || path.startsWith('/apis/')) return this.kube.handle(req, res, url, path);

@@ -10,6 +10,7 @@ import { notebooksWorkload } from '../workloads/notebooks/index.js';
 import { pipelinesWorkload } from '../workloads/pipelines/index.js';
 import { profilesWorkload } from '../workloads/profiles/index.js';
 import { queuesWorkload } from '../workloads/queues/index.js';
+import { registryWorkload } from '../workloads/registry/index.js';
 import type { ServingDataPlane } from '../workloads/serving/data-plane.js';
 import { servingWorkload } from '../workloads/serving/index.js';
 import { trainingWorkload } from '../workloads/training/index.js';
@@ -22,7 +23,7 @@ export interface WorkloadDeps {
 }
 
 export function workloads(deps: WorkloadDeps): Workload[] {
-  return [jobsWorkload, pipelinesWorkload, trainingWorkload, tuningWorkload, servingWorkload(deps.dataPlane), profilesWorkload, notebooksWorkload, queuesWorkload];
+  return [jobsWorkload, pipelinesWorkload, trainingWorkload, tuningWorkload, servingWorkload(deps.dataPlane), profilesWorkload, notebooksWorkload, queuesWorkload, registryWorkload];
 }
 
 /** The kinds the server serves: the core ones, RBAC's, NetworkPolicy, Kueue's and every workload's. */

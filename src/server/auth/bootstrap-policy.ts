@@ -12,6 +12,7 @@
 // users read its queues and workloads while cluster admins manage ClusterQueues, Cohorts and flavors.
 import { isConflict } from '../../api/errors.js';
 import type { KObject } from '../../api/meta.js';
+import { modelRegistryGroup, modelRegistryKinds } from '../../api/model-registry.js';
 import { ClusterRoleBindingKind, ClusterRoleKind } from '../../api/rbac.js';
 import type { Client } from '../../store/client.js';
 import type { PolicyRule } from './rbac.js';
@@ -111,6 +112,7 @@ const trainingJobs = ['mpijobs', 'tfjobs', 'pytorchjobs', 'mxjobs', 'xgboostjobs
 const katibKinds = ['experiments', 'trials', 'suggestions'];
 const kserveKinds = ['inferencegraphs', 'inferenceservices', 'servingruntimes', 'trainedmodels'];
 const pipelines = 'pipelines.kubeflow.org';
+const registryKinds = modelRegistryKinds.map((d) => d.plural);
 /** the verbs of the HTTP methods an inference request may use (GET, HEAD, POST, PUT, PATCH, DELETE) */
 const inferenceCalls = ['get', 'create', 'update', 'patch', 'delete'];
 
@@ -210,6 +212,10 @@ const kubeflowRoles: RoleSpec[] = [
     rules: [rule(['kubeflow.org'], ['notebooks', 'notebooks/status', 'notebooks/proxy'], readWrite)],
   },
   { name: 'kubeflow-notebooks-view', into: [kfAggregate('kubeflow-view')], rules: [rule(['kubeflow.org'], ['notebooks', 'notebooks/status'], read)] },
+  // the Model Registry (src/server/model-registry/): its API authorizes the REST verbs on these kinds
+  // in the registry's namespace; editors register, update and archive (it deletes nothing), viewers read
+  { name: 'kubeflow-model-registry-edit', into: [kfAggregate('kubeflow-edit')], rules: [rule([modelRegistryGroup], registryKinds, readWrite)] },
+  { name: 'kubeflow-model-registry-view', into: [kfAggregate('kubeflow-view')], rules: [rule([modelRegistryGroup], registryKinds, read)] },
   // KServe
   { name: 'kubeflow-kserve-admin', into: [kfAggregate('kubeflow-admin')], aggregates: kfAggregate('kubeflow-kserve-admin') },
   {

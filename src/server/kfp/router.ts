@@ -25,9 +25,12 @@ interface Compiled<Ctx> extends Route<Ctx> {
   verb: string | undefined;
 }
 
-/** A request path as segments after /apis/v2beta1, each decoded, with `:verb` split off the last. */
-export function splitPath(path: string): { segs: string[]; verb: string | undefined } {
-  const segs = path.split('/').filter(Boolean).slice(2).map((s) => decodeURIComponent(s));
+/**
+ * A request path as segments after its API's prefix (`depth` segments: /apis/v2beta1 is 2), each
+ * decoded, with `:verb` split off the last.
+ */
+export function splitPath(path: string, depth = 2): { segs: string[]; verb: string | undefined } {
+  const segs = path.split('/').filter(Boolean).slice(depth).map((s) => decodeURIComponent(s));
   const last = segs[segs.length - 1] ?? '';
   const colon = last.lastIndexOf(':');
   if (colon < 0) return { segs, verb: undefined };
@@ -40,7 +43,8 @@ const param = (s: string): string | undefined => (s.startsWith('{') && s.endsWit
 export class Router<Ctx> {
   private readonly routes: Compiled<Ctx>[];
 
-  constructor(routes: Route<Ctx>[]) {
+  /** `depth`: how many leading path segments are the API's prefix (/apis/v2beta1: 2) */
+  constructor(routes: Route<Ctx>[], private readonly depth = 2) {
     this.routes = routes.map((r) => {
       const [head = '', verb] = r.pattern.split(':');
       return { ...r, segs: head.split('/').filter(Boolean), verb };
@@ -49,7 +53,7 @@ export class Router<Ctx> {
 
   /** the first route for this method and path, with the parameters it captured */
   match(method: string, path: string): { route: Route<Ctx>; params: Record<string, string> } | undefined {
-    const { segs, verb } = splitPath(path);
+    const { segs, verb } = splitPath(path, this.depth);
     for (const r of this.routes) {
       if (r.method !== method || r.segs.length !== segs.length) continue;
       const params: Record<string, string> = {};

@@ -117,7 +117,7 @@ describe('OpenAPI documents', () => {
   const docs = api.documents();
 
   it('has one document per group-version, each self-contained', () => {
-    assert.deepEqual([...docs.keys()].sort(), ['api/v1', 'apis/batch/v1', 'apis/kubeflow.org/v1', 'apis/kubeflow.org/v1alpha1', 'apis/kubeflow.org/v1beta1', 'apis/kubeflow.org/v2beta1', 'apis/kueue.x-k8s.io/v1beta1', 'apis/kueue.x-k8s.io/v1beta2', 'apis/networking.k8s.io/v1', 'apis/pipelines.kubeflow.org/v2beta1', 'apis/rbac.authorization.k8s.io/v1', 'apis/serving.kserve.io/v1alpha1', 'apis/serving.kserve.io/v1beta1', 'apis/serving.skiff.dev/v1alpha1', 'apis/tuning.skiff.dev/v1']);
+    assert.deepEqual([...docs.keys()].sort(), ['api/v1', 'apis/batch/v1', 'apis/kubeflow.org/v1', 'apis/kubeflow.org/v1alpha1', 'apis/kubeflow.org/v1beta1', 'apis/kubeflow.org/v2beta1', 'apis/kueue.x-k8s.io/v1beta1', 'apis/kueue.x-k8s.io/v1beta2', 'apis/modelregistry.skiff.dev/v1alpha1', 'apis/networking.k8s.io/v1', 'apis/pipelines.kubeflow.org/v2beta1', 'apis/rbac.authorization.k8s.io/v1', 'apis/serving.kserve.io/v1alpha1', 'apis/serving.kserve.io/v1beta1', 'apis/serving.skiff.dev/v1alpha1', 'apis/tuning.skiff.dev/v1']);
     for (const [key, b] of docs) {
       const schemas = (b.doc.components as any).schemas;
       assert.deepEqual(danglingRefs(b.doc, '#/components/schemas/', schemas), [], key);
