@@ -136,7 +136,9 @@ export function bwrapAvailable(): boolean {
 export async function launch(spec: LaunchSpec): Promise<ContainerProcess> {
   if (spec.argv.length === 0) throw new Error('launch: empty argv');
   const stateDir = path.resolve(spec.stateDir);
-  if (fs.mkdirSync(stateDir, { recursive: true }) === undefined) {
+  // off the event loop: a task start makes several directories and files, and on a busy disk each
+  // synchronous call would hold every other controller up for as long as it waits
+  if ((await fs.promises.mkdir(stateDir, { recursive: true })) === undefined) {
     // A reused directory: stale files would be mistaken for this run's.
     for (const f of ['pid', 'exit', 'exec-error', 'meta.json']) fs.rmSync(path.join(stateDir, f), { force: true });
   }
@@ -207,7 +209,7 @@ export async function launch(spec: LaunchSpec): Promise<ContainerProcess> {
     logOffset,
     cwd,
   };
-  writeAtomic(path.join(stateDir, 'meta.json'), JSON.stringify(meta) + '\n');
+  await writeAtomicAsync(path.join(stateDir, 'meta.json'), JSON.stringify(meta) + '\n');
 
   const exitInfo = (async () => {
     await shimExit;
@@ -512,6 +514,12 @@ function unknownExit(message: string): ExitInfo {
 
 function readText(file: string): string | null {
   try { return fs.readFileSync(file, 'utf8'); } catch { return null; }
+}
+
+async function writeAtomicAsync(file: string, content: string): Promise<void> {
+  const tmp = `${path.dirname(file)}/.${path.basename(file)}.${process.pid}.tmp`;
+  await fs.promises.writeFile(tmp, content);
+  await fs.promises.rename(tmp, file);
 }
 
 function writeAtomic(file: string, content: string): void {
