@@ -390,31 +390,29 @@ function startFailed(stateDir: string, logFile: string, startedAt: string, messa
 
 // --- waiting -----------------------------------------------------------------------------------
 
-/** Waits for STATE_DIR/pid, which the shim writes right after fork(). Start it before spawning the
- *  shim: inotify (fs.watch) then wakes us as soon as the file is renamed into place, sooner than any
- *  polling interval would; a slow poll backs it up. wait() gives null if the shim went away (or could
- *  not be run) without writing it. */
+/** Waits for STATE_DIR/pid, which the shim writes right after fork(). wait() gives null if the shim
+ *  went away (or could not be run) without writing it. */
 function pidWaiter(stateDir: string): { wait(shimExited: Promise<void>): Promise<number | null>; cancel(): void } {
-  let watcher: fs.FSWatcher | undefined;
-  let wake = () => {};
-  try {
-    watcher = fs.watch(stateDir, () => wake());
-    watcher.on('error', () => watcher?.close());
-  } catch { /* the poll still works */ }
-  const cancel = () => watcher?.close();
+  // Polled, not watched: the shim writes the pid a millisecond or two after it starts, and an inotify
+  // watch made and removed for each container cost more than the polls (removing one waits for the
+  // kernel's RCU grace period: about a millisecond a container on a busy machine, on the event loop).
+  let cancelled = false;
+  let timer: Timer | undefined;
+  const cancel = () => {
+    cancelled = true;
+    timer?.clear();
+  };
   const wait = (shimExited: Promise<void>) => new Promise<number | null>((resolve, reject) => {
-    let timer: Timer | undefined;
     let gone = false;
     let settled = false;
     const started = Date.now();
     const finish = (pid: number | null, err?: Error) => {
       settled = true;
-      wake = () => {};
       cancel();
-      timer?.clear();
       if (err) reject(err); else resolve(pid);
     };
     const check = (): boolean => {
+      if (settled) return true;
       const pid = readPid(stateDir);
       if (pid !== null || gone) finish(pid);
       else if (Date.now() - started > 30_000) finish(null, new Error(`skiff-shim did not start the container within 30s (state in ${stateDir})`));
@@ -422,15 +420,19 @@ function pidWaiter(stateDir: string): { wait(shimExited: Promise<void>): Promise
       return true;
     };
     void shimExited.then(() => { if (!settled) { gone = true; check(); } });
-    wake = () => { check(); };
     if (check()) return;
-    const poll = (delay: number) => {
-      timer = after(delay, () => { if (!check()) poll(Math.min(delay * 2, 50)); });
+    let step = 0;
+    const poll = () => {
+      const delay = pidPollDelays[step++] ?? 50;
+      timer = after(delay, () => { if (!cancelled && !check()) poll(); });
     };
-    poll(1);
+    poll();
   });
   return { wait, cancel };
 }
+
+/** how long pidWaiter waits before each look (ms), then 50 ms between looks */
+const pidPollDelays = [1, 1, 1, 1, 2, 2, 4, 4, 8, 8, 16, 32];
 
 /** For a container whose shim is not our child: wait for the exit file (fs.watch, with polling as a
  *  fallback), or for both the shim and the container to be gone without one. */
