@@ -53,6 +53,7 @@ function specOf(obj: KObject): Record<string, unknown> {
 }
 
 export class SqliteStore implements Store {
+  readonly appliesOnCall = true;
   private readonly db: Database.Database;
   private readonly historySize: number;
   private rv: number;
