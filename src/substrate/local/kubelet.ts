@@ -212,7 +212,10 @@ export class Kubelet {
   }
 
   private async reconcile(key: ObjectKey): Promise<Result> {
-    const pod = await this.opts.client.find<Pod>(Kinds.Pod, key);
+    // from the Manager's informer, as the scheduler reads it: a stale copy costs a conflict on the
+    // status write, and the key is tried again; a Pod the cache lacks is looked up in the store
+    const cached = this.controller?.cache.get(Kinds.Pod, key) as (Pod & StoredObject) | undefined;
+    const pod = cached ? structuredClone(cached) : await this.opts.client.find<Pod>(Kinds.Pod, key);
     const k = keyString(key);
     if (!pod || pod.spec.nodeName !== this.opts.nodeName) {
       const uid = this.uidByKey.get(k);
