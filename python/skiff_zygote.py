@@ -96,6 +96,9 @@ def run_child(argv, env, cwd, fds, listener, others):
 
                 sys.argv = [argv[1]] + argv[2:]
                 sys.path[0:0] = [cwd]
+                # `python -m M` runs M as __main__ only; the zygote imported M (the kfp executor)
+                # beforehand, and runpy warns into every task's log when it finds M imported already
+                sys.modules.pop(argv[1], None)
                 runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
             elif len(argv) >= 2 and argv[0] == "-c":
                 sys.argv = ["-c"] + argv[2:]

@@ -2,7 +2,7 @@
 // are files and prefixes are directories; a URI is `file:///absolute/path` or the absolute path
 // itself (KFP's local pipeline roots), wherever on the disk it points, since a Run may name its
 // own pipeline root and a component may write an artifact anywhere with `Artifact.set_path`.
-import { chmodSync, chownSync, createReadStream, createWriteStream, existsSync, lstatSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { chmodSync, chownSync, createReadStream, createWriteStream, lstatSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { cp, readdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -160,19 +160,39 @@ export class LocalArtifactStore implements ArtifactStore {
 
 /** mkdir -p, each new directory owned and moded like its parent when the parent is not ours */
 function makeDirs(dir: string): void {
-  if (existsSync(dir)) return;
-  makeDirs(dirname(dir));
+  makeDir(dir);
+}
+
+interface Owner { uid: number; gid: number; mode: number }
+
+/**
+ * One level of makeDirs: tries the mkdir first and walks up only when the parent is missing (a task's
+ * output folders are new, their parents mostly not), and hands the owner it gave a directory down to
+ * the next, so each level costs a mkdir and only the first new one a stat. Returns the owner a new
+ * directory took, or undefined when it was there already.
+ */
+function makeDir(dir: string): Owner | undefined {
+  let parent: Owner | undefined;
   try {
     mkdirSync(dir);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-    return;
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return undefined;
+    if (code !== 'ENOENT' || dirname(dir) === dir) throw e;
+    parent = makeDir(dirname(dir));
+    try {
+      mkdirSync(dir);
+    } catch (e2) {
+      if ((e2 as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
+      throw e2;
+    }
   }
-  const parent = statSync(dirname(dir));
-  if (parent.uid !== process.getuid?.()) {
-    chownSync(dir, parent.uid, parent.gid);
-    chmodSync(dir, parent.mode & 0o7777);
+  const owner = parent ?? statSync(dirname(dir));
+  if (owner.uid !== process.getuid?.()) {
+    chownSync(dir, owner.uid, owner.gid);
+    chmodSync(dir, owner.mode & 0o7777);
   }
+  return { uid: owner.uid, gid: owner.gid, mode: owner.mode };
 }
 
 /** a file (or tree) Skiff wrote takes the owner of the directory it is in, when that is not ours */

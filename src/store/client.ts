@@ -114,10 +114,20 @@ export class Client {
     const stored = this.storageDef(def);
     if (def.conversion) obj = this.toStorage(def, stored, obj);
     await this.checkNamespace(stored, obj);
+    let release = (): void => undefined;
+    const released = new Promise<void>((r) => (release = r));
     const write = async (): Promise<T & StoredObject> => {
-      await this.admit(stored, obj);
-      if (opts.dryRun) return this.view(def, obj) as T & StoredObject;
-      return this.view(def, await this.store.create(stored, obj)) as T & StoredObject;
+      try {
+        await this.admit(stored, obj);
+        if (opts.dryRun) return this.view(def, obj) as T & StoredObject;
+        const made = this.store.create(stored, obj);
+        // a store that applies a write when called (and answers once it is on disk) lets the next
+        // create in the namespace count this one at once
+        if (this.store.appliesOnCall) release();
+        return this.view(def, await made) as T & StoredObject;
+      } finally {
+        release();
+      }
     };
     const ns = obj.metadata.namespace;
     if (!def.namespaced || !ns || this.admission.length === 0) return write();
@@ -125,7 +135,7 @@ export class Client {
     // Pods admitted at once could otherwise both take a quota's last unit
     const prev = this.admitting.get(ns) ?? Promise.resolve();
     const next = prev.then(write, write);
-    const tail = next.catch(() => undefined);
+    const tail = released;
     this.admitting.set(ns, tail);
     void tail.then(() => {
       if (this.admitting.get(ns) === tail) this.admitting.delete(ns);

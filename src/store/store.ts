@@ -65,6 +65,9 @@ export interface UpdateOptions {
 }
 
 export interface Store {
+  /** a write is applied when the call returns (reads see it), though its promise settles only once
+   *  it is durable: the SQLite store, whose writes in one turn of the event loop commit together */
+  readonly appliesOnCall?: boolean;
   create(res: ResourceRef, obj: KObject): Promise<StoredObject>;
   get(res: ResourceRef, key: ObjectKey): Promise<StoredObject>;
   list(res: ResourceRef, opts?: ListOptions): Promise<ListResult>;

@@ -18,10 +18,18 @@ export interface SqliteStoreOptions {
   file: string;
   /** how many changes the log keeps for watches to resume from */
   historySize?: number;
+  /** a commit failed after listeners saw its writes (disk full, I/O error): by default the process
+   *  exits, for a restart to rebuild every view from what is stored */
+  onCommitFailure?: (e: Error) => void;
 }
 
 interface Row {
   data: string;
+}
+
+/** the writes of one SQLite transaction, answered once it commits */
+interface Batch {
+  waiters: { resolve: () => void; reject: (e: Error) => void }[];
 }
 
 const nameChars = 'bcdfghjklmnpqrstvwxz2456789';
@@ -45,12 +53,15 @@ function specOf(obj: KObject): Record<string, unknown> {
 }
 
 export class SqliteStore implements Store {
+  readonly appliesOnCall = true;
   private readonly db: Database.Database;
   private readonly historySize: number;
   private rv: number;
   private writesSinceTrim = 0;
   private readonly listeners = new Set<(c: StoreChange) => void>();
   private readonly stmts;
+  private batch?: Batch;
+  private readonly onCommitFailure: (e: Error) => void;
 
   constructor(opts: SqliteStoreOptions) {
     if (opts.file !== ':memory:') mkdirSync(dirname(opts.file), { recursive: true });
@@ -79,6 +90,10 @@ export class SqliteStore implements Store {
     // table, so writes slowed as owned objects grew (a 1,000-task Run's Pods and RunTasks)
     this.db.exec('CREATE INDEX IF NOT EXISTS owners_object ON owners (res, ns, name)');
     this.historySize = opts.historySize ?? 50_000;
+    this.onCommitFailure = opts.onCommitFailure ?? ((e) => {
+      process.stderr.write(`skiff: the store could not commit a write (${e.message}); stopping, so that a restart reconciles from what is stored\n`);
+      process.exit(70);
+    });
     this.stmts = {
       get: this.db.prepare<[string, string, string], Row>('SELECT data FROM objects WHERE res = ? AND ns = ? AND name = ?'),
       exists: this.db.prepare<[string, string, string], { one: number }>('SELECT 1 AS one FROM objects WHERE res = ? AND ns = ? AND name = ?'),
@@ -157,18 +172,51 @@ export class SqliteStore implements Store {
     }
   }
 
-  private transact<T>(fn: (pending: StoreChange[]) => T): T {
+  /**
+   * Runs one write in a savepoint of the open batch (a transaction of its own when none is open) and
+   * tells listeners at once, as before. Writes made in the same turn of the event loop share one
+   * SQLite transaction, committed by setImmediate: a commit (its WAL frames, now and then a checkpoint)
+   * cost about as much as the write itself, once per write. The caller's promise settles only after
+   * the commit, so what was answered to a client is on disk. What listeners saw and what later writes
+   * built on are in the same batch or a later one, so a crash before a commit loses those together.
+   */
+  private transact<T>(fn: (pending: StoreChange[]) => T): Promise<T> {
     const pending: StoreChange[] = [];
     const saved = this.rv;
+    const batch = this.batch ?? this.openBatch();
     let out: T;
     try {
       out = this.db.transaction(() => fn(pending))();
     } catch (e) {
       this.rv = saved;
-      throw e;
+      return Promise.reject(e);
     }
     this.emit(pending);
-    return out;
+    return new Promise<T>((resolve, reject) => batch.waiters.push({ resolve: () => resolve(out), reject }));
+  }
+
+  private openBatch(): Batch {
+    this.db.exec('BEGIN');
+    const batch: Batch = { waiters: [] };
+    this.batch = batch;
+    setImmediate(() => this.commit(batch));
+    return batch;
+  }
+
+  private commit(batch: Batch): void {
+    if (this.batch !== batch) return;
+    this.batch = undefined;
+    try {
+      this.db.exec('COMMIT');
+    } catch (e) {
+      // Listeners have seen these writes and acted on them; what is on disk no longer says so. A
+      // restart rebuilds every controller's view from the file, so the server stops rather than run on.
+      try { this.db.exec('ROLLBACK'); } catch { /* already rolled back */ }
+      for (const w of batch.waiters) w.reject(e as Error);
+      this.onCommitFailure(e as Error);
+      return;
+    }
+    for (const w of batch.waiters) w.resolve();
   }
 
   async create(res: ResourceRef, input: KObject): Promise<StoredObject> {
@@ -462,6 +510,7 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    if (this.batch) this.commit(this.batch);
     this.listeners.clear();
     this.db.close();
   }

@@ -32,7 +32,7 @@ import type { ServiceView } from './network.js';
 import type { BindMount, ContainerProcess, SandboxIsolation } from './process.js';
 import { adopt, bwrapAvailable, execTarget, launch, recordTerminationMessage } from './process.js';
 import type { ContainerRuntime, PodRuntime } from './runtime.js';
-import { loadContainer, logFile, readPodRecord, runDir, writePodRecord } from './runtime.js';
+import { loadContainer, logFile, readPodRecord, runDir, writePodRecordAsync } from './runtime.js';
 import { decidePhase, podStatus } from './status.js';
 import type { ContainerIO } from './stdin.js';
 import { needsStdin, openStdin, withStdin } from './stdin.js';
@@ -66,6 +66,9 @@ export interface KubeletOptions {
   /** crash-loop back-off: Kubernetes starts at 10s and doubles up to 5m */
   crashLoopBaseMs?: number;
   crashLoopMaxMs?: number;
+  /** how long a Pod whose containers have all just started waits before its Running status is
+   *  written (default 30 ms): one that ends by then is reported once, with its final state */
+  runningReportMs?: number;
   log?: (msg: string) => void;
   /** a deleted Pod whose containers have stopped is removed by the kubelet (a delete with grace
    *  period 0), as on a cluster: kube-apiserver keeps it until then. The SQLite store removes it
@@ -209,7 +212,10 @@ export class Kubelet {
   }
 
   private async reconcile(key: ObjectKey): Promise<Result> {
-    const pod = await this.opts.client.find<Pod>(Kinds.Pod, key);
+    // from the Manager's informer, as the scheduler reads it: a stale copy costs a conflict on the
+    // status write, and the key is tried again; a Pod the cache lacks is looked up in the store
+    const cached = this.controller?.cache.get(Kinds.Pod, key) as (Pod & StoredObject) | undefined;
+    const pod = cached ? structuredClone(cached) : await this.opts.client.find<Pod>(Kinds.Pod, key);
     const k = keyString(key);
     if (!pod || pod.spec.nodeName !== this.opts.nodeName) {
       const uid = this.uidByKey.get(k);
@@ -250,8 +256,11 @@ export class Kubelet {
     const ip = rec?.ip ?? pod.status?.podIP ?? this.addresses.allocate(pod.metadata.uid);
     this.addresses.claim(pod.metadata.uid, ip);
     const startTime = rec?.startTime ?? pod.status?.startTime ?? now();
-    if (!rec) writePodRecord(dir, { uid: pod.metadata.uid, namespace: pod.metadata.namespace ?? '', name: pod.metadata.name, ip, startTime });
     const rt: PodRuntime = { uid: pod.metadata.uid, namespace: pod.metadata.namespace ?? '', name: pod.metadata.name, dir, ip, startTime, containers: new Map(), hostsFile: join(dir, 'hosts') };
+    // without a record a restarted server takes the address and start from the Pod's status
+    if (!rec) rt.recorded = writePodRecordAsync(dir, { uid: rt.uid, namespace: rt.namespace, name: rt.name, ip, startTime }).catch((e: unknown) => this.opts.log?.(`kubelet: pod ${rt.namespace}/${rt.name}: writing its record: ${(e as Error).message}`));
+    // a container adopted after a restart may be sandboxed: its hosts file is there
+    if (rec) rt.usesHosts = existsSync(rt.hostsFile);
     for (const c of pod.spec.initContainers ?? []) rt.containers.set(c.name, { ...loadContainer(dir, c.name, true), fallbackToLogs: c.terminationMessagePolicy === 'FallbackToLogsOnError' });
     for (const c of pod.spec.containers) rt.containers.set(c.name, { ...loadContainer(dir, c.name, false), fallbackToLogs: c.terminationMessagePolicy === 'FallbackToLogsOnError' });
     for (const c of rt.containers.values()) if (c.proc) this.watchExit(rt, c, c.proc);
@@ -264,6 +273,8 @@ export class Kubelet {
   private async forget(uid: string): Promise<void> {
     for (const k of this.gpuNotices) if (k.startsWith(`${uid}/`)) this.gpuNotices.delete(k);
     const rt = this.pods.get(uid);
+    // a record still being written would make the directory again after it is removed
+    await rt?.recorded?.catch(() => undefined);
     if (rt) {
       this.killAll(rt, 'SIGKILL');
       this.pods.delete(uid);
@@ -420,8 +431,29 @@ export class Kubelet {
       }
     }
     if (rt.failure) return this.fail(pod, rt, rt.failure);
-    await this.writeStatus(pod, rt, decidePhase(pod, rt));
+    const decision = decidePhase(pod, rt);
+    const hold = this.runningHold(pod, rt, decision.phase);
+    if (hold > 0) wake = Math.min(wake, Date.now() + hold);
+    else await this.writeStatus(pod, rt, decision);
     return Number.isFinite(wake) ? { requeueAfter: Math.max(1, wake - Date.now()) } : {};
+  }
+
+  /**
+   * How much longer the first Running status of a Pod waits (0: write it now). The kubelet's status
+   * manager reports asynchronously too. A pipeline task forked by the zygote runs for a few
+   * milliseconds: reporting Running, then Succeeded, costs a second write of the Pod and a pass of
+   * every controller that watches Pods, for a state nobody acts on. A Pod with a container that has
+   * been up longer, or one already reported Running, is written at once.
+   */
+  private runningHold(pod: Pod, rt: PodRuntime, phase: string): number {
+    const wait = this.opts.runningReportMs ?? 30;
+    if (wait <= 0 || phase !== 'Running' || pod.status?.phase === 'Running') return 0;
+    let oldest = Infinity;
+    for (const c of rt.containers.values()) {
+      if (c.init || !c.current || c.current.exit) continue;
+      oldest = Math.min(oldest, Date.parse(c.current.startedAt));
+    }
+    return Number.isFinite(oldest) ? Math.max(0, oldest + wait - Date.now()) : 0;
   }
 
   /** a Pod that cannot start: what did start is killed, and the Pod ends Failed */
@@ -500,6 +532,8 @@ export class Kubelet {
     }
     c.backoffUntil = undefined;
     if (this.stopped) return Infinity;
+    // a restarted server finds the Pod's address and start in its record: written before anything runs
+    await rt.recorded;
     const py = await this.pythonLaunch(pod, rt, spec, c);
     if (py === 'waiting') return Infinity;
     // A task forked by the warm zygote runs outside the Pod's sandbox whatever its container does, so
@@ -575,7 +609,10 @@ export class Kubelet {
     const inVolume = sandboxed ? binds.filter((b) => under(cwd, b.target)).sort((a, b) => b.target.length - a.target.length)[0] : undefined;
     const hostCwd = inVolume ? join(inVolume.source, cwd.slice(inVolume.target.length)) : cwd;
     if (!existsSync(hostCwd)) mkdirSync(hostCwd, { recursive: true });
-    if (!existsSync(rt.hostsFile)) this.writeHostsFor(pod, rt, [], []);
+    if (sandboxed) {
+      rt.usesHosts = true;
+      if (!existsSync(rt.hostsFile)) this.writeHostsFor(pod, rt, [], []);
+    }
     const stateDir = runDir(rt.dir, spec.name, n);
     let io = { argv, env: vars };
     if (needsStdin(spec as ContainerIO)) {
@@ -941,7 +978,7 @@ export class Kubelet {
     }
     for (const p of pods) {
       const rt = this.pods.get(p.metadata.uid);
-      if (rt) this.writeHostsFor(p, rt, pods, services);
+      if (rt?.usesHosts) this.writeHostsFor(p, rt, pods, services);
     }
   }
 

@@ -136,7 +136,9 @@ export function bwrapAvailable(): boolean {
 export async function launch(spec: LaunchSpec): Promise<ContainerProcess> {
   if (spec.argv.length === 0) throw new Error('launch: empty argv');
   const stateDir = path.resolve(spec.stateDir);
-  if (fs.mkdirSync(stateDir, { recursive: true }) === undefined) {
+  // off the event loop: a task start makes several directories and files, and on a busy disk each
+  // synchronous call would hold every other controller up for as long as it waits
+  if ((await fs.promises.mkdir(stateDir, { recursive: true })) === undefined) {
     // A reused directory: stale files would be mistaken for this run's.
     for (const f of ['pid', 'exit', 'exec-error', 'meta.json']) fs.rmSync(path.join(stateDir, f), { force: true });
   }
@@ -207,7 +209,7 @@ export async function launch(spec: LaunchSpec): Promise<ContainerProcess> {
     logOffset,
     cwd,
   };
-  writeAtomic(path.join(stateDir, 'meta.json'), JSON.stringify(meta) + '\n');
+  await writeAtomicAsync(path.join(stateDir, 'meta.json'), JSON.stringify(meta) + '\n');
 
   const exitInfo = (async () => {
     await shimExit;
@@ -388,31 +390,29 @@ function startFailed(stateDir: string, logFile: string, startedAt: string, messa
 
 // --- waiting -----------------------------------------------------------------------------------
 
-/** Waits for STATE_DIR/pid, which the shim writes right after fork(). Start it before spawning the
- *  shim: inotify (fs.watch) then wakes us as soon as the file is renamed into place, sooner than any
- *  polling interval would; a slow poll backs it up. wait() gives null if the shim went away (or could
- *  not be run) without writing it. */
+/** Waits for STATE_DIR/pid, which the shim writes right after fork(). wait() gives null if the shim
+ *  went away (or could not be run) without writing it. */
 function pidWaiter(stateDir: string): { wait(shimExited: Promise<void>): Promise<number | null>; cancel(): void } {
-  let watcher: fs.FSWatcher | undefined;
-  let wake = () => {};
-  try {
-    watcher = fs.watch(stateDir, () => wake());
-    watcher.on('error', () => watcher?.close());
-  } catch { /* the poll still works */ }
-  const cancel = () => watcher?.close();
+  // Polled, not watched: the shim writes the pid a millisecond or two after it starts, and an inotify
+  // watch made and removed for each container cost more than the polls (removing one waits for the
+  // kernel's RCU grace period: about a millisecond a container on a busy machine, on the event loop).
+  let cancelled = false;
+  let timer: Timer | undefined;
+  const cancel = () => {
+    cancelled = true;
+    timer?.clear();
+  };
   const wait = (shimExited: Promise<void>) => new Promise<number | null>((resolve, reject) => {
-    let timer: Timer | undefined;
     let gone = false;
     let settled = false;
     const started = Date.now();
     const finish = (pid: number | null, err?: Error) => {
       settled = true;
-      wake = () => {};
       cancel();
-      timer?.clear();
       if (err) reject(err); else resolve(pid);
     };
     const check = (): boolean => {
+      if (settled) return true;
       const pid = readPid(stateDir);
       if (pid !== null || gone) finish(pid);
       else if (Date.now() - started > 30_000) finish(null, new Error(`skiff-shim did not start the container within 30s (state in ${stateDir})`));
@@ -420,15 +420,19 @@ function pidWaiter(stateDir: string): { wait(shimExited: Promise<void>): Promise
       return true;
     };
     void shimExited.then(() => { if (!settled) { gone = true; check(); } });
-    wake = () => { check(); };
     if (check()) return;
-    const poll = (delay: number) => {
-      timer = after(delay, () => { if (!check()) poll(Math.min(delay * 2, 50)); });
+    let step = 0;
+    const poll = () => {
+      const delay = pidPollDelays[step++] ?? 50;
+      timer = after(delay, () => { if (!cancelled && !check()) poll(); });
     };
-    poll(1);
+    poll();
   });
   return { wait, cancel };
 }
+
+/** how long pidWaiter waits before each look (ms), then 50 ms between looks */
+const pidPollDelays = [1, 1, 1, 1, 2, 2, 4, 4, 8, 8, 16, 32];
 
 /** For a container whose shim is not our child: wait for the exit file (fs.watch, with polling as a
  *  fallback), or for both the shim and the container to be gone without one. */
@@ -522,6 +526,12 @@ function unknownExit(message: string): ExitInfo {
 
 function readText(file: string): string | null {
   try { return fs.readFileSync(file, 'utf8'); } catch { return null; }
+}
+
+async function writeAtomicAsync(file: string, content: string): Promise<void> {
+  const tmp = `${path.dirname(file)}/.${path.basename(file)}.${process.pid}.tmp`;
+  await fs.promises.writeFile(tmp, content);
+  await fs.promises.rename(tmp, file);
 }
 
 function writeAtomic(file: string, content: string): void {

@@ -1,6 +1,7 @@
 // What the node agent knows about a Pod's containers: rebuilt from the run directories on disk, so a
 // restarted server picks up exactly where the last one was.
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PodNetwork } from './podnet.js';
 import type { ContainerProcess, ExitInfo } from './process.js';
@@ -44,8 +45,13 @@ export interface PodRuntime {
   containers: Map<string, ContainerRuntime>;
   volumes?: Map<string, { dir: string; readOnly: boolean }>;
   hostsFile: string;
+  /** whether a container runs in a sandbox, which mounts hostsFile as /etc/hosts: only then is the
+   *  file written and kept current (a task forked by the zygote sees the machine's own) */
+  usesHosts?: boolean;
   /** its network namespace, with tenancy's isolation (podnet.ts) */
   net?: PodNetwork;
+  /** the write of its record (pod.json), which a restarted server reads its address and start from */
+  recorded?: Promise<void>;
   /** set once the Pod is being stopped (deleted, or past its activeDeadlineSeconds) */
   termination?: { deadline: number; signalled: boolean; killed: boolean; reason?: string; message?: string };
   /** why the Pod failed before a container could start (its Python environment could not be made) */
@@ -61,9 +67,10 @@ export function logFile(podDir: string, container: string, n: number): string {
   return join(podDir, 'containers', container, `${n}.log`);
 }
 
-export function writePodRecord(dir: string, rec: { uid: string; namespace: string; name: string; ip: string; startTime: string }): void {
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'pod.json'), JSON.stringify(rec));
+/** the Pod's record, off the event loop: the kubelet awaits it before the Pod's first container starts */
+export async function writePodRecordAsync(dir: string, rec: { uid: string; namespace: string; name: string; ip: string; startTime: string }): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, 'pod.json'), JSON.stringify(rec));
 }
 
 export function readPodRecord(dir: string): { uid: string; namespace: string; name: string; ip: string; startTime: string } | undefined {
