@@ -6,12 +6,12 @@
 // with its own error in the job's conditions.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import YAML from 'yaml';
-import { TestServer, repoRoot } from './harness.js';
+import { repoRoot } from './harness.js';
+import { serverWithWorkdir } from './workdir.js';
 
 const python = join(repoRoot, '.venv-paddle', 'bin', 'python');
 const upstreamExample = join(repoRoot, '..', 'shared', 'conformance', 'training', 'paddlepaddle', 'simple-cpu.yaml');
@@ -26,29 +26,15 @@ function missing(): string | false {
 interface Condition { type: string; status: string; reason?: string; message?: string }
 
 describe('PaddleJob with PaddlePaddle (collective mode, gloo on CPU)', { skip: missing() }, () => {
-  let s: TestServer;
-  let work: string;
-  before(async () => {
-    s = await TestServer.start();
-    work = mkdtempSync(join(tmpdir(), 'skiff-paddle-'));
-  });
-  after(async () => {
-    await s.cleanup();
-    rmSync(work, { recursive: true, force: true });
-  });
-
-  const apply = async (job: any): Promise<void> => {
-    const file = join(work, `${job.metadata.name}.yaml`);
-    writeFileSync(file, YAML.stringify(job));
-    const r = await s.cli(['apply', '-f', file]);
-    assert.equal(r.code, 0, r.stderr);
-  };
+  const env = serverWithWorkdir('skiff-paddle-');
+  /** applies the job with the CLI, as a user would */
+  const apply = env.apply;
   const pathOf = (ns: string, name: string): string => `/apis/kubeflow.org/v1/namespaces/${ns}/paddlejobs/${name}`;
-  const finished = (ns: string, name: string, timeoutMs = 150_000): Promise<any> => s.until(`PaddleJob ${name} finished`, async () => {
-    const j = await s.get(pathOf(ns, name));
+  const finished = (ns: string, name: string, timeoutMs = 150_000): Promise<any> => env.s.until(`PaddleJob ${name} finished`, async () => {
+    const j = await env.s.get(pathOf(ns, name));
     return (j.status?.conditions ?? []).some((c: Condition) => (c.type === 'Succeeded' || c.type === 'Failed') && c.status === 'True') ? j : undefined;
   }, timeoutMs);
-  const logs = async (pod: string, ns = 'default'): Promise<string> => (await s.cli(['logs', pod, '-n', ns])).stdout;
+  const logs = async (pod: string, ns = 'default'): Promise<string> => (await env.s.cli(['logs', pod, '-n', ns])).stdout;
   const conditions = (j: any): Condition[] => j.status?.conditions ?? [];
   const succeeded = async (j: any, ns = 'default'): Promise<void> => {
     if (conditions(j).some((c) => c.type === 'Succeeded' && c.status === 'True')) return;
@@ -60,7 +46,7 @@ describe('PaddleJob with PaddlePaddle (collective mode, gloo on CPU)', { skip: m
   it('two workers train on the digits: the loss falls, both end with the same weights, worker-0 saves the model', async () => {
     const job = YAML.parse(readFileSync(join(repoRoot, 'examples', 'training', 'paddlejob.yaml'), 'utf8'));
     const name: string = job.metadata.name;
-    const model = join(work, 'digits.pdparams');
+    const model = join(env.work, 'digits.pdparams');
     const c = job.spec.paddleReplicaSpecs.Worker.template.spec.containers[0];
     c.env = [{ name: 'EPOCHS', value: '6' }, { name: 'MODEL_PATH', value: model }];
     const started = Date.now();
@@ -112,7 +98,7 @@ describe('PaddleJob with PaddlePaddle (collective mode, gloo on CPU)', { skip: m
     console.log(`Failed: ${failed.message}`);
     assert.match(failed.message ?? '', /Worker replica\(s\) failed/);
     assert.match(failed.message ?? '', /RuntimeError: column "label" not found in the training data/);
-    const pods = (await s.get('/api/v1/namespaces/default/pods?labelSelector=training.kubeflow.org%2Fjob-name%3Dpaddle-raises')).items;
+    const pods = (await env.s.get('/api/v1/namespaces/default/pods?labelSelector=training.kubeflow.org%2Fjob-name%3Dpaddle-raises')).items;
     const failedPod = pods.find((p: any) => p.status?.phase === 'Failed');
     assert.ok(failedPod, JSON.stringify(pods.map((p: any) => p.status?.phase)));
     // the kubelet keeps the end of the failed container's log as its termination message

@@ -6,13 +6,13 @@
 // fails its job with the exception in the job's Failed condition.
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import YAML from 'yaml';
-import { TestServer, repoRoot } from './harness.js';
+import { repoRoot } from './harness.js';
+import { serverWithWorkdir } from './workdir.js';
 
 const python = join(repoRoot, '.venv-tensorflow', 'bin', 'python');
 
@@ -26,29 +26,15 @@ function missing(): string | false {
 interface Job { apiVersion?: string; kind?: string; metadata: { name: string }; spec: any; status?: any }
 
 describe('TFJob with real TensorFlow', { skip: missing() }, () => {
-  let s: TestServer;
-  let work: string;
-  before(async () => {
-    s = await TestServer.start();
-    work = mkdtempSync(join(tmpdir(), 'skiff-tf-'));
-  });
-  after(async () => {
-    await s.cleanup();
-    rmSync(work, { recursive: true, force: true });
-  });
-
-  const apply = async (job: Job): Promise<void> => {
-    const file = join(work, `${job.metadata.name}.yaml`);
-    writeFileSync(file, YAML.stringify(job));
-    const r = await s.cli(['apply', '-f', file]);
-    assert.equal(r.code, 0, r.stderr);
-  };
-  const finished = (name: string, timeoutMs = 150_000): Promise<Job> => s.until(`TFJob ${name} finished`, async () => {
-    const j = await s.get(`/apis/kubeflow.org/v1/namespaces/default/tfjobs/${name}`);
+  const env = serverWithWorkdir('skiff-tf-');
+  /** applies the job with the CLI, as a user would */
+  const apply = env.apply;
+  const finished = (name: string, timeoutMs = 150_000): Promise<Job> => env.s.until(`TFJob ${name} finished`, async () => {
+    const j = await env.s.get(`/apis/kubeflow.org/v1/namespaces/default/tfjobs/${name}`);
     return (j.status?.conditions ?? []).some((c: any) => (c.type === 'Succeeded' || c.type === 'Failed') && c.status === 'True') ? j : undefined;
   }, timeoutMs);
   const trueConditions = (j: Job): string[] => (j.status?.conditions ?? []).filter((c: any) => c.status === 'True').map((c: any) => c.type);
-  const logsOf = async (pod: string): Promise<string> => (await s.cli(['logs', pod])).stdout;
+  const logsOf = async (pod: string): Promise<string> => (await env.s.cli(['logs', pod])).stdout;
   const containers = (job: Job): any[] => Object.values(job.spec.tfReplicaSpecs).flatMap((r: any) => r.template.spec.containers);
   const setEnv = (job: Job, name: string, value: string): void => {
     for (const c of containers(job)) c.env = [...(c.env ?? []).filter((e: any) => e.name !== name), { name, value }];
@@ -57,7 +43,7 @@ describe('TFJob with real TensorFlow', { skip: missing() }, () => {
   it('Chief + 2 Workers with MultiWorkerMirroredStrategy: the loss falls, all end with the same weights, the chief exports a SavedModel that scores', async () => {
     const job = YAML.parse(readFileSync(join(repoRoot, 'examples', 'training', 'tfjob-mwms.yaml'), 'utf8')) as Job;
     const name = job.metadata.name;
-    const modelDir = join(work, 'model');
+    const modelDir = join(env.work, 'model');
     setEnv(job, 'EPOCHS', '4');
     setEnv(job, 'MODEL_DIR', modelDir);
     const t0 = Date.now();
@@ -110,8 +96,8 @@ describe('TFJob with real TensorFlow', { skip: missing() }, () => {
   it('PS, Chief, Workers and Evaluator with ParameterServerStrategy: variables on the PS, steps on both workers, the evaluator scores each checkpoint, the chief\'s success ends the job and stops the PS', async () => {
     const job = YAML.parse(readFileSync(join(repoRoot, 'examples', 'training', 'tfjob-ps.yaml'), 'utf8')) as Job;
     const name = job.metadata.name;
-    const ckpt = join(work, 'ps-checkpoints');
-    const modelDir = join(work, 'ps-model');
+    const ckpt = join(env.work, 'ps-checkpoints');
+    const modelDir = join(env.work, 'ps-model');
     setEnv(job, 'EPOCHS', '3');
     setEnv(job, 'CHECKPOINT_DIR', ckpt);
     setEnv(job, 'MODEL_DIR', modelDir);
@@ -140,8 +126,8 @@ describe('TFJob with real TensorFlow', { skip: missing() }, () => {
     assert.match(chief, new RegExp(`chief:0: the evaluator scored ckpt-3: accuracy ${last.accuracy.toFixed(3)}`));
 
     // the job is over with its chief: the PS and the Workers, which would serve for ever, are stopped (cleanPodPolicy Running)
-    const pods = await s.until('the PS and Workers stopped', async () => {
-      const list = (await s.get(`/api/v1/namespaces/default/pods?labelSelector=${encodeURIComponent(`training.kubeflow.org/job-name=${name}`)}`)).items as any[];
+    const pods = await env.s.until('the PS and Workers stopped', async () => {
+      const list = (await env.s.get(`/api/v1/namespaces/default/pods?labelSelector=${encodeURIComponent(`training.kubeflow.org/job-name=${name}`)}`)).items as any[];
       return list.some((p) => /-(ps|worker)-\d+$/.test(p.metadata.name) && !p.metadata.deletionTimestamp) ? undefined : list;
     }, 30_000);
     const left = pods.filter((p) => !p.metadata.deletionTimestamp).map((p) => `${p.metadata.name}=${p.status?.phase}`).sort();
@@ -167,7 +153,7 @@ describe('TFJob with real TensorFlow', { skip: missing() }, () => {
     const failedOf = (j: Job): any => (j.status?.conditions ?? []).find((c: any) => c.type === 'Failed' && c.status === 'True');
     assert.equal(failedOf(never)?.message, `TFJob default/tf-raises has failed because 1 Chief replica(s) failed. tf-raises-chief-0: ${error}`,
       JSON.stringify(never.status?.conditions));
-    const pod = await s.get('/api/v1/namespaces/default/pods/tf-raises-chief-0');
+    const pod = await env.s.get('/api/v1/namespaces/default/pods/tf-raises-chief-0');
     const terminated = pod.status?.containerStatuses?.[0]?.state?.terminated;
     assert.equal(terminated?.exitCode, 1);
     assert.match(terminated?.message ?? '', /Traceback \(most recent call last\):[\s\S]*ValueError: the learning rate must be positive/);

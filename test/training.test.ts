@@ -4,12 +4,12 @@
 // collectives on CPU, and the TF_CONFIG check, as Pods on the local substrate (PaddleJob, with real
 // Paddle, is training-paddle.test.ts).
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import YAML from 'yaml';
-import { TestServer, repoRoot, sleep } from './harness.js';
+import { repoRoot, sleep } from './harness.js';
+import { serverWithWorkdir } from './workdir.js';
 
 interface Job { apiVersion: string; kind: string; metadata: { name: string }; spec: any; status?: any }
 
@@ -32,27 +32,12 @@ function setEnv(job: Job, name: string, value: string): void {
 }
 
 describe('distributed training jobs', () => {
-  let s: TestServer;
-  let work: string;
-  before(async () => {
-    s = await TestServer.start();
-    work = mkdtempSync(join(tmpdir(), 'skiff-training-'));
-  });
-  after(async () => {
-    await s.cleanup();
-    rmSync(work, { recursive: true, force: true });
-  });
-
+  const env = serverWithWorkdir('skiff-training-');
   /** applies the job with the CLI, as a user would */
-  const apply = async (job: Job): Promise<void> => {
-    const file = join(work, `${job.metadata.name}.yaml`);
-    writeFileSync(file, YAML.stringify(job));
-    const r = await s.cli(['apply', '-f', file]);
-    assert.equal(r.code, 0, r.stderr);
-  };
+  const apply = env.apply;
 
-  const finished = (job: Job, timeoutMs = 120_000): Promise<Job> => s.until(`${job.kind} ${job.metadata.name} finished`, async () => {
-    const j = await s.get(pathOf(job));
+  const finished = (job: Job, timeoutMs = 120_000): Promise<Job> => env.s.until(`${job.kind} ${job.metadata.name} finished`, async () => {
+    const j = await env.s.get(pathOf(job));
     const c = (j.status?.conditions ?? []).find((x: any) => (x.type === 'Succeeded' || x.type === 'Failed') && x.status === 'True');
     return c ? j : undefined;
   }, timeoutMs);
@@ -60,9 +45,9 @@ describe('distributed training jobs', () => {
   const state = (j: Job): string => (j.status?.conditions ?? []).filter((c: any) => c.status === 'True').map((c: any) => c.type).join(',');
 
   const podsOf = async (name: string): Promise<any[]> =>
-    (await s.get(`/api/v1/namespaces/default/pods?labelSelector=${encodeURIComponent(`training.kubeflow.org/job-name=${name}`)}`)).items;
+    (await env.s.get(`/api/v1/namespaces/default/pods?labelSelector=${encodeURIComponent(`training.kubeflow.org/job-name=${name}`)}`)).items;
 
-  const logsOf = async (pod: string): Promise<string> => (await s.cli(['logs', pod])).stdout;
+  const logsOf = async (pod: string): Promise<string> => (await env.s.cli(['logs', pod])).stdout;
 
   const assertSucceeded = async (job: Job, j: Job): Promise<void> => {
     if (state(j).includes('Succeeded')) return;
@@ -72,12 +57,12 @@ describe('distributed training jobs', () => {
 
   it('PyTorchJob with DDP: the loss falls, every rank ends with the same weights, the master saves the model, `skiff logs pytorchjob/NAME` shows it', async () => {
     const job = example('pytorchjob-ddp.yaml');
-    const model = join(work, 'ddp', 'model.pt');
+    const model = join(env.work, 'ddp', 'model.pt');
     setEnv(job, 'EPOCHS', '5');
     setEnv(job, 'MODEL_PATH', model);
     await apply(job);
     await assertSucceeded(job, await finished(job));
-    const log = (await s.cli(['logs', `pytorchjob/${job.metadata.name}`])).stdout;
+    const log = (await env.s.cli(['logs', `pytorchjob/${job.metadata.name}`])).stdout;
     const losses = [...log.matchAll(/^epoch \d+ loss ([\d.]+)$/gm)].map((m) => Number(m[1]));
     assert.equal(losses.length, 5, log);
     assert.ok((losses.at(-1) ?? Infinity) < (losses[0] ?? 0) / 2, `the loss did not fall: ${losses.join(' ')}`);
@@ -125,12 +110,12 @@ describe('distributed training jobs', () => {
   });
 
   it('an MXJob is refused, saying the operator removed the kind (v1.9) and which kinds are served', async () => {
-    const file = join(work, 'mxjob.yaml');
+    const file = join(env.work, 'mxjob.yaml');
     writeFileSync(file, YAML.stringify({ apiVersion: 'kubeflow.org/v1', kind: 'MXJob', metadata: { name: 'mx' }, spec: { jobMode: 'MXTrain', mxReplicaSpecs: {} } }));
-    const r = await s.cli(['apply', '-f', file]);
+    const r = await env.s.cli(['apply', '-f', file]);
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /no matches for kind "MXJob" in version "kubeflow\.org\/v1".*removed from the Kubeflow Training Operator in v1\.9.*PaddleJob/);
-    const res = await fetch(`${s.url}/apis/kubeflow.org/v1/namespaces/default/mxjobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiVersion: 'kubeflow.org/v1', kind: 'MXJob', metadata: { name: 'mx' }, spec: {} }) });
+    const res = await fetch(`${env.s.url}/apis/kubeflow.org/v1/namespaces/default/mxjobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiVersion: 'kubeflow.org/v1', kind: 'MXJob', metadata: { name: 'mx' }, spec: {} }) });
     assert.equal(res.status, 404);
     assert.match(((await res.json()) as { message: string }).message, /no resource "mxjobs" in kubeflow\.org\/v1 \(MXJob was removed/);
   });
@@ -139,19 +124,19 @@ describe('distributed training jobs', () => {
     const job = example('pytorchjob-ddp.yaml');
     job.metadata.name = 'ddp-crash';
     setEnv(job, 'EPOCHS', '40');
-    setEnv(job, 'MODEL_PATH', join(work, 'crash', 'model.pt'));
+    setEnv(job, 'MODEL_PATH', join(env.work, 'crash', 'model.pt'));
     await apply(job);
-    await s.until('the master training', async () => (await logsOf('ddp-crash-master-0')).includes('epoch 0 loss'), 60_000);
-    await s.crash();
+    await env.s.until('the master training', async () => (await logsOf('ddp-crash-master-0')).includes('epoch 0 loss'), 60_000);
+    await env.s.crash();
     await sleep(300);
-    await s.launch();
+    await env.s.launch();
     const j = await finished(job, 180_000);
     await assertSucceeded(job, j);
-    const log = (await s.cli(['logs', 'pytorchjob/ddp-crash'])).stdout;
+    const log = (await env.s.cli(['logs', 'pytorchjob/ddp-crash'])).stdout;
     assert.match(log, /weights identical on all 3 ranks: True/);
     // the job is over when its master is; the workers end with it (no Pod is left Running without a process)
-    await s.until('every replica finished', async () => (await podsOf('ddp-crash')).every((p) => p.status?.phase === 'Succeeded'), 30_000);
-    const live = await s.get(pathOf(job));
+    await env.s.until('every replica finished', async () => (await podsOf('ddp-crash')).every((p) => p.status?.phase === 'Succeeded'), 30_000);
+    const live = await env.s.get(pathOf(job));
     assert.ok(!(live.status?.conditions ?? []).some((c: any) => c.type === 'Running' && c.status === 'True'), JSON.stringify(live.status?.conditions));
   });
 });
