@@ -37,6 +37,24 @@ function serverPid(dataDir: string): number {
   throw new Error(`no skiff up process for ${dataDir}`);
 }
 
+/** clock ticks, as /proc counts CPU time (USER_HZ is 100 on Linux) */
+const msPerTick = 10;
+
+/** the machine's busy and total CPU time since boot, in ticks (/proc/stat's first line; iowait is idle) */
+function machineTicks(): { busy: number; total: number } {
+  const f = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).slice(1).map(Number);
+  const total = f.reduce((a, b) => a + b, 0);
+  return { busy: total - (f[3] ?? 0) - (f[4] ?? 0), total };
+}
+
+/** the CPU time a process has used (user + system, all its threads), in ticks */
+function processTicks(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // the fields after the command name, which may hold spaces and parentheses
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(f[11]) + Number(f[12]);
+}
+
 function rssBytes(pid: number): number {
   const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) * 1024 : 0;
@@ -73,14 +91,24 @@ export async function fanOut200(row: Row): Promise<void> {
     const localRun = Number(printed.pop()) * 1000;
     const s = await TestServer.start({ config: { verbose: false } });
     let skiff: number;
+    let cpu: { server: number; busy: number; capacity: number };
     try {
+      const pid = serverPid(s.dataDir);
+      const m0 = machineTicks();
+      const s0 = processTicks(pid);
       skiff = await runOnSkiff(s, spec, n);
+      const m1 = machineTicks();
+      cpu = { server: (processTicks(pid) - s0) * msPerTick, busy: (m1.busy - m0.busy) * msPerTick, capacity: (m1.total - m0.total) * msPerTick };
     } finally {
       await s.cleanup();
     }
     row('kfp.local SubprocessRunner (pipeline call)', fmtMs(localRun), `process wall ${fmtMs(localWall)}; ${fmtMs(localRun / (n + 1))} a task`);
     row('skiff: POST Run -> SUCCEEDED', fmtMs(skiff), `${fmtMs(skiff / (n + 1))} a task`);
     row('kfp.local over skiff', `${(localRun / skiff).toFixed(1)}x`, `${localRun >= skiff ? 'skiff faster' : 'skiff slower'}; aim >= 3x`);
+    // where Skiff's run spent the machine: the server process (all its threads) and everything else
+    // (the tasks' Python, the zygote, shims, the kernel, and whatever else this machine runs)
+    row('skiff: CPU of the server process', fmtMs(cpu.server), `${fmtMs(cpu.server / (n + 1))} a task`);
+    row('skiff: CPU of the whole machine', fmtMs(cpu.busy), `${fmtMs((cpu.busy - cpu.server) / (n + 1))} a task beyond the server; ${fmtMs(cpu.capacity)} of CPU time passed (all cores)`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
