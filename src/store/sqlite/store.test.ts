@@ -1,5 +1,9 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import Database from 'better-sqlite3';
 import { ApiError } from '../../api/errors.js';
 import { Kinds, defaultRegistry } from '../../api/index.js';
 import { Client } from '../client.js';
@@ -22,6 +26,47 @@ function reason(e: unknown): string {
 }
 
 describe('sqlite store', () => {
+  it('moves a data file of the older layout (objects WITHOUT ROWID) over when it opens it, losing nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'skiff-store-layout-'));
+    try {
+      const file = join(dir, 'skiff.db');
+      const { store, client } = await (async () => {
+        const st = new SqliteStore({ file });
+        const c = new Client(st, defaultRegistry());
+        await c.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default' } });
+        await c.create(cm('kept', { app: 'x' }, { k: 'v' }));
+        return { store: st, client: c };
+      })();
+      const kept = await client.get(Kinds.ConfigMap, { namespace: 'default', name: 'kept' });
+      await store.close();
+      // the layout a data file of an older Skiff has: the same rows in a WITHOUT ROWID table
+      const raw = new Database(file);
+      raw.exec(`
+        CREATE TABLE old_objects (
+          res TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL, uid TEXT NOT NULL, rv INTEGER NOT NULL, data TEXT NOT NULL,
+          PRIMARY KEY (res, ns, name)) WITHOUT ROWID;
+        INSERT INTO old_objects SELECT res, ns, name, uid, rv, data FROM objects;
+        DROP TABLE objects;
+        ALTER TABLE old_objects RENAME TO objects;
+        CREATE UNIQUE INDEX objects_uid ON objects (uid);
+      `);
+      raw.close();
+      const reopened = new SqliteStore({ file });
+      const c2 = new Client(reopened, defaultRegistry());
+      const again = await c2.get(Kinds.ConfigMap, { namespace: 'default', name: 'kept' });
+      assert.deepEqual(again, kept);
+      await c2.create(cm('new'));
+      assert.deepEqual((await c2.list(Kinds.ConfigMap, { namespace: 'default' })).items.map((o) => o.metadata.name), ['kept', 'new']);
+      await reopened.close();
+      const check = new Database(file, { readonly: true });
+      const sql = (check.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'objects'").get() as { sql: string }).sql;
+      check.close();
+      assert.doesNotMatch(sql, /WITHOUT ROWID/i);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('creates with uid, resourceVersion, generation and creationTimestamp, and rejects duplicates', async () => {
     const { client } = await setup();
     const a = await client.create(cm('a'));
