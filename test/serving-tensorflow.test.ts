@@ -147,6 +147,31 @@ void describe('the tensorflow serving runtime', { skip: missing(), timeout: 600_
     near(v2.body.outputs[0].data, exp.digits.slice(0, 2).flat(), 'V2 through Triton');
   });
 
+  void test('examples/serving/tf-digits.yaml serves what examples/training/tf_digits.py exports (the TFJob example\'s program, run here as its chief alone)', async () => {
+    const modelDir = join(server.dataDir, 'tf-example');
+    const env = { ...process.env, TF_CPP_MIN_LOG_LEVEL: '2', EPOCHS: '2', MODEL_DIR: modelDir };
+    const train = spawnSync(python, [join(repoRoot, 'examples', 'training', 'tf_digits.py')], { encoding: 'utf8', timeout: 180_000, env });
+    assert.equal(train.status, 0, train.stderr);
+    assert.match(train.stdout, /it answers as the trained model: True/);
+    const answer = spawnSync(python, ['-c', [
+      'import json, sys, numpy as np, tensorflow as tf',
+      'f = tf.saved_model.load(sys.argv[1]).signatures["serving_default"]',
+      'x = np.array(json.loads(sys.argv[2]), np.float32)',
+      'print(json.dumps(next(iter(f(tf.constant(x)).values())).numpy().tolist()))',
+    ].join('\n'), join(modelDir, '1'), JSON.stringify(exp.rows)], { encoding: 'utf8', timeout: 120_000, env });
+    assert.equal(answer.status, 0, answer.stderr);
+    const want = JSON.parse(answer.stdout.trim().split('\n').pop() as string) as number[][];
+    // renamed: tf-digits is this file's own classifier
+    const manifest = readFileSync(join(repoRoot, 'examples', 'serving', 'tf-digits.yaml'), 'utf8')
+      .replace('file:///tmp/skiff-examples/tf-digits/model', `file://${modelDir}`).replace('name: tf-digits', 'name: tf-example');
+    const r = await server.cli(['apply', '-f', '-'], manifest);
+    assert.equal(r.code, 0, r.stderr);
+    await ready('tf-example');
+    const got = await post('/serving/default/tf-example/v1/models/tf-example:predict', { instances: exp.rows });
+    assert.equal(got.status, 200, got.text);
+    near(got.body.predictions, want, 'the example');
+  });
+
   void test('a SavedModel that does not load is FailedToLoad with TensorFlow\'s message; malformed requests get 400 {"error"}', async () => {
     const o = await server.until('tf-broken FailedToLoad', async () => {
       const x = await isvc('tf-broken');
