@@ -79,6 +79,7 @@ void describe('the tensorflow serving runtime', { skip: missing(), timeout: 600_
     await apply({ apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService', metadata: { name: 'tf-multi' }, spec: { predictor: { tensorflow: { storageUri: `file://${join(models, 'multi')}` } } } });
     await apply(tfIsvc('tf-v2', 'digits', { protocolVersion: 'v2' }));
     await apply(tfIsvc('tf-broken', 'broken'));
+    await apply({ apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService', metadata: { name: 'tf-batched' }, spec: { predictor: { batcher: { maxBatchSize: 8, maxLatency: 20 }, tensorflow: { storageUri: `file://${join(models, 'multi')}` } } } });
   });
   after(async () => {
     await server?.cleanup();
@@ -137,6 +138,34 @@ void describe('the tensorflow serving runtime', { skip: missing(), timeout: 600_
     assert.equal(v2.status, 200, v2.text);
     assert.deepEqual(v2.body.outputs.map((x: any) => [x.name, x.datatype]), [['class_ids', 'INT64']]);
     assert.deepEqual(v2.body.outputs[0].data, exp.multi.class_ids);
+  });
+
+  void test('batching: concurrent row requests share batches, each answered alone; columns and other signatures are not merged', async () => {
+    await ready('tf-batched');
+    const base = '/serving/default/tf-batched/v1/models/tf-batched:predict';
+    const which = Array.from({ length: 24 }, (_, i) => i % exp.rows.length);
+    const [answers, cols, top] = await Promise.all([
+      Promise.all(which.map((i) => post(base, { instances: [{ pixels: exp.rows[i], scale: exp.scale[i] }] }))),
+      post(base, { inputs: { pixels: exp.rows.slice(0, 2), scale: exp.scale.slice(0, 2) } }),
+      post(base, { signature_name: 'logits', instances: exp.rows.slice(0, 2) }),
+    ]);
+    answers.forEach((r, k) => {
+      const i = which[k] as number;
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.body.predictions.length, 1);
+      assert.equal(r.body.predictions[0].class_ids, exp.multi.class_ids[i]);
+      near(r.body.predictions[0].probabilities, exp.multi.probabilities[i], `batched row ${i}`);
+    });
+    assert.equal(cols.status, 200, cols.text);
+    assert.deepEqual(cols.body.outputs.class_ids, exp.multi.class_ids.slice(0, 2));
+    assert.equal(top.status, 200, top.text);
+    near(top.body.predictions, exp.top.slice(0, 2), 'a second signature beside the batches');
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    const count = Number(/skiff_serving_batch_size_count\{namespace="default",inferenceservice="tf-batched"[^}]*\} (\d+)/.exec(metrics)?.[1]);
+    const sum = Number(/skiff_serving_batch_size_sum\{namespace="default",inferenceservice="tf-batched"[^}]*\} (\d+)/.exec(metrics)?.[1]);
+    // the 24 rows in shared batches, and the two requests sent as they came, a batch of one each
+    assert.equal(sum, 26, metrics.split('\n').filter((l) => l.includes('tf-batched') && l.includes('batch_size')).join('\n'));
+    assert.ok(count < 24, `${count} batches for 26 requests`);
   });
 
   void test('protocolVersion v2 (Triton\'s tensorflow format) is served by the same model server', async () => {
