@@ -599,10 +599,7 @@ class TensorFlowModel(Model):
         else:
             raise HttpError(400, f"signature '{sig.key}' takes several inputs ({', '.join(sig.input_names)}): "
                                  "each instance must be an object naming them")
-        try:
-            outs = self._run(sig, cols)
-        except HttpError:
-            raise
+        outs = self._run(sig, cols)
         batch = len(instances)
         for k, v in outs.items():
             if v.ndim == 0 or v.shape[0] != batch:
@@ -630,9 +627,6 @@ class TensorFlowModel(Model):
         if arr.dtype.kind in "OSU":
             return _json_strings(arr, name.endswith("_bytes"))
         return arr.tolist()
-
-    def predict_v1(self, x):  # the generic path is not used: App calls predict_request
-        raise HttpError(400, "use predict_request")
 
     def v1_status(self):
         """GET /v1/models/<name>: TF Serving's model status."""
