@@ -9,7 +9,9 @@
 //   6. a 1,000-item ParallelFor on Skiff, with the server's peak memory
 //   7. distributed training: a PyTorchJob's start and DDP speed against torchrun (bench/training.ts)
 //   8. model serving: sklearn against KServe's Python model server, first response from zero, ONNX
-//      against onnxruntime-node directly (bench/serving.ts)
+//      against onnxruntime-node directly (bench/serving.ts); a TensorFlow SavedModel on Skiff's
+//      tensorflow runtime against TensorFlow's Python API behind a plain HTTP server
+//      (bench/serving-tensorflow.ts)
 //   9. the dashboard's first paint in Chromium: the runs list with 1,000 Runs and a run of 1,000 tasks,
 //      against `kubectl get runs` and `skiff get runs` over the same list (bench/ui.ts)
 //  10. hyperparameter tuning: a Katib trial's cost beyond its payload (bench/tuning-overhead.ts), and
@@ -29,6 +31,7 @@
 // Usage: npm run bench [-- --objects 100000 --runs 30 --bare-runs 30 --serving-seconds 8 --only 4,5,6 --busy]
 //        section 9: --ui-runs 1000 --ui-tasks 1000 --ui-loads 5 --ui-list-selector SEL --ui-run-selector SEL|auto
 //        section 8's model-server HTTP comparison alone: --only 8 --serving-http-only [--serving-http-rounds 5]
+//        section 8's TensorFlow comparison alone: --only 8 --serving-tf-only [--serving-tf-rounds 3]
 //        section 10: --tuning-full (10 seeds, 50 and 200 trials, sequential and 4 in parallel, every
 //        suite: many hours on 2 cores); node dist/bench/tuning.js runs the comparison alone, with its own flags
 //        section 11: --tenancy-gets 2000 --tenancy-chains 5 (Pod starts: --runs)
@@ -46,6 +49,7 @@ import { chainRun, compileChain, podStart, singleUser } from './measure.js';
 import { fanOut1000, fanOut200 } from './pipelines/fanout.js';
 import { fmtMs, median, nowMs, percentile } from './stats.js';
 import { servingBench } from './serving.js';
+import { tfServingBench } from './serving-tensorflow.js';
 import { tenancyBench } from './tenancy.js';
 import { queuesControllersBench } from './queues/controllers.js';
 import { queuesEngineBench } from './queues/engine.js';
@@ -246,7 +250,11 @@ if (existsSync(join(repoRoot, '.venv', 'bin', 'python'))) {
   if (wanted(6)) await fanOut1000(row);
 }
 if (wanted(7)) await trainingBench(row);
-if (wanted(8)) await servingBench(row, { seconds: arg('serving-seconds', 8), httpRounds: arg('serving-http-rounds', 5), httpOnly: args.includes('--serving-http-only') });
+if (wanted(8)) {
+  const tfOnly = args.includes('--serving-tf-only');
+  if (!tfOnly) await servingBench(row, { seconds: arg('serving-seconds', 8), httpRounds: arg('serving-http-rounds', 5), httpOnly: args.includes('--serving-http-only') });
+  if (tfOnly || !args.includes('--serving-http-only')) await tfServingBench(row, { seconds: arg('serving-seconds', 8), rounds: arg('serving-tf-rounds', 3) });
+}
 if (wanted(9) && existsSync(join(repoRoot, '.venv', 'bin', 'python'))) {
   const sarg = (name: string, def: string): string => {
     const i = args.indexOf(`--${name}`);

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Skiff's model server: one model (scikit-learn, XGBoost or TorchScript) behind KServe's V1 and the
-Open Inference Protocol (V2) REST APIs, including the binary tensor extension.
+"""Skiff's model server: one model (scikit-learn, XGBoost, TorchScript or a TensorFlow SavedModel)
+behind KServe's V1 and the Open Inference Protocol (V2) REST APIs, including the binary tensor
+extension. A SavedModel is served as TF Serving serves it: its version directories, its signatures,
+and V1 in TF Serving's row ("instances") and columnar ("inputs") formats.
 
 It is the main process of a model-server Pod. The model is loaded before the port opens, so an open
 port means a ready model. HTTP/1.1 is served straight from asyncio protocols (keep-alive,
@@ -47,7 +49,10 @@ MODEL_EXTENSIONS = {
     "xgboost": (".bst", ".json", ".ubj"),
     "pytorch": (".pt", ".pth", ".torchscript"),
 }
-PLATFORMS = {"sklearn": "sklearn", "xgboost": "xgboost", "pytorch": "pytorch_libtorch"}
+PLATFORMS = {"sklearn": "sklearn", "xgboost": "xgboost", "pytorch": "pytorch_libtorch",
+             "tensorflow": "tensorflow_savedmodel"}
+# every --format: the file-based ones, and TensorFlow's SavedModel directories
+FORMATS = (*MODEL_EXTENSIONS, "tensorflow")
 
 MAX_HEAD_BYTES = 64 * 1024
 KEEP_ALIVE_SECONDS = 65.0  # longer than the idle timeout of the proxies in front
@@ -429,9 +434,263 @@ class TorchModel(Model):
         return ins, [{"name": self.output_name, "datatype": "FP32", "shape": [-1, -1]}]
 
 
+def find_saved_model(model_dir, name):
+    """The SavedModel directory to load and its version, as TF Serving finds it: the highest numbered
+    subdirectory of the base path (`model/1/saved_model.pb`), or the base path itself when the
+    SavedModel lies there. Triton's layout (`<version>/model.savedmodel/`) is read too."""
+    if not os.path.isdir(model_dir):
+        raise LoadError(f"model_dir {model_dir} does not exist or is not a directory")
+
+    def is_saved_model(d):
+        return any(os.path.isfile(os.path.join(d, f)) for f in ("saved_model.pb", "saved_model.pbtxt"))
+
+    if is_saved_model(model_dir):
+        return model_dir, 1
+    versions = sorted((int(d) for d in os.listdir(model_dir)
+                       if d.isdigit() and os.path.isdir(os.path.join(model_dir, d))), reverse=True)
+    if not versions:
+        # TF Serving's own message for a base path without version directories
+        raise LoadError(f"No versions of servable {name} found under base path {model_dir}. "
+                        "Did you forget to name your leaf directory as a number (eg. '/1/')?")
+    path = os.path.join(model_dir, str(versions[0]))
+    triton = os.path.join(path, "model.savedmodel")
+    if not is_saved_model(path) and is_saved_model(triton):
+        path = triton
+    return path, versions[0]
+
+
+def _b64_values(v):
+    """TF Serving's JSON for binary strings, {"b64": "..."}, as bytes; other strings as UTF-8."""
+    if isinstance(v, list):
+        return [_b64_values(x) for x in v]
+    if isinstance(v, dict):
+        if set(v) != {"b64"} or not isinstance(v["b64"], str):
+            raise HttpError(400, 'a string value given as an object must be {"b64": "<base64>"}')
+        import base64
+        import binascii
+        try:
+            return base64.b64decode(v["b64"], validate=True)
+        except binascii.Error as e:
+            raise HttpError(400, f"invalid base64: {e}") from None
+    if isinstance(v, str):
+        return v.encode()
+    return v
+
+
+def _json_strings(arr, binary):
+    """A string tensor in TF Serving's JSON: UTF-8 text, or {"b64": ...} for outputs named *_bytes and
+    for bytes that are not UTF-8."""
+    import base64
+
+    def one(b):
+        if not binary:
+            try:
+                return b.decode("utf-8")
+            except UnicodeDecodeError:
+                pass
+        return {"b64": base64.b64encode(b).decode("ascii")}
+
+    if arr.ndim == 0:
+        return one(arr.item())
+    return [_json_strings(x, binary) if isinstance(x, np.ndarray) else one(x) for x in arr]
+
+
+class Signature:
+    """One SignatureDef of a SavedModel: its function and named input and output specs."""
+
+    def __init__(self, key, fn):
+        self.key = key
+        self.fn = fn
+        self.inputs = dict(fn.structured_input_signature[1])
+        outs = fn.structured_outputs
+        self.outputs = dict(outs) if isinstance(outs, dict) else {"output_0": outs}
+        self.input_names = sorted(self.inputs)
+
+
+class TensorFlowModel(Model):
+    format = "tensorflow"
+    releases_gil = True  # TensorFlow's kernels run without the GIL
+
+    def __init__(self, name, output_name, model_dir):
+        super().__init__(name, output_name)
+        # TensorFlow's C++ start-up notices (CPU instruction sets, oneDNN) would open every Pod's log
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        path, self.version = find_saved_model(model_dir, name)
+        try:
+            import tensorflow as tf
+        except ImportError as e:
+            raise LoadError(f"TensorFlow is not installed in this model server's environment ({e}); "
+                            "scripts/setup.sh installs it in .venv-tensorflow") from None
+        self.tf = tf
+        self.loaded = tf.saved_model.load(path, tags=["serve"])
+        self.signatures = {k: Signature(k, fn) for k, fn in self.loaded.signatures.items()}
+        if not self.signatures:
+            raise LoadError(f"the SavedModel at {path} has no signatures to serve")
+        self.path = path
+
+    def signature(self, key):
+        key = key or "serving_default"
+        sig = self.signatures.get(key)
+        if sig is None:
+            raise HttpError(400, f'Serving signature key "{key}" not found.')
+        return sig
+
+    def _tensor(self, name, spec, value):
+        tf = self.tf
+        if spec.dtype == tf.string:
+            arr = np.asarray(_b64_values(value), dtype=object)
+        else:
+            arr = value if isinstance(value, np.ndarray) else np.asarray(value)
+            if arr.dtype.kind not in "biuf":
+                raise HttpError(400, f"input '{name}': {spec.dtype.name} values must be a rectangular array of numbers")
+            want = spec.dtype.as_numpy_dtype
+            if np.dtype(want).kind in "iu" and arr.dtype.kind == "f" and not np.all(arr == np.floor(arr)):
+                raise HttpError(400, f"input '{name}': {spec.dtype.name} values must be integers")
+            arr = arr.astype(want, copy=False)
+        if not spec.shape.is_compatible_with(arr.shape):
+            raise HttpError(400, f"input '{name}': shape {list(arr.shape)} does not fit the signature's "
+                                 f"{spec.shape.as_list() if spec.shape.rank is not None else 'shape'}")
+        return tf.constant(arr, dtype=spec.dtype)
+
+    def _run(self, sig, named):
+        missing = [n for n in sig.input_names if n not in named]
+        if missing:
+            raise HttpError(400, f"input {', '.join(repr(n) for n in missing)} is missing; signature "
+                                 f"'{sig.key}' takes {', '.join(sig.input_names)}")
+        extra = [n for n in named if n not in sig.inputs]
+        if extra:
+            raise HttpError(400, f"input {', '.join(repr(n) for n in extra)} is not an input of signature "
+                                 f"'{sig.key}', which takes {', '.join(sig.input_names)}")
+        tensors = {n: self._tensor(n, sig.inputs[n], v) for n, v in named.items()}
+        out = sig.fn(**tensors)
+        if not isinstance(out, dict):
+            out = {"output_0": out}
+        return {k: v.numpy() for k, v in sorted(out.items())}
+
+    # -- V1: TF Serving's predict API
+
+    def predict_request(self, req):
+        """A V1 predict body (already JSON) -> the response body, as TF Serving answers."""
+        if "instances" in req and "inputs" in req:
+            raise HttpError(400, "Not both 'inputs' and 'instances' can be set")
+        sig_name = req.get("signature_name")
+        if sig_name is not None and not isinstance(sig_name, str):
+            raise HttpError(400, "'signature_name' must be a string")
+        sig = self.signature(sig_name)
+        if "instances" in req:
+            return {"predictions": self._rows(sig, req["instances"])}
+        if "inputs" in req:
+            return {"outputs": self._columns(sig, req["inputs"])}
+        raise HttpError(400, "Missing 'inputs' or 'instances' key")
+
+    def _rows(self, sig, instances):
+        if not isinstance(instances, list) or not instances:
+            raise HttpError(400, "'instances' must be a non-empty list")
+        named = any(isinstance(r, dict) and not (set(r) == {"b64"}) for r in instances)
+        if named:
+            if not all(isinstance(r, dict) for r in instances):
+                raise HttpError(400, "either every instance is an object of named inputs or none is")
+            keys = set(instances[0])
+            if any(set(r) != keys for r in instances):
+                raise HttpError(400, "every instance must name the same inputs")
+            cols = {k: [r[k] for r in instances] for k in keys}
+        elif len(sig.inputs) == 1:
+            cols = {sig.input_names[0]: instances}
+        else:
+            raise HttpError(400, f"signature '{sig.key}' takes several inputs ({', '.join(sig.input_names)}): "
+                                 "each instance must be an object naming them")
+        outs = self._run(sig, cols)
+        batch = len(instances)
+        for k, v in outs.items():
+            if v.ndim == 0 or v.shape[0] != batch:
+                raise HttpError(400, f"output '{k}' has no batch dimension of {batch} rows; "
+                                     "use the columnar format (\"inputs\") for this signature")
+        values = {k: self._json(k, v) for k, v in outs.items()}
+        if len(values) == 1:
+            return next(iter(values.values()))
+        return [{k: values[k][i] for k in values} for i in range(batch)]
+
+    def _columns(self, sig, inputs):
+        if isinstance(inputs, dict) and not (set(inputs) == {"b64"}):
+            cols = inputs
+        elif len(sig.inputs) == 1:
+            cols = {sig.input_names[0]: inputs}
+        else:
+            raise HttpError(400, f"signature '{sig.key}' takes several inputs ({', '.join(sig.input_names)}): "
+                                 "'inputs' must be an object naming them")
+        outs = self._run(sig, cols)
+        values = {k: self._json(k, v) for k, v in outs.items()}
+        return next(iter(values.values())) if len(values) == 1 else values
+
+    @staticmethod
+    def _json(name, arr):
+        if arr.dtype.kind in "OSU":
+            return _json_strings(arr, name.endswith("_bytes"))
+        return arr.tolist()
+
+    def v1_status(self):
+        """GET /v1/models/<name>: TF Serving's model status."""
+        return {"model_version_status": [{"version": str(self.version), "state": "AVAILABLE",
+                                          "status": {"error_code": "OK", "error_message": ""}}]}
+
+    def v1_metadata(self):
+        """GET /v1/models/<name>/metadata: the signatures, in the JSON form of TF Serving's SignatureDefMap."""
+        from tensorflow.core.framework import types_pb2
+
+        def tensors(specs):
+            out = {}
+            for k, spec in specs.items():
+                dims = [{"size": str(-1 if d is None else d), "name": ""} for d in spec.shape.as_list()] \
+                    if spec.shape.rank is not None else []
+                out[k] = {"dtype": types_pb2.DataType.Name(spec.dtype.as_datatype_enum),
+                          "tensor_shape": {"dim": dims, "unknown_rank": spec.shape.rank is None},
+                          "name": getattr(spec, "name", None) or k}
+            return out
+
+        defs = {k: {"inputs": tensors(s.inputs), "outputs": tensors(s.outputs), "method_name": "tensorflow/serving/predict"}
+                for k, s in self.signatures.items()}
+        return {"model_spec": {"name": self.name, "signature_name": "", "version": str(self.version)},
+                "metadata": {"signature_def": {"signature_def": defs}}}
+
+    # -- V2
+
+    def predict_v2(self, inputs, signature_name=None):
+        sig = self.signature(signature_name)
+        if len(inputs) == 1 and len(sig.inputs) == 1:
+            named = {sig.input_names[0]: inputs[0][1]}  # one input: its name need not match
+        else:
+            named = dict(inputs)
+        named = {k: (v.tolist() if v.dtype == object else v) for k, v in named.items()}
+        return [(k, v) for k, v in self._run(sig, named).items()]
+
+    def metadata(self):
+        sig = self.signatures.get("serving_default") or next(iter(self.signatures.values()))
+
+        def v2(specs):
+            out = []
+            for k in sorted(specs):
+                spec = specs[k]
+                dt = "BYTES" if spec.dtype == self.tf.string else v2_datatype(np.zeros(0, spec.dtype.as_numpy_dtype))
+                shape = [-1 if d is None else d for d in spec.shape.as_list()] if spec.shape.rank is not None else [-1]
+                out.append({"name": k, "datatype": dt, "shape": shape})
+            return out
+
+        return v2(sig.inputs), v2(sig.outputs)
+
+
+def _looks_like_saved_model(model_dir):
+    try:
+        path, _ = find_saved_model(model_dir, "")
+    except LoadError:
+        return False
+    return os.path.isfile(os.path.join(path, "saved_model.pb")) or os.path.isfile(os.path.join(path, "saved_model.pbtxt"))
+
+
 def load_model(args):
-    if args.format and args.format not in MODEL_EXTENSIONS:
-        raise LoadError(f"unknown --format {args.format}; one of {', '.join(MODEL_EXTENSIONS)}")
+    if args.format and args.format not in FORMATS:
+        raise LoadError(f"unknown --format {args.format}; one of {', '.join(FORMATS)}")
+    if args.format == "tensorflow" or (not args.format and _looks_like_saved_model(args.model_dir)):
+        return TensorFlowModel(args.model_name, args.output_name, args.model_dir)
     path, fmt = find_model_file(args.model_dir, args.format)
     proba = args.predict_proba or os.environ.get("PREDICT_PROBA", "false").lower() == "true"
     if fmt == "sklearn":
@@ -542,6 +801,11 @@ class App:
             "/v2/models": dumps({"models": [model.name]}),
         }
         self.v1_ready = dumps({"name": model.name, "ready": True})
+        # a SavedModel answers V1 as TF Serving does: its request formats, status and metadata
+        self.tf_serving = isinstance(model, TensorFlowModel)
+        if self.tf_serving:
+            self.v1_ready = dumps(model.v1_status())
+            self.v1_metadata = dumps(model.v1_metadata())
 
     def handle(self, method, path, headers, body):
         """-> (endpoint label for metrics, Response)."""
@@ -565,6 +829,16 @@ class App:
                 if i >= 0:
                     rest, verb = rest[:i], rest[i + len(sep):]
                     break
+            if self.tf_serving:
+                rest, extra, ok = self._tf_serving_path(rest)
+                if not ok:
+                    return "v1", error_response(404, f"Servable not found for request: {path}")
+                if extra == "metadata" and verb is None:
+                    if method != "GET":
+                        return "other", self._405("GET")
+                    if rest != self.name:
+                        return "v1", self._404(rest)
+                    return "v1", Response(200, self.v1_metadata)
             if verb is None:
                 if method != "GET":
                     return "other", self._405("GET")
@@ -604,6 +878,20 @@ class App:
                 return "v2_infer", self.v2_infer(headers, body)
         return "other", error_response(404, f"Not found: {path}")
 
+    def _tf_serving_path(self, rest):
+        """TF Serving's `<name>/versions/<n>`, `<name>/labels/<label>` and `<name>/metadata`:
+        -> (name, "metadata" or "", whether the version is the one loaded)."""
+        parts = rest.split("/")
+        name, tail = parts[0], parts[1:]
+        extra = ""
+        if tail and tail[-1] == "metadata":
+            extra, tail = "metadata", tail[:-1]
+        if len(tail) == 2 and tail[0] == "versions":
+            return name, extra, tail[1] == str(self.model.version)
+        if len(tail) == 2 and tail[0] == "labels":
+            return name, extra, False  # no version labels are configured
+        return (name, extra, True) if not tail else (rest, "", True)
+
     @staticmethod
     def _405(allow):
         return Response(405, dumps({"error": "Method not allowed"}), extra=b"Allow: " + allow.encode() + b"\r\n")
@@ -624,6 +912,16 @@ class App:
             return error_response(400, f"Unrecognized request format: {e}")
         if not isinstance(req, dict):
             return error_response(400, 'Expected a JSON object with "instances" or "inputs"')
+        if self.tf_serving:
+            t0 = time.perf_counter()
+            try:
+                out = self.model.predict_request(req)
+            except HttpError as e:
+                return error_response(e.status, e.message)
+            except Exception as e:  # noqa: BLE001 - TensorFlow's own failure, as TF Serving reports it
+                return self._tf_failed(e)
+            self.metrics.predict(time.perf_counter() - t0)
+            return Response(200, dumps(out))
         rows = req["inputs"] if "inputs" in req else req.get("instances")
         if rows is None:
             return error_response(400, 'Expected "instances" or "inputs" in the request')
@@ -652,6 +950,14 @@ class App:
             return self._predict_failed(e)
         self.metrics.predict(time.perf_counter() - t0)
         return Response(200, dumps({"predictions": out}))
+
+    @staticmethod
+    def _tf_failed(e):
+        # a kernel's InvalidArgumentError is the request's fault: TF Serving answers 400 with its message
+        msg = getattr(e, "message", None) or str(e)
+        status = 400 if type(e).__name__ in ("InvalidArgumentError", "ValueError", "TypeError") else 500
+        print(f"{SERVER_NAME}: predict failed: {type(e).__name__}: {msg}", file=sys.stderr, flush=True)
+        return error_response(status, msg)
 
     @staticmethod
     def _predict_failed(e):
@@ -743,11 +1049,15 @@ class App:
 
         t0 = time.perf_counter()
         try:
-            results = self.model.predict_v2(inputs)
+            if self.tf_serving:
+                sig = params.get("signature_name")
+                results = self.model.predict_v2(inputs, sig if isinstance(sig, str) else None)
+            else:
+                results = self.model.predict_v2(inputs)
         except HttpError:
             raise
         except Exception as e:  # noqa: BLE001
-            return self._predict_failed(e)
+            return self._tf_failed(e) if self.tf_serving else self._predict_failed(e)
         self.metrics.predict(time.perf_counter() - t0)
 
         binary_default = bool(params.get("binary_data_output", False))
@@ -1131,7 +1441,8 @@ def parse_args(argv):
     p.add_argument("--model_dir", required=True, help="a directory holding exactly one model file, or the file")
     p.add_argument("--http_port", type=int, default=8080, help="0 picks a free port")
     p.add_argument("--http_host", default="0.0.0.0")
-    p.add_argument("--format", choices=sorted(MODEL_EXTENSIONS), help="default: from the model file's extension")
+    p.add_argument("--format", choices=sorted(FORMATS),
+                   help="default: from the model file's extension (a SavedModel directory: tensorflow)")
     p.add_argument("--output_name", default="output-0", help="name of the V2 output")
     p.add_argument("--predict_proba", action="store_true",
                    help="classifiers answer with class probabilities (also env PREDICT_PROBA=true)")

@@ -638,6 +638,24 @@ class LoadFailureTest(unittest.TestCase):
         self.assertIn("failed to load model", p.stderr)
         self.assertTrue(log)
 
+    def test_tensorflow_failures(self):
+        # TF Serving's base path: numbered version directories, the highest one served
+        base = os.path.join(TMP, "tf-base")
+        os.makedirs(os.path.join(base, "not-a-version"), exist_ok=True)
+        self.check(base, "No versions of servable m found under base path", "--format", "tensorflow")
+        for v in ("1", "10", "9"):
+            os.makedirs(os.path.join(base, v), exist_ok=True)
+            with open(os.path.join(base, v, "saved_model.pb"), "wb") as f:
+                f.write(b"not a SavedModel")
+        p, log = self.start(base, "--format", "tensorflow")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        try:
+            import tensorflow  # noqa: F401 - only whether it is there
+            # TensorFlow's own message, about version 10
+            self.assertIn(os.path.join(base, "10", "saved_model.pb"), log)
+        except ImportError:
+            self.assertIn("TensorFlow is not installed in this model server's environment", log)
+
 
 class ShutdownTest(unittest.TestCase):
     def test_sigterm_finishes_in_flight_request(self):

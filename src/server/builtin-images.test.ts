@@ -83,6 +83,11 @@ it('built-in images: TensorFlow\'s images and the TFJob examples\' images run in
     assert.ok(env.env?.VIRTUAL_ENV?.endsWith('/.venv-tensorflow'), image);
     assert.equal(env.entrypoint, undefined, `${image}: its program is not shipped, so no entrypoint stands in for it`);
   }
+  // the TF Serving runtime's model server: TensorFlow's python3 first, then python/skiff-model-server
+  const server = envs.forImage('skiff/model-server-tensorflow');
+  assert.ok(server.path?.[0]?.endsWith('/.venv-tensorflow/bin'), JSON.stringify(server.path));
+  assert.ok(server.path?.[1]?.endsWith('/python'), JSON.stringify(server.path));
+  assert.ok(!envs.forImage('skiff/model-server').path?.some((p) => p.includes('.venv-tensorflow')));
   for (const image of ['tensorflow/serving:2.15.0', 'tensorflow/tensorflow-other:1', 'kubeflownotebookswg/jupyter-tensorflow-full:v1.9.0', 'python:3.11']) {
     assert.ok(!envs.forImage(image).path?.some((p) => p.includes('.venv-tensorflow')), image);
   }

@@ -41,6 +41,7 @@ export function builtinEnvironments(repoRoot: string): EnvironmentRule[] {
     ...['ghcr.io/kubeflow/katib/simple-pbt*', 'docker.io/kubeflowkatib/simple-pbt*', 'kubeflowkatib/simple-pbt*'].map((image) => ({ image, environment: pbt })),
     ...paddleImages.map((image) => ({ image, environment: paddle(repoRoot) })),
     ...tensorflowImages.map((image) => ({ image, environment: tensorflow(repoRoot) })),
+    { image: 'skiff/model-server-tensorflow*', environment: tensorflowModelServer(repoRoot) },
   ];
 }
 
@@ -78,6 +79,16 @@ const tensorflowImages = [
 function tensorflow(repoRoot: string): Environment {
   const venv = join(repoRoot, '.venv-tensorflow');
   return { path: [join(venv, 'bin')], env: { VIRTUAL_ENV: venv } };
+}
+
+/**
+ * The TF Serving runtime's image: Skiff's model server (python/skiff-model-server, found on PATH
+ * after the environment's own bin/, so it runs in TensorFlow's python3) with TensorFlow to load
+ * SavedModels.
+ */
+function tensorflowModelServer(repoRoot: string): Environment {
+  const env = tensorflow(repoRoot);
+  return { ...env, path: [...(env.path ?? []), join(repoRoot, 'python')] };
 }
 
 /** Kubeflow's Jupyter images (jupyter, jupyter-scipy, jupyter-pytorch(-cuda)(-full), jupyter-tensorflow…) */

@@ -31,7 +31,7 @@ import { encodeSeldonResponse, parseSeldonRequest, seldonError } from './seldon.
 import type { SeldonRequest } from './seldon.js';
 import { ProtocolError, concatRows, splitRows } from './tensor.js';
 import type { Tensor } from './tensor.js';
-import { parseV1Request } from './v1.js';
+import { batchableInstances } from './v1.js';
 import { encodeInferRequest, encodeInferResponse, parseInferRequest, parseInferResponse } from './v2.js';
 import type { InferRequest } from './v2.js';
 
@@ -298,8 +298,9 @@ export class Gateway implements ServingDataPlane {
       d.submit(item);
       return;
     }
-    if (method === 'POST' && proto === 'v1' && spec.batcher && /:predict$|%3Apredict$/.test(m.path.split('?')[0] ?? '')) {
-      const { instances } = parseV1Request(body, req.headers['content-type']);
+    const batchable = method === 'POST' && proto === 'v1' && spec.batcher && /:predict$|%3Apredict$/.test(m.path.split('?')[0] ?? '') ? batchableInstances(body) : undefined;
+    if (batchable) {
+      const instances = batchable;
       const item = { ...base, weight: Math.max(1, instances.length), batchKey: `v1 ${m.path}`, instances, path: m.path } as V1Like;
       item.respond = (r) => finish(r.status === 200 ? jsonResponse(200, { predictions: r.predictions }) : r.raw ?? jsonResponse(r.status, { error: r.error }));
       item.run = (t, batch) => this.runV1Batch(spec, t, batch as V1Like[], meters, queued);

@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { conformanceDir } from '../../conformance-path.js';
 import { ProtocolError } from './tensor.js';
-import { encodeV1Response, instancesToTensor, parseV1Request, tensorToInstances, v1Error } from './v1.js';
+import { batchableInstances, encodeV1Response, instancesToTensor, parseV1Request, tensorToInstances, v1Error } from './v1.js';
 
 const body = (v: unknown): Buffer => Buffer.from(JSON.stringify(v));
 const is400 = (re: RegExp) => (e: unknown) => e instanceof ProtocolError && e.status === 400 && re.test(e.message);
@@ -23,6 +23,14 @@ describe('KServe V1 bodies', () => {
     assert.throws(() => parseV1Request(body({ inputs: {}, instances: [] })), is400(/"inputs" must be a list/));
     assert.throws(() => parseV1Request(body([1, 2])), is400(/JSON object/));
     assert.throws(() => parseV1Request(Buffer.from('{')), is400(/invalid JSON/));
+  });
+
+  it('the batcher merges only plain {"instances": [...]} bodies; TF Serving\'s columns and signatures go as they came', () => {
+    assert.deepEqual(batchableInstances(body({ instances: [[1, 2], { pixels: [3] }] })), [[1, 2], { pixels: [3] }]);
+    for (const b of [{ inputs: [[1]] }, { inputs: { pixels: [[1]] } }, { signature_name: 'other', instances: [[1]] }, { instances: 3 }, [1], { data: [] }]) {
+      assert.equal(batchableInstances(body(b)), undefined, JSON.stringify(b));
+    }
+    assert.equal(batchableInstances(Buffer.from('{"instances": [')), undefined);
   });
 
   it('turns numeric rows into a tensor and outputs back into predictions', () => {

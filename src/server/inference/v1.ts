@@ -26,6 +26,26 @@ export function parseV1Request(body: Buffer, _contentType?: string): V1Request {
 }
 
 /**
+ * The instances of a V1 body that the batcher may merge with other requests': only a body that is
+ * exactly `{"instances": [...]}`, as KServe's batcher reads it. TF Serving's columnar `inputs` (an
+ * object of named columns, answered as `outputs`), a `signature_name` or any other key make the
+ * request one of its own, sent as it came: merged, it would be answered in another shape or by
+ * another signature. Undefined for those, and for bodies that are not JSON (the server says why).
+ */
+export function batchableInstances(body: Buffer): unknown[] | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) return undefined;
+  const keys = Object.keys(json);
+  const instances = (json as Record<string, unknown>)['instances'];
+  return keys.length === 1 && Array.isArray(instances) ? instances : undefined;
+}
+
+/**
  * The instances as one tensor whose first dim is the number of instances: rows must be
  * rectangular nested lists of numbers (or booleans/strings). The datatype is the model's when
  * given, else what numpy would infer (INT64, FP64, BOOL, BYTES).

@@ -28,6 +28,20 @@ describe('buildRevision', () => {
     assert.ok(main?.args?.includes('--model_name=iris'), String(main?.args));
   });
 
+  it('a SavedModel runs on the model server in TensorFlow\'s environment: through TF Serving (v1) and through Triton (v2)', () => {
+    for (const [protocol, runtime] of [[undefined, 'kserve-tensorflow-serving'], ['v2', 'kserve-tritonserver']] as const) {
+      const spec = buildRevision(makeInferenceService('tf').model('tensorflow', { storageUri: 'pvc://m/tf', ...(protocol ? { protocolVersion: protocol } : {}) }).stored(), 'predictor', runtimes, gw);
+      assert.equal(spec.failure, undefined, runtime);
+      assert.equal(spec.runtime, runtime);
+      assert.equal(spec.serverKind, 'skiff', runtime);
+      assert.equal(spec.protocol, protocol ?? 'v1');
+      const main = spec.podTemplate?.spec.containers[0];
+      assert.equal(main?.image, 'skiff/model-server-tensorflow', runtime);
+      assert.deepEqual(main?.command, ['skiff-model-server']);
+      assert.deepEqual(main?.args, ['--model_name=tf', '--model_dir=/mnt/models', '--http_port=8080', '--format=tensorflow']);
+    }
+  });
+
   it('canaryTrafficPercent does not make a new revision; any other change does', () => {
     const base = makeInferenceService('iris');
     const h = (b: typeof base): string => buildRevision(b.stored(), 'predictor', runtimes, gw).specHash;

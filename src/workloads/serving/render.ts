@@ -19,6 +19,7 @@ type Isvc = InferenceService & StoredObject;
 
 const modelServerImage = 'skiff/model-server';
 const inProcessImage = 'skiff/onnxruntime';
+const tensorflowServerImage = 'skiff/model-server-tensorflow';
 const unavailableAnnotation = 'serving.skiff.dev/unavailable';
 const defaultPort = 8080;
 
@@ -151,8 +152,13 @@ export function buildRevision(isvc: Isvc, component: ComponentName, runtimes: { 
     }
     const info = { runtime: rtName, runtimeKind: sel.kind, modelFormat: sel.modelFormat.name, ...(uri ? { storageUri: uri } : {}) };
     if (unavailable) return { ...fail('RuntimeNotRecognized', unavailable), ...info, specHash };
-    const rc = rt.spec.containers[0];
+    let rc = rt.spec.containers[0];
     if (!rc) return { ...fail('InvalidPredictorSpec', `runtime ${rtName} has no containers`), ...info, specHash };
+    if ((rc.image ?? '').startsWith(inProcessImage) && sel.modelFormat.name === 'tensorflow') {
+      // Triton's TensorFlow format (a SavedModel over V2): the in-process server reads only ONNX, so
+      // the SavedModel goes to the model server in TensorFlow's environment, which speaks V2 too
+      rc = { name: 'kserve-container', image: tensorflowServerImage, command: ['skiff-model-server'], args: ['--model_name={{.Name}}', '--model_dir=/mnt/models', '--http_port=8080', '--format=tensorflow'] };
+    }
     const m = c.model;
     let image = m.image ?? rc.image ?? '';
     if (m.runtimeVersion && image.includes(':') === false) image = `${image}:${m.runtimeVersion}`;

@@ -64,11 +64,14 @@ describe('runtime auto-selection over the stock runtimes', () => {
     assert.equal(picked(selectRuntime(model('sklearn', {}, { version: '1.2' }), [], stock)), 'NoSupportingRuntime');
   });
 
-  it('pytorch: TorchServe; tensorflow: TF Serving (unavailable on Skiff, with its reason)', () => {
+  it('pytorch: TorchServe; tensorflow: TF Serving, run by the model server in TensorFlow\'s environment', () => {
     assert.equal(picked(selectRuntime(model('pytorch'), [], stock)), 'ClusterServingRuntime/kserve-torchserve v1');
     const tf = selectRuntime(model('tensorflow'), [], stock);
     assert.equal(picked(tf), 'ClusterServingRuntime/kserve-tensorflow-serving v1');
-    assert.match(tf.ok ? runtimeUnavailableReason(tf.runtime) ?? '' : '', /kserve-tensorflow-serving is not available on Skiff: /);
+    assert.ok(tf.ok);
+    assert.equal(runtimeUnavailableReason(tf.runtime), undefined);
+    assert.equal(tf.runtime.spec.containers[0]?.image, 'skiff/model-server-tensorflow');
+    assert.ok(tf.runtime.spec.containers[0]?.args?.includes('--format=tensorflow'));
     assert.equal(picked(selectRuntime(model('tensorflow', { protocolVersion: 'v2' }), [], stock)), 'ClusterServingRuntime/kserve-tritonserver v2');
   });
 
@@ -224,7 +227,7 @@ describe('stock ClusterServingRuntimes', () => {
   });
 
   it('unavailable runtimes say why', () => {
-    for (const n of ['kserve-tensorflow-serving', 'kserve-huggingfaceserver', 'kserve-huggingfaceserver-multinode', 'kserve-lgbserver', 'kserve-pmmlserver', 'kserve-paddleserver', 'kserve-autogluonserver', 'kserve-vllmserver']) {
+    for (const n of ['kserve-huggingfaceserver', 'kserve-huggingfaceserver-multinode', 'kserve-lgbserver', 'kserve-pmmlserver', 'kserve-paddleserver', 'kserve-autogluonserver', 'kserve-vllmserver']) {
       const r = stock.find((x) => x.metadata.name === n);
       assert.equal(r?.spec.containers[0]?.image, 'skiff/unavailable', n);
       assert.match(r?.metadata.annotations?.[UnavailableAnnotation] ?? '', new RegExp(`^${n} is not available on Skiff: .+`));

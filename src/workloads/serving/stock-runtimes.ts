@@ -6,6 +6,9 @@
 // - sklearn, xgboost, MLServer, TorchServe and the predictive server run `skiff-model-server`
 //   (image `skiff/model-server`) with KServe's arguments, plus `--format=` where the runtime serves
 //   one format (a multi-format runtime lets the server detect the format from the model file);
+// - TF Serving runs the same server with `--format=tensorflow` from the image
+//   `skiff/model-server-tensorflow`, which Skiff maps to TensorFlow's environment (.venv-tensorflow,
+//   src/server/builtin-images.ts): SavedModels answer V1 as TF Serving answers it, and V2;
 // - Triton's formats are served in process by onnxruntime-node (image `skiff/onnxruntime`, see
 //   isInProcessRuntime);
 // - the runtimes Skiff does not implement keep their formats and protocols but have the image
@@ -24,15 +27,17 @@ export const ServerTypeAnnotation = 'serving.kserve.io/server-type';
 export const UnavailableAnnotation = 'serving.skiff.dev/unavailable';
 
 export const ModelServerImage = 'skiff/model-server';
+/** the model server in TensorFlow's environment; a `skiff/model-server` image too (render.ts) */
+export const TensorFlowModelServerImage = 'skiff/model-server-tensorflow';
 export const InProcessOnnxImage = 'skiff/onnxruntime';
 export const UnavailableImage = 'skiff/unavailable';
 
 const modelServerArgs = ['--model_name={{.Name}}', '--model_dir=/mnt/models', '--http_port=8080'];
 
-function modelServer(format?: string, extra: string[] = []): Container {
+function modelServer(format?: string, extra: string[] = [], image = ModelServerImage): Container {
   return {
     name: 'kserve-container',
-    image: ModelServerImage,
+    image,
     command: ['skiff-model-server'],
     args: [...modelServerArgs, ...(format ? [`--format=${format}`] : []), ...extra],
   };
@@ -67,8 +72,7 @@ const stock: StockDef[] = [
     serverType: 'tensorflow-serving',
     formats: [f('tensorflow', '1', true, 2), f('tensorflow', '2', true, 2)],
     protocols: ['v1', 'grpc-v1'],
-    containers: unavailable(),
-    unavailable: 'TensorFlow Serving needs the TensorFlow runtime, which Skiff does not ship',
+    containers: [modelServer('tensorflow', [], TensorFlowModelServerImage)],
   },
   {
     name: 'kserve-sklearnserver',
