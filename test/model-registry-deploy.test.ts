@@ -137,7 +137,7 @@ print("registered")
     assert.deepEqual(await predict('iris-missing'), exp.v1);
   });
 
-  it('model-registry://<model> serves the newest LIVE version; a deleted service is recorded UNDEPLOYED', async () => {
+  it('model-registry://<model> serves the newest LIVE version; a rollout and a deletion are recorded', async () => {
     await register('v2');
     await apply('iris-latest', 'model-registry://iris');
     await ready('iris-latest');
@@ -146,6 +146,19 @@ print("registered")
     const v2 = await s.get(`${API}/model_version?name=v2&parentResourceId=${model.id}`);
     const rec = await s.until('iris-latest recorded', async () => (await s.get(`${API}/inference_service?name=iris-latest`)).modelVersionId === v2.id ? await s.get(`${API}/inference_service?name=iris-latest`) : undefined);
     assert.equal(rec.desiredState, 'DEPLOYED');
+
+    // `iris` rolled from v1 to v2: its serves are its history, v1's stretch ended when v2's began
+    await apply('iris', 'model-registry://iris/v2');
+    await s.until('iris serves v2', async () => JSON.stringify(await predict('iris')) === JSON.stringify(exp.v2));
+    const irisRec = await s.get(`${API}/inference_service?name=iris`);
+    const history = await s.until('iris history', async () => {
+      const l = (await s.get(`${API}/inference_services/${irisRec.id}/serves?orderBy=ID&sortOrder=ASC`)).items;
+      return l.length === 2 && l[1].lastKnownState === 'RUNNING' && l[0].lastKnownState === 'COMPLETE' ? l : undefined;
+    });
+    const v1 = await s.get(`${API}/model_version?name=v1&parentResourceId=${model.id}`);
+    assert.deepEqual(history.map((x: any) => x.modelVersionId), [v1.id, v2.id]);
+    assert.ok(Number(history[0].lastUpdateTimeSinceEpoch) <= Number(history[1].createTimeSinceEpoch) + 1000);
+    assert.equal((await s.get(`${API}/inference_services/${irisRec.id}`)).modelVersionId, v2.id);
 
     const del = await s.cli(['delete', 'isvc', 'iris-latest']);
     assert.equal(del.code, 0, del.stderr);
