@@ -64,6 +64,17 @@ export interface RevisionStatus {
   modelState?: ModelState;
   lastFailureInfo?: { reason: string; message: string; exitCode?: number; time?: string };
   failedCopies?: number;
+  /** a `model-registry://` model: the registered model, version and model artifact it resolved to */
+  registryModel?: RegistryModelRef;
+}
+
+/** what a `model-registry://` storageUri names in its namespace's registry (ids as the registry's API writes them) */
+export interface RegistryModelRef {
+  registeredModelId: string;
+  modelVersionId: string;
+  modelArtifactId: string;
+  /** the model artifact's URI: where the files are */
+  uri: string;
 }
 
 export interface Revision extends KObject {

@@ -239,7 +239,7 @@ describe('InferenceService validation', () => {
   });
 
   it('recognises storage URI schemes', () => {
-    for (const uri of ['gs://b/m', 's3://b/m', 'pvc://claim/path', 'pvc://${PVC_NAME}/export', 'http://h/m.joblib', 'https://acct.blob.core.windows.net/c/m', 'hf://org/model', 'file:///models/m', '/models/m', 'oci://img', 'oci+fetch://img', 'oci+native://img', 'modelscope://m', 'hdfs://h/m', 'webhdfs://h/m']) {
+    for (const uri of ['gs://b/m', 's3://b/m', 'pvc://claim/path', 'pvc://${PVC_NAME}/export', 'http://h/m.joblib', 'https://acct.blob.core.windows.net/c/m', 'hf://org/model', 'file:///models/m', '/models/m', 'oci://img', 'oci+fetch://img', 'oci+native://img', 'modelscope://m', 'hdfs://h/m', 'webhdfs://h/m', 'model-registry://iris/v1']) {
       assert.ok(isRecognisedStorageUri(uri), uri);
       assert.deepEqual(admit(isvc({ predictor: { model: { modelFormat: { name: 'sklearn' }, storageUri: uri } } })), [], uri);
     }

@@ -298,7 +298,7 @@ export function defaultInferenceService(obj: KObject): void {
 
 // ---- validation ----
 
-const recognisedSchemes = ['gs://', 's3://', 'pvc://', 'http://', 'https://', 'hf://', 'file://', 'oci://', 'oci+fetch://', 'oci+native://', 'modelscope://', 'hdfs://', 'webhdfs://'];
+const recognisedSchemes = ['gs://', 's3://', 'pvc://', 'http://', 'https://', 'hf://', 'file://', 'oci://', 'oci+fetch://', 'oci+native://', 'modelscope://', 'hdfs://', 'webhdfs://', 'model-registry://'];
 
 /**
  * Whether the storage initializer knows the URI: one of its schemes (Azure Blob and Files are

@@ -1,20 +1,13 @@
 // The registry's entities in Skiff's store: ids from one counter, objects found by id in the request's
 // namespace, listed by kind and parent, created and updated with upstream's uniqueness rules (a name
 // once per parent, an externalId once per type) and upstream's error messages.
-import { Kinds } from '../../api/index.js';
-import { isConflict, isNotFound } from '../../api/errors.js';
+import { isNotFound } from '../../api/errors.js';
 import type { StoredObject } from '../../api/meta.js';
 import { modelRegistryApiVersion, RegistryLabels, type RegistryObject } from '../../api/model-registry.js';
 import type { Client } from '../../store/client.js';
+import { nextRegistryId } from '../../workloads/registry/ids.js';
 import { artifactTypes, ModelArtifact, type Entity } from './entities.js';
 import { conflict, notFound } from './errors.js';
-
-/**
- * Where the id counter lives: one ConfigMap for every namespace's registry, so an id names one
- * entity wherever it is (as upstream's do in its one database), updated by compare-and-swap so that
- * two servers on one cluster never hand out the same id.
- */
-export const idCounter = { namespace: 'kube-system', name: 'skiff-model-registry-ids' } as const;
 
 export type Obj = RegistryObject & StoredObject;
 
@@ -44,30 +37,9 @@ export class RegistryStore {
     }
   }
 
-  /** the next id: the counter's value, taken by compare-and-swap */
-  async nextId(): Promise<string> {
-    for (let attempt = 0; attempt < 50; attempt++) {
-      const cm = await this.client.find<StoredObject>(Kinds.ConfigMap, idCounter);
-      if (!cm) {
-        try {
-          await this.client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { ...idCounter }, data: { next: '2' } });
-          return '1';
-        } catch (e) {
-          if (isConflict(e)) continue;
-          throw e;
-        }
-      }
-      const data = (cm as unknown as { data?: Record<string, string> }).data ?? {};
-      const id = Number(data.next ?? '1');
-      try {
-        await this.client.update({ ...cm, data: { ...data, next: String(id + 1) } } as StoredObject);
-        return String(id);
-      } catch (e) {
-        if (isConflict(e)) continue;
-        throw e;
-      }
-    }
-    throw new Error('could not take a registry id: the counter kept changing');
+  /** the next id, from the counter every namespace's registry shares */
+  nextId(): Promise<string> {
+    return nextRegistryId(this.client);
   }
 
   async find(e: Entity, ns: string, id: string): Promise<Obj | undefined> {

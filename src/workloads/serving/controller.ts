@@ -15,6 +15,7 @@ import type { Condition } from '../../api/conditions.js';
 import { Kinds } from '../../api/index.js';
 import type { ObjectKey, StoredObject } from '../../api/meta.js';
 import { clone, deepEqual } from '../../api/meta.js';
+import { ModelArtifactKind, ModelVersionKind, RegisteredModelKind } from '../../api/model-registry.js';
 import { RevisionKind, ServingLabels } from '../../api/serving-revision.js';
 import type { Revision, RevisionSpec } from '../../api/serving-revision.js';
 import type { ClusterServingRuntime, ComponentStatus, InferenceService, InferenceServiceStatus, ServingRuntime } from '../../api/serving.js';
@@ -56,6 +57,9 @@ export function addServingControllers(mgr: Manager, opts: ServingControllerOptio
     name: 'revision-controller',
     for: RevisionKind,
     owns: [Kinds.Pod],
+    // a model registered, a version archived or an artifact's URI changed may change what a
+    // `model-registry://` revision serves, or let one that named nothing load
+    watches: [RegisteredModelKind, ModelVersionKind, ModelArtifactKind].map((kind) => ({ kind, map: (o: StoredObject) => rev.registryKeysIn(o.metadata.namespace) })),
     reconcile: (key) => rev.reconcile(key),
     workers: 2,
   });

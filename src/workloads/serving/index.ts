@@ -9,6 +9,7 @@ import { addServingControllers } from './controller.js';
 import type { ServingDataPlane } from './data-plane.js';
 import { installStockRuntimes } from './install-runtimes.js';
 import { serviceAccountS3Store } from './s3-credentials.js';
+import { lookUpRegistryModel } from './model-registry.js';
 import { ModelStore } from './storage.js';
 
 export function servingWorkload(dataPlane: ServingDataPlane): Workload {
@@ -19,7 +20,7 @@ export function servingWorkload(dataPlane: ServingDataPlane): Workload {
       await installStockRuntimes(client, log);
       return addServingControllers(manager, {
         client, recorder: recorder('inferenceservice-controller'), dataPlane,
-        models: new ModelStore(join(settings.dataDir, 'serving', 'models'), (ns, claim) => join(settings.dataDir, 'volumes', ns, claim), artifacts, s3 ? (owner, uri) => serviceAccountS3Store(client, s3, owner, uri) : undefined),
+        models: new ModelStore(join(settings.dataDir, 'serving', 'models'), (ns, claim) => join(settings.dataDir, 'volumes', ns, claim), artifacts, s3 ? (owner, uri) => serviceAccountS3Store(client, s3, owner, uri) : undefined, (ns, uri) => lookUpRegistryModel(client, ns, uri)),
         podGateway: endpoints.pods,
         serverUrl: endpoints.server,
         podLog: async (pod, container) => {

@@ -19,7 +19,8 @@ import type { Autoscaler } from './autoscaler.js';
 import type { ServingControllerOptions } from './options.js';
 import { renderReplicaPod } from './render.js';
 import { failureLine, loadFailure, revisionFailure } from './status.js';
-import { StorageError, parseStorageUri, type ModelOwner } from './storage.js';
+import { registryScheme } from './model-registry.js';
+import { StorageError, type ModelOwner, type ModelSource } from './storage.js';
 
 type Rev = Revision & StoredObject;
 type PodObject = Pod & StoredObject;
@@ -40,6 +41,8 @@ interface Pass {
   recheck: Result;
   /** the host directory or file holding the model, for an in-process model */
   modelPath: string | undefined;
+  /** where the model's files are, when they were looked up */
+  source: ModelSource | undefined;
   storageFailure: string | undefined;
 }
 
@@ -47,6 +50,9 @@ interface Pass {
 type Rung = (p: Pass) => Promise<Result | undefined>;
 
 export class RevisionReconciler {
+  /** revisions serving a `model-registry://` model: a change in their namespace's registry may change what it names */
+  private readonly fromRegistry = new Set<string>();
+
   constructor(private readonly opts: ServingControllerOptions, private readonly scaler: Autoscaler) {}
 
   async reconcile(key: ObjectKey): Promise<Result> {
@@ -54,11 +60,13 @@ export class RevisionReconciler {
     const revKey = `${key.namespace}/${key.name}`;
     const rev = await client.find<Rev>(RevisionKind, key);
     if (!rev || rev.metadata.deletionTimestamp) {
+      this.fromRegistry.delete(revKey);
       dataPlane.removeRevision(revKey);
       this.scaler.forget(revKey);
       return {};
     }
     const spec = rev.spec;
+    if (spec.storageUri?.startsWith(registryScheme)) this.fromRegistry.add(revKey);
     dataPlane.setRevision(revKey, spec);
     this.scaler.track(revKey, spec);
     const status: RevisionStatus = clone(rev.status ?? {});
@@ -86,10 +94,14 @@ export class RevisionReconciler {
     const live = pods.filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
     const current = spec.serverKind === 'in-process' ? dataPlane.readyReplicas(revKey) : live.length;
     const want = this.scaler.desired(revKey, spec, !!status.ready, current);
-    const pass: Pass = { rev, revKey, status, pods, live, desired: want.replicas, recheck: want.recheckMs !== undefined ? { requeueAfter: want.recheckMs } : {}, modelPath: undefined, storageFailure: undefined };
+    const pass: Pass = { rev, revKey, status, pods, live, desired: want.replicas, recheck: want.recheckMs !== undefined ? { requeueAfter: want.recheckMs } : {}, modelPath: undefined, source: undefined, storageFailure: undefined };
     if (spec.storageUri && pass.desired > 0) {
       try {
         const src = await this.opts.models.resolve(spec.storageUri, modelOwner(rev));
+        pass.source = src;
+        // what a registry URI named, for the registry's record of the deployment
+        if (src.registry) status.registryModel = src.registry;
+        else delete status.registryModel;
         pass.modelPath = src.kind === 'host' ? src.path : undefined;
         if (src.kind === 'pvc' && spec.serverKind === 'in-process') pass.modelPath = undefined;
       } catch (e) {
@@ -110,8 +122,9 @@ export class RevisionReconciler {
     const { rev, revKey, status } = p;
     const { dataPlane } = this.opts;
     if (!p.storageFailure) {
-      const uri = rev.spec.storageUri;
-      const pvcPath = uri?.startsWith('pvc://') ? this.pvcPath(rev.metadata.namespace ?? 'default', uri) : undefined;
+      // the claim of a pvc:// URI, or of the pvc:// URI a registry entry gave
+      const src = p.source;
+      const pvcPath = src?.kind === 'pvc' && src.claim ? `${this.opts.models.claimDir(rev.metadata.namespace ?? 'default', src.claim)}${src.subPath ? `/${src.subPath}` : ''}` : undefined;
       try {
         await dataPlane.ensureInProcess(revKey, rev.spec, p.desired > 0, p.modelPath ?? pvcPath);
         if (p.desired > 0) delete status.lastFailureInfo;
@@ -195,9 +208,12 @@ export class RevisionReconciler {
     return this.write(p.rev, p.status, result);
   }
 
-  private pvcPath(ns: string, uri: string): string | undefined {
-    const p = parseStorageUri(uri);
-    return p.claim ? `${this.opts.models.claimDir(ns, p.claim)}${p.subPath ? `/${p.subPath}` : ''}` : undefined;
+  /** the revisions in `ns` whose model comes from its registry */
+  registryKeysIn(ns: string | undefined): ObjectKey[] {
+    return [...this.fromRegistry].map((k) => {
+      const i = k.indexOf('/');
+      return { namespace: k.slice(0, i), name: k.slice(i + 1) };
+    }).filter((k) => k.namespace === ns);
   }
 
   private async write(rev: Rev, status: RevisionStatus, result: Result = {}): Promise<Result> {

@@ -9,6 +9,8 @@
 // - `s3://bucket/key`: downloaded from the S3 server (the endpoint and credentials KServe's storage
 //   initializer would use: s3-credentials.ts) into the artifact store's cache, again only when the
 //   objects there change.
+// - `model-registry://<model>[/<version>]`: the model artifact's URI in the namespace's Model
+//   Registry (model-registry.ts), then fetched as above.
 //
 // Other schemes (gs, hf, oci, azure, ...) need a network this machine does not reach: they fail
 // with a reason the InferenceService's status shows.
@@ -19,6 +21,8 @@ import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { archiveFormatOf, unpackArchive } from '../../artifacts/archive.js';
 import { ArtifactNotFoundError, type ArtifactStore } from '../../artifacts/store.js';
+import type { RegistryModelRef } from '../../api/serving-revision.js';
+import { parseRegistryUri, registryScheme } from './model-registry.js';
 
 export interface ModelSource {
   kind: 'pvc' | 'host';
@@ -28,6 +32,8 @@ export interface ModelSource {
   subPath?: string;
   /** host: the file or directory to mount */
   path?: string;
+  /** a `model-registry://` URI: what it resolved to */
+  registry?: RegistryModelRef;
 }
 
 export class StorageError extends Error {
@@ -37,7 +43,7 @@ export class StorageError extends Error {
 const cloudSchemes = ['gs://', 'hf://', 'oci://', 'oci+fetch://', 'oci+native://', 'modelscope://', 'hdfs://', 'webhdfs://'];
 
 /** Parses a storageUri without fetching anything; throws StorageError for what cannot be served here. */
-export function parseStorageUri(uri: string): { scheme: 'pvc' | 'file' | 'http' | 's3'; claim?: string; subPath?: string; path?: string; url?: string } {
+export function parseStorageUri(uri: string): { scheme: 'pvc' | 'file' | 'http' | 's3' | 'model-registry'; claim?: string; subPath?: string; path?: string; url?: string } {
   if (uri.startsWith('pvc://')) {
     const rest = uri.slice('pvc://'.length);
     const i = rest.indexOf('/');
@@ -63,6 +69,11 @@ export function parseStorageUri(uri: string): { scheme: 'pvc' | 'file' | 'http' 
     if (!/^s3:\/\/[^/]+/.test(uri)) throw new StorageError(`storageUri ${uri}: no bucket`);
     return { scheme: 's3', url: uri };
   }
+  if (uri.startsWith(registryScheme)) {
+    const ref = parseRegistryUri(uri);
+    if (typeof ref === 'string') throw new StorageError(`storageUri ${uri}: ${ref}`);
+    return { scheme: 'model-registry' };
+  }
   const cloud = cloudSchemes.find((s) => uri.startsWith(s));
   if (cloud) throw new StorageError(`storageUri ${uri}: ${cloud.slice(0, -3)} storage is not reachable from this machine; use pvc://, file:// or http(s)://`);
   throw new StorageError(`Cannot recognize storage type for ${uri}`);
@@ -77,14 +88,29 @@ export interface ModelOwner {
 /** the store of an s3:// model, with the credentials and endpoint its owner's Secrets give */
 export type S3ModelStores = (owner: ModelOwner, uri: string) => Promise<ArtifactStore>;
 
+/** a `model-registry://` URI looked up in the owner's namespace: what it names, or why it names nothing */
+export type RegistryLookup = (namespace: string, uri: string) => Promise<RegistryModelRef | string>;
+
 export class ModelStore {
   private readonly inflight = new Map<string, Promise<string>>();
 
-  constructor(private readonly cacheDir: string, readonly claimDir: (namespace: string, claim: string) => string, private readonly artifacts: ArtifactStore, private readonly s3?: S3ModelStores) {}
+  constructor(private readonly cacheDir: string, readonly claimDir: (namespace: string, claim: string) => string, private readonly artifacts: ArtifactStore, private readonly s3?: S3ModelStores, private readonly registry?: RegistryLookup) {}
 
   /** The source a replica mounts at /mnt/models; downloads http(s) and s3 models first (once per version). */
   async resolve(uri: string, owner: ModelOwner = { namespace: 'default' }): Promise<ModelSource> {
     const p = parseStorageUri(uri);
+    if (p.scheme === 'model-registry') {
+      if (!this.registry) throw new StorageError(`storageUri ${uri}: no model registry to look it up in`);
+      const found = await this.registry(owner.namespace, uri);
+      if (typeof found === 'string') throw new StorageError(`storageUri ${uri}: ${found}`);
+      try {
+        return { ...(await this.resolve(found.uri, owner)), registry: found };
+      } catch (e) {
+        // the message names both: the registry's entry and where its files were looked for
+        if (e instanceof StorageError) throw new StorageError(`storageUri ${uri} (model artifact ${found.modelArtifactId}): ${e.message}`);
+        throw e;
+      }
+    }
     if (p.scheme === 'pvc') return { kind: 'pvc', claim: p.claim as string, subPath: p.subPath ?? '' };
     if (p.scheme === 's3') {
       if (!this.s3) throw new StorageError(`storageUri ${uri}: Skiff has no S3 server configured (artifacts.s3 in its config)`);
