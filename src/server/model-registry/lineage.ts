@@ -17,20 +17,17 @@ export interface PipelineSource {
   modelSourceGroup: string;
   modelSourceId: string;
   modelSourceName: string;
-  /** the task path that wrote the artifact, where it is known */
-  task?: string;
 }
 
 type RunObj = Run & StoredObject;
 
-function sourceOf(run: RunObj, task?: string): PipelineSource {
+function sourceOf(run: RunObj): PipelineSource {
   return {
     modelSourceKind: 'kfp',
     modelSourceClass: 'pipelinerun',
     modelSourceGroup: run.metadata.namespace ?? 'default',
     modelSourceId: run.metadata.name,
     modelSourceName: run.metadata.annotations?.[KfpAnnotations.displayName] ?? run.metadata.name,
-    ...(task ? { task } : {}),
   };
 }
 
@@ -46,14 +43,11 @@ async function tasksOf(client: Client, run: RunObj): Promise<Record<string, Task
   return tasks;
 }
 
-/** the container task of `run` whose recorded outputs hold `uri` */
-function producerIn(tasks: Record<string, TaskStatus>, uri: string): string | undefined {
-  for (const [path, t] of Object.entries(tasks)) {
-    // an importer's output is someone else's artifact, and a sub-DAG only passes its child's on
-    if (!t.podName || t.cachedFrom) continue;
-    for (const list of Object.values(t.outputs?.artifacts ?? {})) if ((list ?? []).some((a) => within(uri, a.uri))) return path;
-  }
-  return undefined;
+/** whether a container task of the run recorded `uri` (or a folder holding it) as its output */
+function produced(tasks: Record<string, TaskStatus>, uri: string): boolean {
+  // an importer's output is someone else's artifact, a sub-DAG only passes its child's on, and a
+  // cache hit's are the earlier run's
+  return Object.values(tasks).some((t) => t.podName && !t.cachedFrom && Object.values(t.outputs?.artifacts ?? {}).some((list) => (list ?? []).some((a) => within(uri, a.uri))));
 }
 
 /**
@@ -68,13 +62,7 @@ export async function pipelineSource(client: Client, namespace: string, uri: str
   const runs = await client.listAll<Run>(Kinds.Run, { namespace });
   const segments = new Set(uri.split('/'));
   const byUid = runs.find((r) => r.metadata.uid !== undefined && segments.has(r.metadata.uid));
-  if (byUid) {
-    const tasks = await tasksOf(client, byUid);
-    return sourceOf(byUid, producerIn(tasks, uri));
-  }
-  for (const run of runs) {
-    const task = producerIn(await tasksOf(client, run), uri);
-    if (task) return sourceOf(run, task);
-  }
+  if (byUid) return sourceOf(byUid);
+  for (const run of runs) if (produced(await tasksOf(client, run), uri)) return sourceOf(run);
   return undefined;
 }
