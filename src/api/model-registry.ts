@@ -22,6 +22,8 @@ export const RegistryLabels = {
   history: 'modelregistry.skiff.dev/history-of',
   /** LIVE or ARCHIVED, or an artifact's state */
   state: 'modelregistry.skiff.dev/state',
+  /** on a model artifact: who wrote its modelSource* fields, `pipeline` (Skiff, from the lineage of its URI) or `given` (the caller) */
+  modelSource: 'modelregistry.skiff.dev/model-source',
 } as const;
 
 /** upstream's tagged custom property values (MetadataValue) */

@@ -26,6 +26,7 @@ import {
   Parameter, readBody, RegisteredModel, ServeModel, ServingEnvironment, shape, type Entity,
 } from './entities.js';
 import { badRequest, notFound, RegistryError, sendJson, sendRegistryError } from './errors.js';
+import { pipelineSource, SOURCE_FIELDS } from './lineage.js';
 import { listPage, type ListBody, type Shaped } from './list.js';
 import { RegistryStore, words, type Obj } from './store.js';
 
@@ -112,10 +113,34 @@ async function checkReferences(s: Scope, e: Entity, fields: Record<string, unkno
   }
 }
 
+/**
+ * A model artifact whose `uri` a request sets gets its modelSource* fields from the URI's lineage when
+ * the URI is a pipeline artifact's (see lineage.ts), unless the caller gives any of them (values equal
+ * to the stored ones, which the Python client sends back on every update, are not the caller's). The
+ * label says who wrote them: the caller's stay whatever the URI becomes; Skiff's follow the URI, and
+ * go when it stops being a pipeline artifact's. Returns the label to set, `fields` gets the values.
+ */
+async function fillSource(s: Scope, e: Entity, fields: Record<string, unknown>, current?: Obj): Promise<Record<string, string>> {
+  if (e !== ModelArtifact) return {};
+  if (SOURCE_FIELDS.some((f) => fields[f] !== undefined && fields[f] !== current?.spec[f])) return { [RegistryLabels.modelSource]: 'given' };
+  const uri = fields.uri;
+  if (typeof uri !== 'string') return {};
+  const byPipeline = current?.metadata.labels?.[RegistryLabels.modelSource] === 'pipeline';
+  if (current && !byPipeline && SOURCE_FIELDS.some((f) => current.spec[f] !== undefined)) return {};
+  if (byPipeline && current?.spec.uri === uri) return {};
+  const source = await pipelineSource(s.store.client, s.ns, uri);
+  if (!source) {
+    if (byPipeline) for (const f of SOURCE_FIELDS) fields[f] = undefined;
+    return {};
+  }
+  for (const f of SOURCE_FIELDS) fields[f] = source[f];
+  return { [RegistryLabels.modelSource]: 'pipeline' };
+}
+
 async function create(s: Scope, e: Entity, body: unknown, extraLabels: Record<string, string> = {}): Promise<Obj> {
   s.authorize(e, 'create');
   const fields = readBody(e, body, 'create');
-  const labels = { ...(await checkParent(s, e, fields)), ...extraLabels };
+  const labels = { ...(await checkParent(s, e, fields)), ...extraLabels, ...(await fillSource(s, e, fields)) };
   await checkReferences(s, e, fields);
   // the scope a name is unique in: the parent, or the experiment run an artifact was logged in
   const siblings = Object.fromEntries([RegistryLabels.parent, RegistryLabels.experimentRun].flatMap((k) => (labels[k] ? [[k, labels[k] as string]] : [])));
@@ -135,7 +160,7 @@ async function update(s: Scope, e: Entity, o: Obj, body: unknown): Promise<Obj> 
     await checkReferences(s, e, fields);
     const parent = fresh.metadata.labels?.[RegistryLabels.parent];
     await s.store.checkUnique(e, s.ns, { ...fields, name: undefined }, parent ? { [RegistryLabels.parent]: parent } : {}, fresh.metadata.name);
-    return s.store.update(fresh, fields);
+    return s.store.update(fresh, fields, await fillSource(s, e, fields, fresh));
   });
 }
 
@@ -249,7 +274,7 @@ async function upsertArtifact(s: Scope, res: ServerResponse, given: Record<strin
     s.authorize(e, 'update');
     const fields = readBody(e, body, 'update', existing.spec);
     await checkReferences(s, e, fields);
-    o = await s.store.update(existing, fields, attach);
+    o = await s.store.update(existing, fields, { ...attach, ...(await fillSource(s, e, fields, existing)) });
   } else {
     o = await create(s, e, body, attach);
   }

@@ -592,9 +592,16 @@ export class Kubelet {
     }
     const binds = [...image, ...containerBinds(spec, rt.volumes ?? new Map()), ...this.gpuSharingBinds(pod, rt, spec, gpus, vars, user)];
     // a volume the Pod mounts at the service-account path itself wins, as on a cluster
-    if (this.inCluster && sandboxed && !binds.some((b) => b.target === serviceAccountMountPath)) {
+    if (this.inCluster && !binds.some((b) => b.target === serviceAccountMountPath)) {
       const sa = await this.opts.client.find(Kinds.ServiceAccount, { namespace: rt.namespace, name: pod.spec.serviceAccountName ?? 'default' });
-      if (automounts(pod, sa)) binds.push(serviceAccountBind(pod, rt.dir, this.inCluster, sa));
+      if (automounts(pod, sa)) {
+        const bind = serviceAccountBind(pod, rt.dir, this.inCluster, sa);
+        if (sandboxed) binds.push(bind);
+        // outside a sandbox (no bubblewrap, or a task the warm zygote forked) nothing shows the token at
+        // the service-account path: the clients that take its path from KF_PIPELINES_SA_TOKEN_PATH
+        // (kfp.Client's ServiceAccountTokenVolumeCredentials, the model registry's client) read it where it is
+        else if (vars.KF_PIPELINES_SA_TOKEN_PATH === `${serviceAccountMountPath}/token`) vars.KF_PIPELINES_SA_TOKEN_PATH = join(bind.source, 'token');
+      }
     }
     const lib = rt.net ? undefined : netPreloadPath();
     const sandboxBinds = lib ? [...binds, { source: lib, target: sandboxPreloadPath, readOnly: true }] : binds;

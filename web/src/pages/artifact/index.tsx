@@ -7,6 +7,7 @@ import { href, objectHref } from '../../app/router';
 import { ArtifactView } from '../../artifacts';
 import { RUN_LABEL, runArtifacts, taskRecordsByRun } from '../../artifacts/model';
 import type { PageDef } from '../types';
+import { RegisteredVersions } from './registered';
 
 export function ArtifactPage({ namespace }: { namespace?: string }) {
   const { query } = useRoute();
@@ -29,7 +30,10 @@ export function ArtifactPage({ namespace }: { namespace?: string }) {
     const refs = runArtifacts(r.object, taskRecordsByRun(records.items)[run as string]);
     const ref = refs.find((x) => x.task === task && x.output === output && x.index === index);
     body = ref ? (
-      <ArtifactView artifact={ref.artifact} namespace={namespace} run={run as string} task={ref.task} output={ref.output} index={ref.index} />
+      <>
+        <ArtifactView artifact={ref.artifact} namespace={namespace} run={run as string} task={ref.task} output={ref.output} index={ref.index} />
+        {ref.artifact.uri ? <RegisteredVersions namespace={namespace} uri={ref.artifact.uri} /> : null}
+      </>
     ) : (
       <p className="notice bad">
         Task {task} of run {run} has no output artifact {output}
