@@ -32,8 +32,6 @@ const skiffOnly: Record<string, string> = {
   'katib/v1beta1/nas/enas-cpu.yaml': 'Katib webhook: algorithmName enas has no suggestion service in Skiff',
   'katib/v1beta1/nas/enas-gpu.yaml': 'Katib webhook: algorithmName enas has no suggestion service in Skiff',
   'katib/v1beta1/tekton/pipeline-run.yaml': 'Katib webhook: trialParameters, trialSpec kind',
-  // a model-registry:// URI is served by a ClusterStorageContainer upstream, which Skiff does not have
-  'kserve/website-extracted/yaml/model-serving__storage__storage-containers__storage-containers-01.yaml': 'KServe webhook: storageUri scheme',
   // a `spec:` fragment of a documentation page, and a reference Kueue's webhook resolves
   'kueue/docs-extracted/concepts_workload_priority_class-04.yaml': 'Kueue webhook: a Workload without podSets',
   'kueue/legacy-v1beta1/concepts_workload_priority_class-04.yaml': 'Kueue webhook: a Workload without podSets',

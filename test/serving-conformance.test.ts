@@ -66,15 +66,13 @@ const invalid: Record<string, string> = {
 
 /**
  * Documents SOURCE.md counts as schema-valid that Skiff rejects, with the field named and why:
- * fragments of documentation pages, and a storage scheme served by a ClusterStorageContainer,
- * which Skiff does not have.
+ * fragments of documentation pages. (`model-registry://`, which upstream serves through a
+ * ClusterStorageContainer, Skiff resolves through its own registry.)
  */
 const deviations: Record<string, string> = {
   // `apiVersion` and `kind` only: KServe's webhook rejects it too (no predictor implementation)
   'website-extracted/yaml/developer-guide__contribution-01.yaml': 'spec.predictor',
   'website-extracted/yaml/developer-guide__contribution-02.yaml': 'spec.predictor',
-  // `model-registry://` comes from a custom ClusterStorageContainer upstream
-  'website-extracted/yaml/model-serving__storage__storage-containers__storage-containers-01.yaml': 'spec.predictor.model.storageUri',
 };
 /** runtime documents whose containers the page elides (`...`): the CRD requires spec.containers */
 const runtimeDeviations: Record<string, string> = {

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { WebSocket } from 'ws';
 import YAML from 'yaml';
+import { modelRegistryGroup, modelRegistryKinds } from '../src/api/model-registry.js';
 import { startSkiff, type Skiff } from '../src/server/main.js';
 import { repoRoot } from './harness.js';
 
@@ -84,6 +85,8 @@ grant('pipelines.kubeflow.org', ['runtasks', 'taskcaches'], readEveryone);
 grant('kueue.x-k8s.io', ['localqueues', 'workloads'], readEveryone);
 grant('authorization.k8s.io', ['localsubjectaccessreviews'], { view: [], edit: [], owner: ['create'] });
 grant('kubeflow.org', ['viewers'], { view: ['get', 'create', 'delete'], edit: ['get', 'create', 'delete'], owner: ['get', 'create', 'delete'] });
+// the Model Registry's kinds: Skiff's kubeflow-model-registry-edit and -view, aggregated as a component's roles are
+grant(modelRegistryGroup, modelRegistryKinds.map((d) => d.plural), workload);
 
 function restAllowed(role: Role, group: string, resource: string, verb: string): boolean {
   if (role === 'none') return false;

@@ -36,6 +36,7 @@ export type Script = (pod: PodObject) => Outcome | undefined;
 export class FakeNodeAgent {
   private readonly pending = new Set<string>();
   private running?: Promise<void>;
+  private stopped = false;
   private watch?: { stop(): void };
   private readonly decided = new Map<string, Outcome>();
   /** names of every pod ever seen created, in order, and when (ms) */
@@ -54,8 +55,11 @@ export class FakeNodeAgent {
     });
   }
 
-  stop(): void {
+  /** stops watching and waits out the step in progress: nothing it does reaches a closed store */
+  async stop(): Promise<void> {
     this.watch?.stop();
+    this.stopped = true;
+    await this.running?.catch(() => undefined);
   }
 
   /** ends a pod the script kept running */
@@ -69,6 +73,7 @@ export class FakeNodeAgent {
   }
 
   private kick(key: string): void {
+    if (this.stopped) return;
     this.pending.add(key);
     this.running ??= this.drain().finally(() => {
       this.running = undefined;
@@ -78,6 +83,7 @@ export class FakeNodeAgent {
 
   private async drain(): Promise<void> {
     for (;;) {
+      if (this.stopped) return;
       const key = [...this.pending][0];
       if (key === undefined) return;
       this.pending.delete(key);
@@ -209,12 +215,19 @@ export class TestEnv {
     await this.client.patch(Kinds.Job, { namespace, name }, { spec: { suspend } }, 'merge');
   }
 
-  /** polls until `check` returns a value that is not undefined/false */
+  /**
+   * Polls until `check` returns a value that is not undefined/false. The store shows a write to
+   * readers as soon as it is applied and answers its writer once the write's batch commits, a turn
+   * of the event loop later: what the writer does next (an event, say) is waited for too.
+   */
   async waitFor<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 5000): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const v = await check();
-      if (v !== undefined && v !== false) return v;
+      if (v !== undefined && v !== false) {
+        for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+        return v;
+      }
       if (Date.now() > deadline) {
         const jobs = await this.client.listAll(Kinds.Job);
         throw new Error(`timed out waiting for ${what}; jobs: ${JSON.stringify(jobs.map((j) => ({ name: j.metadata.name, status: j.status })))}`);
@@ -237,7 +250,7 @@ export class TestEnv {
 
   async close(): Promise<void> {
     await this.stopControllers();
-    this.agent.stop();
+    await this.agent.stop();
     await this.store.close();
   }
 }

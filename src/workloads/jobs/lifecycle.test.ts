@@ -48,7 +48,8 @@ void describe('activeDeadlineSeconds', () => {
     assert.equal(failed.status?.active, undefined);
     assert.equal(failed.status?.terminating, 0);
     assert.equal((await env.pods()).length, 0);
-    assert.ok(env.recorder.events.some((e) => e.reason === 'DeadlineExceeded' && e.type === 'Warning'));
+    // the controller records the event once its status write is answered, a moment after readers see it
+    await env.waitFor('the DeadlineExceeded event', async () => env.recorder.events.some((e) => e.reason === 'DeadlineExceeded' && e.type === 'Warning') || undefined);
     assert.equal(env.recorder.reasons().filter((r) => r === 'SuccessfulDelete').length, 2);
   });
 

@@ -174,7 +174,11 @@ void describe('queue controllers', () => {
       assert.ok((await workloadOf('slow'))?.status?.requeueState?.requeueAt);
       assert.ok(env.recorder.reasons().includes('EvictedDueToPodsReadyTimeout'));
       // admitted again, timed out again: the limit is spent
-      await env.waitFor('deactivated', async () => (await workloadOf('slow'))?.spec?.active === false, 15_000);
+      // the deactivation (spec) and its Requeued condition (status) are two writes: wait for both
+      await env.waitFor('deactivated', async () => {
+        const w = await workloadOf('slow');
+        return w?.spec?.active === false && cond(w, 'Requeued')?.status === 'False';
+      }, 15_000);
       const w2 = await workloadOf('slow');
       assert.equal(cond(w2, 'Requeued')?.status, 'False');
       assert.equal(cond(w2, 'Requeued')?.reason, 'RequeuingLimitExceeded');
