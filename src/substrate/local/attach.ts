@@ -28,15 +28,22 @@ export function entryOutput(line: Buffer): OutputChunk | null {
  * what it wrote before is still read) or the signal aborts. Consecutive pieces of one stream come
  * out as one chunk.
  */
-export async function* followOutput(file: string, isDone: () => boolean, signal: AbortSignal): AsyncGenerator<OutputChunk> {
+export function followOutput(file: string, isDone: () => boolean, signal: AbortSignal): AsyncGenerator<OutputChunk> {
+  // where "after the call" starts is taken now, not when the caller first asks for output: an attach
+  // that forwards stdin before it reads would otherwise skip the container's answer to it
+  let start = 0;
+  try {
+    start = fs.statSync(file).size;
+  } catch { /* not written yet: everything in it will be new */ }
+  return followFrom(file, start, isDone, signal);
+}
+
+async function* followFrom(file: string, from: number, isDone: () => boolean, signal: AbortSignal): AsyncGenerator<OutputChunk> {
   let fh: fs.promises.FileHandle | undefined;
-  let pos = 0;
+  let pos = from;
   let pending = Buffer.alloc(0);
   const changes = new FileChanges(POLL_MS, signal);
   try {
-    try {
-      pos = fs.statSync(file).size;
-    } catch { /* not written yet: everything in it will be new */ }
     while (!signal.aborted) {
       const done = isDone();
       if (!fh) {
