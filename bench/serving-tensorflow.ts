@@ -14,10 +14,10 @@
 import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from '../src/testing/kube-cluster.js';
 import { TestServer, repoRoot } from '../test/harness.js';
 import { runLoad } from './loadgen.js';
 import type { LoadResult } from './loadgen.js';
@@ -41,17 +41,6 @@ export interface TfServingOptions {
   concurrency?: number;
   /** alternating rounds, each loading every server once */
   rounds?: number;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** a Python server on a free port, once a probe request answers 200 (at most two minutes: TensorFlow imports slowly) */
