@@ -5,6 +5,7 @@ import type { Run, RunTask } from '../../api/types';
 import { Link, useRoute } from '../../app/nav';
 import { href, objectHref } from '../../app/router';
 import { ArtifactView } from '../../artifacts';
+import { schemaOf } from '../../artifacts/model';
 import { RUN_LABEL, runArtifacts, taskRecordsByRun } from '../../artifacts/model';
 import type { PageDef } from '../types';
 import { RegisteredVersions } from './registered';
@@ -32,7 +33,7 @@ export function ArtifactPage({ namespace }: { namespace?: string }) {
     body = ref ? (
       <>
         <ArtifactView artifact={ref.artifact} namespace={namespace} run={run as string} task={ref.task} output={ref.output} index={ref.index} />
-        {ref.artifact.uri ? <RegisteredVersions namespace={namespace} uri={ref.artifact.uri} /> : null}
+        {ref.artifact.uri ? <RegisteredVersions namespace={namespace} uri={ref.artifact.uri} model={schemaOf(ref.artifact) === 'system.Model'} /> : null}
       </>
     ) : (
       <p className="notice bad">

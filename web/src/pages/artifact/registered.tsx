@@ -10,7 +10,9 @@ export function within(uri: string, artifact: string): boolean {
   return uri === artifact || uri.startsWith(artifact.replace(/\/+$/, '') + '/');
 }
 
-export function RegisteredVersions({ namespace, uri }: { namespace: string; uri: string }) {
+/** `model`: the artifact is a Model, whose page says so when no version points at it; another kind's
+ *  page shows the section only when one does */
+export function RegisteredVersions({ namespace, uri, model }: { namespace: string; uri: string; model: boolean }) {
   const artifacts = useList<RegistryObject>('modelartifacts', namespace);
   const versions = useList<RegistryObject>('modelversions', namespace);
   const models = useList<RegistryObject>('registeredmodels', namespace);
@@ -19,6 +21,7 @@ export function RegisteredVersions({ namespace, uri }: { namespace: string; uri:
   const from = artifacts.items.filter((a) => typeof a.spec.uri === 'string' && within(a.spec.uri, uri) && a.metadata.labels?.[RegistryLabels.parent]);
   const versionById = new Map(versions.items.map((v) => [v.metadata.name, v]));
   const modelById = new Map(models.items.map((m) => [m.metadata.name, m]));
+  if (from.length === 0 && !model) return null;
   return (
     <section className="psec">
       <h3>Registered model versions</h3>
