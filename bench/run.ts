@@ -31,6 +31,7 @@
 // Usage: npm run bench [-- --objects 100000 --runs 30 --bare-runs 30 --serving-seconds 8 --only 4,5,6 --busy]
 //        section 9: --ui-runs 1000 --ui-tasks 1000 --ui-loads 5 --ui-list-selector SEL --ui-run-selector SEL|auto
 //        section 8's model-server HTTP comparison alone: --only 8 --serving-http-only [--serving-http-rounds 5]
+//        section 7's TFJob comparison alone: --only 7 --training-tf-only [--training-tf-pairs 3]
 //        section 8's TensorFlow comparison alone: --only 8 --serving-tf-only [--serving-tf-rounds 3]
 //        section 10: --tuning-full (10 seeds, 50 and 200 trials, sequential and 4 in parallel, every
 //        suite: many hours on 2 cores); node dist/bench/tuning.js runs the comparison alone, with its own flags
@@ -54,6 +55,7 @@ import { tenancyBench } from './tenancy.js';
 import { queuesControllersBench } from './queues/controllers.js';
 import { queuesEngineBench } from './queues/engine.js';
 import { trainingBench } from './training.js';
+import { tfTrainingBench } from './training-tf.js';
 import { FULL, QUICK, tuningBench } from './tuning/bench.js';
 import { trialOverheadBench } from './tuning-overhead.js';
 import { uiBench } from './ui.js';
@@ -249,7 +251,10 @@ if (existsSync(join(repoRoot, '.venv', 'bin', 'python'))) {
   if (wanted(5)) await fanOut200(row);
   if (wanted(6)) await fanOut1000(row);
 }
-if (wanted(7)) await trainingBench(row);
+if (wanted(7)) {
+  if (!args.includes('--training-tf-only')) await trainingBench(row);
+  await tfTrainingBench(row, arg('training-tf-pairs', 3));
+}
 if (wanted(8)) {
   const tfOnly = args.includes('--serving-tf-only');
   if (!tfOnly) await servingBench(row, { seconds: arg('serving-seconds', 8), httpRounds: arg('serving-http-rounds', 5), httpOnly: args.includes('--serving-http-only') });
