@@ -14,6 +14,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ProfileKind, type ProfileObject } from '../../api/profiles.js';
 import { modelRegistryGroup, RegistryLabels } from '../../api/model-registry.js';
+import { Kinds } from '../../api/index.js';
 import type { Client } from '../../store/client.js';
 import { forbidden } from '../auth/messages.js';
 import { requestUser, type Authorizer } from '../auth/types.js';
@@ -56,6 +57,8 @@ interface Scope {
   store: RegistryStore;
   ns: string;
   authorize: (e: Entity, verb: 'get' | 'list' | 'create' | 'update') => void;
+  /** whether the caller may list the namespace's pipeline runs: lineage names a run only to one who may see it */
+  mayReadRuns: () => boolean;
 }
 
 /** where a find's candidates carry their parent's id while they are compared (not a field of any entity) */
@@ -128,7 +131,8 @@ async function fillSource(s: Scope, e: Entity, fields: Record<string, unknown>, 
   const byPipeline = current?.metadata.labels?.[RegistryLabels.modelSource] === 'pipeline';
   if (current && !byPipeline && SOURCE_FIELDS.some((f) => current.spec[f] !== undefined)) return {};
   if (byPipeline && current?.spec.uri === uri) return {};
-  const source = await pipelineSource(s.store.client, s.ns, uri);
+  // a caller who may not see the runs learns nothing of them from the fields Skiff fills
+  const source = s.mayReadRuns() ? await pipelineSource(s.store.client, s.ns, uri) : undefined;
   if (!source) {
     if (byPipeline) for (const f of SOURCE_FIELDS) fields[f] = undefined;
     return {};
@@ -513,7 +517,7 @@ export class ModelRegistryApi {
       }
       if (!found) throw new RegistryError(404, `no route for ${method} ${match.path}`);
       const ns = await this.namespaceOf(req, url, match.namespace);
-      const scope: Scope = { store: this.store, ns, authorize: (e, verb) => this.authorize(req, ns, e, verb) };
+      const scope: Scope = { store: this.store, ns, authorize: (e, verb) => this.authorize(req, ns, e, verb), mayReadRuns: () => this.allowed(req, ns, Kinds.Run.group, Kinds.Run.plural, 'list') };
       const body = await found.route.handle({ ctx: scope, req, res, url, params: found.params });
       if (body !== undefined) sendJson(res, body);
     } catch (e) {
@@ -535,6 +539,10 @@ export class ModelRegistryApi {
     const owned = (await this.deps.client.listAll<ProfileObject>(ProfileKind)).filter((p) => p.spec.owner?.name === user.username).map((p) => p.metadata.name);
     if (owned.length === 1) return owned[0] as string;
     throw badRequest(`the registry's namespace is not known: ${owned.length ? `you own the profiles ${owned.join(', ')}` : 'you own no profile'}; name one with the server address http(s)://<host>/model-registry/<namespace> or ?namespace=<namespace>`);
+  }
+
+  private allowed(req: IncomingMessage, ns: string, apiGroup: string, resource: string, verb: string): boolean {
+    return !this.deps.authorizer || this.deps.authorizer.authorize({ user: requestUser(req), resource: { verb, apiGroup, resource, namespace: ns } }).allowed;
   }
 
   private authorize(req: IncomingMessage, ns: string, e: Entity, verb: string): void {

@@ -6,6 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { defaultRegistry } from '../../api/index.js';
+import { allowAll, type Authorizer } from '../auth/types.js';
 import { KfpAnnotations } from '../../api/kfp-objects.js';
 import type { Run } from '../../api/pipelines.js';
 import { Client } from '../../store/client.js';
@@ -56,6 +57,25 @@ describe('lineage of model artifacts', () => {
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
   after(() => server.close());
+  /** a registry for a caller who may do everything but see the namespace's runs (tenancy's RBAC is tested with the real authorizer elsewhere) */
+  const blind = async <T>(fn: (post: (body: unknown) => Promise<any>) => Promise<T>): Promise<T> => {
+    const deny: Authorizer = {
+      ...allowAll,
+      authorize: (a) => (a.resource?.resource === 'runs' ? { allowed: false, reason: 'no role grants runs' } : { allowed: true, reason: 'test' }),
+    };
+    const other = new ModelRegistryApi({ client, authorizer: deny });
+    const srv = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      void other.handle(req, res, url, matchRegistryPath(url.pathname) ?? { path: url.pathname });
+    });
+    await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+    try {
+      const at = `http://127.0.0.1:${(srv.address() as AddressInfo).port}${API}/model_artifacts?namespace=default`;
+      return await fn(async (body) => (await fetch(at, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json());
+    } finally {
+      srv.close();
+    }
+  };
 
   const source = { modelSourceKind: 'kfp', modelSourceClass: 'pipelinerun', modelSourceGroup: 'default', modelSourceId: 'run-abc', modelSourceName: 'nightly training' };
   const sourceOf = (a: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(Object.entries(a).filter(([k]) => k.startsWith('modelSource')));
@@ -93,5 +113,11 @@ describe('lineage of model artifacts', () => {
     assert.deepEqual(sourceOf(art.body), source);
     const again = await call('POST', `/model_versions/${mv.body.id}/artifacts`, { artifactType: 'model-artifact', name: 'model', uri: 's3://nowhere/y' });
     assert.deepEqual(sourceOf(again.body), {});
+  });
+
+  it('names no run to a caller who may not list the namespace\'s runs', async () => {
+    const made = await blind((post) => post({ name: 'c1', uri: `minio://mlpipeline/v2/artifacts/train/${uid}/train/7/model` }));
+    assert.equal(made.name, 'c1', JSON.stringify(made));
+    assert.deepEqual(sourceOf(made), {});
   });
 });
