@@ -72,7 +72,8 @@ export async function listAliases(s: AliasScope, modelId: string, url: URL): Pro
     if (aliasNameProblem(after) !== undefined) throw badRequest(`nextPageToken: ${JSON.stringify(token)} is not a token this server gave`);
   }
   const items = (await s.store.list(ModelAlias, s.ns, { [RegistryLabels.parent]: modelId }))
-    .map(aliasShape).sort((a, b) => String(a.name).localeCompare(String(b.name)))
+    // by code unit, as the page token compares: `-`, `.`, digits, `_`, letters
+    .map(aliasShape).sort((a, b) => (String(a.name) < String(b.name) ? -1 : String(a.name) > String(b.name) ? 1 : 0))
     .filter((a) => after === undefined || String(a.name) > after);
   const page = items.slice(0, pageSize);
   const last = page[page.length - 1];
