@@ -231,7 +231,7 @@ print("registered")
     assert.deepEqual(serves.map((x: any) => [x.modelVersionId, x.lastKnownState]), [[ids.v1, 'COMPLETE'], [ids.v2, 'RUNNING']]);
   });
 
-  it('an alias that names nothing leaves the service not ready, naming the alias and the model; setting it lets it load', async () => {
+  it('an alias that names nothing leaves the service not ready, naming the alias and the model; setting it lets it load; @latest is the newest LIVE version', async () => {
     await apply('iris-nope', 'model-registry://iris@nosuch');
     const o = await s.until('iris-nope fails', async () => {
       const x = await isvc('iris-nope');
@@ -244,5 +244,11 @@ print("registered")
     assert.equal((await put('nosuch', { modelVersionId: ids.v1 })).status, 200);
     await ready('iris-nope');
     assert.equal(await ask('iris-nope'), 'v1');
+    // @latest: the newest LIVE version (v3 is archived)
+    await apply('iris-latest', 'model-registry://iris@latest');
+    const latest = await ready('iris-latest');
+    assert.equal(await ask('iris-latest'), 'v2');
+    const rev = await s.get(`/apis/serving.skiff.dev/v1alpha1/namespaces/default/revisions/${latest.status.components.predictor.latestReadyRevision}`);
+    assert.equal(rev.spec.registryVersionId, ids.v2);
   });
 });
