@@ -311,5 +311,18 @@ out["bob"] = [m.name for m in b.get_registered_models()]
     assert.equal(write.status, 403);
     const none = await fetch(`${skiff.url}${API}/registered_models`);
     assert.equal(none.status, 401);
+
+    // aliases: set by the namespace's editor, who is named as having moved it; another team is refused
+    const model = (await (await as('alice-token', `${API}/registered_model?name=credit`)).json()) as { id: string };
+    const version = (await (await as('alice-token', `${API}/model_version?name=1&parentResourceId=${model.id}`)).json()) as { id: string };
+    const set = await as('alice-token', `${API}/registered_models/${model.id}/aliases/production`, { method: 'PUT', body: JSON.stringify({ modelVersionId: version.id }) });
+    assert.equal(set.status, 200);
+    assert.equal(((await set.json()) as { movedBy: string }).movedBy, 'alice@example.com');
+    const history = (await (await as('alice-token', `${API}/registered_models/${model.id}/alias_history`)).json()) as { items: { movedBy: string }[] };
+    assert.deepEqual(history.items.map((m) => m.movedBy), ['alice@example.com']);
+    for (const [method, path] of [['GET', 'aliases'], ['PUT', 'aliases/production'], ['DELETE', 'aliases/production'], ['GET', 'alias_history']] as const) {
+      const r = await as('bob-token', `/model-registry/team-a${API}/registered_models/${model.id}/${path}`, { method, ...(method === 'PUT' ? { body: JSON.stringify({ modelVersionId: version.id }) } : {}) });
+      assert.equal(r.status, 403, `${method} ${path}`);
+    }
   });
 });

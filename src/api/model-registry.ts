@@ -24,7 +24,24 @@ export const RegistryLabels = {
   state: 'modelregistry.skiff.dev/state',
   /** on a model artifact: who wrote its modelSource* fields, `pipeline` (Skiff, from the lineage of its URI) or `given` (the caller) */
   modelSource: 'modelregistry.skiff.dev/model-source',
+  /** on an alias and its moves: the alias's name, so one alias's history is a label selector */
+  alias: 'modelregistry.skiff.dev/alias',
 } as const;
+
+/**
+ * An alias's name: what a label value may be, less `:` `/` `@` (it stands after `@` in a
+ * `model-registry://` URI), and not `latest`, which names the newest LIVE version.
+ */
+const ALIAS_NAME = /^[a-z0-9]([-a-z0-9_.]*[a-z0-9])?$/;
+export const reservedAlias = 'latest';
+
+/** why `name` cannot be an alias's name; undefined when it can */
+export function aliasNameProblem(name: string): string | undefined {
+  if (name === reservedAlias) return `"${reservedAlias}" is reserved: it names the newest LIVE version`;
+  if (name.length < 1 || name.length > 63) return `${JSON.stringify(name)} must be 1 to 63 characters`;
+  if (!ALIAS_NAME.test(name)) return `${JSON.stringify(name)} must be lower-case letters, digits, '-', '_' and '.', starting and ending with a letter or digit`;
+  return undefined;
+}
 
 /** upstream's tagged custom property values (MetadataValue) */
 export type MetadataValue =
@@ -66,6 +83,25 @@ function validateEntity(obj: KObject): FieldError[] {
   return v.errors;
 }
 
+/** an alias and its moves: the model and version ids they name, who moved it, and a valid alias name */
+function validateAlias(obj: KObject): FieldError[] {
+  const errors = validateEntity(obj);
+  if (errors.length) return errors;
+  const v = new Validator();
+  const spec = obj.spec as Record<string, unknown>;
+  v.string('spec.name', spec.name, true);
+  const problem = typeof spec.name === 'string' ? aliasNameProblem(spec.name) : undefined;
+  if (problem) v.invalid('spec.name', spec.name, problem);
+  v.string('spec.registeredModelId', spec.registeredModelId, true);
+  v.string('spec.movedBy', spec.movedBy, true);
+  if (obj.kind === 'ModelAlias') v.string('spec.modelVersionId', spec.modelVersionId, true);
+  else {
+    v.string('spec.fromModelVersionId', spec.fromModelVersionId);
+    v.string('spec.toModelVersionId', spec.toModelVersionId);
+  }
+  return v.errors;
+}
+
 const base = { group: modelRegistryGroup, version, namespaced: true, hasStatus: false, validate: validateEntity } as const;
 const nameCol: PrinterColumn = { name: 'Model-Name', type: 'string', jsonPath: '.spec.name' };
 const stateCol: PrinterColumn = { name: 'State', type: 'string', jsonPath: '.spec.state' };
@@ -99,7 +135,25 @@ export const RegistryExperimentRunKind: KindDef = {
   printerColumns: [{ ...nameCol, name: 'Run' }, parentCol('Experiment', 'the experiment id'), { name: 'Status', type: 'string', jsonPath: '.spec.status' }, stateCol, age],
 };
 
+/**
+ * Skiff's own beside upstream's entities (upstream has no aliases; MLflow's registry does): a name on
+ * one version of a registered model, one per (model, alias), and the append-only record of each move.
+ */
+export const ModelAliasKind: KindDef = {
+  ...base, validate: validateAlias, kind: 'ModelAlias', plural: 'modelaliases', singular: 'modelalias',
+  printerColumns: [{ name: 'Alias', type: 'string', jsonPath: '.spec.name' }, parentCol('Model', 'the registered model id'), { name: 'Version', type: 'string', jsonPath: '.spec.modelVersionId' }, { name: 'Moved-By', type: 'string', jsonPath: '.spec.movedBy' }, age],
+};
+export const ModelAliasMoveKind: KindDef = {
+  ...base, validate: validateAlias, kind: 'ModelAliasMove', plural: 'modelaliasmoves', singular: 'modelaliasmove',
+  printerColumns: [
+    { name: 'Alias', type: 'string', jsonPath: '.spec.name' }, parentCol('Model', 'the registered model id'),
+    { name: 'From', type: 'string', jsonPath: '.spec.fromModelVersionId' }, { name: 'To', type: 'string', jsonPath: '.spec.toModelVersionId' },
+    { name: 'Moved-By', type: 'string', jsonPath: '.spec.movedBy' }, age,
+  ],
+};
+
 export const modelRegistryKinds: KindDef[] = [
   RegisteredModelKind, ModelVersionKind, ModelArtifactKind, RegistryArtifactKind, ServingEnvironmentKind,
   RegistryInferenceServiceKind, ServeModelKind, RegistryExperimentKind, RegistryExperimentRunKind,
+  ModelAliasKind, ModelAliasMoveKind,
 ];

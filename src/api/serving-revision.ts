@@ -36,6 +36,11 @@ export interface RevisionSpec {
   podTemplate?: { metadata: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec: PodSpec };
   /** where the model is, for in-process revisions and for the record */
   storageUri?: string;
+  /**
+   * a `model-registry://<model>@<alias>` storageUri: the version id the alias named when the revision
+   * was made; the revision serves that version whatever the alias names later
+   */
+  registryVersionId?: string;
   modelFormat?: string;
   runtime?: string;
   runtimeKind?: string;

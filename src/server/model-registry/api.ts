@@ -11,6 +11,8 @@
 // user owns, and `default` when tenancy is off. With tenancy on, each request is authorized in that
 // namespace as the REST verb on the entity's kind (`get`/`list`/`create`/`update` on
 // `registeredmodels.modelregistry.skiff.dev`), as Kubeflow's roles grant them.
+//
+// Beside upstream's operations, Skiff's aliases on a model's versions and their history (aliases.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ProfileKind, type ProfileObject } from '../../api/profiles.js';
 import { modelRegistryGroup, RegistryLabels } from '../../api/model-registry.js';
@@ -26,6 +28,7 @@ import {
   artifactTypes, DataSet, DocArtifact, Experiment, ExperimentRun, filterableOf, InferenceService, isId, Metric, ModelArtifact, ModelVersion,
   Parameter, readBody, RegisteredModel, ServeModel, ServingEnvironment, shape, type Entity,
 } from './entities.js';
+import { aliasHistory, deleteAlias, listAliases, putAlias } from './aliases.js';
 import { badRequest, notFound, RegistryError, sendJson, sendRegistryError } from './errors.js';
 import { pipelineSource, SOURCE_FIELDS } from './lineage.js';
 import { listPage, type ListBody, type Shaped } from './list.js';
@@ -56,7 +59,7 @@ export function matchRegistryPath(path: string): { namespace?: string; path: str
 interface Scope {
   store: RegistryStore;
   ns: string;
-  authorize: (e: Entity, verb: 'get' | 'list' | 'create' | 'update') => void;
+  authorize: (e: Entity, verb: 'get' | 'list' | 'create' | 'update' | 'delete') => void;
   /** whether the caller may list the namespace's pipeline runs: lineage names a run only to one who may see it */
   mayReadRuns: () => boolean;
 }
@@ -376,6 +379,28 @@ const routes: Route<Scope>[] = [
       if (given !== undefined && given !== null && given !== id) throw badRequest(`ModelVersion.registeredModelId: ${JSON.stringify(given)} is not the registered model of the path (${id})`);
       return created(res, shape(await create(s, ModelVersion, { ...body, registeredModelId: id })));
     },
+  },
+
+  // Skiff's aliases on a model's versions, and their moves
+  {
+    method: 'GET', pattern: '/registered_models/{registeredmodelId}/aliases',
+    handle: ({ ctx: s, url, params }) => listAliases(s, pathId(params, 'registeredmodelId'), url),
+  },
+  {
+    method: 'PUT', pattern: '/registered_models/{registeredmodelId}/aliases/{alias}',
+    handle: ({ ctx: s, req, params }) => putAlias(s, pathId(params, 'registeredmodelId'), params.alias ?? '', () => jsonBody(req), requestUser(req).username),
+  },
+  {
+    method: 'DELETE', pattern: '/registered_models/{registeredmodelId}/aliases/{alias}', handle: async ({ ctx: s, req, res, params }) => {
+      await deleteAlias(s, pathId(params, 'registeredmodelId'), params.alias ?? '', requestUser(req).username);
+      res.writeHead(204);
+      res.end();
+      return undefined;
+    },
+  },
+  {
+    method: 'GET', pattern: '/registered_models/{registeredmodelId}/alias_history',
+    handle: ({ ctx: s, url, params }) => aliasHistory(s, pathId(params, 'registeredmodelId'), url),
   },
 
   // a model version's artifacts

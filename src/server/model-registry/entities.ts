@@ -5,7 +5,7 @@
 // stored objects are shaped back into upstream's JSON.
 import type { KindDef } from '../../api/registry.js';
 import {
-  ModelArtifactKind, ModelVersionKind, RegisteredModelKind, RegistryArtifactKind, RegistryExperimentKind,
+  ModelAliasKind, ModelAliasMoveKind, ModelArtifactKind, ModelVersionKind, RegisteredModelKind, RegistryArtifactKind, RegistryExperimentKind,
   RegistryExperimentRunKind, RegistryInferenceServiceKind, ServeModelKind, ServingEnvironmentKind,
   type MetadataValue, type RegistryObject,
 } from '../../api/model-registry.js';
@@ -119,6 +119,19 @@ export const ExperimentRun: Entity = {
   fields: { ...resourceFields, experimentId: 'id', startTimeSinceEpoch: 'int64', endTimeSinceEpoch: 'int64', status: RunStatuses, state: LiveArchived, owner: 'string' },
   required: ['experimentId'], fixed: ['name', 'experimentId'], defaults: { state: 'LIVE', status: 'RUNNING' },
   parent: { field: 'experimentId', of: () => Experiment },
+};
+
+/** Skiff's aliases (aliases.ts): not upstream's, read and written by their own routes, not readBody */
+export const ModelAlias: Entity = {
+  type: 'ModelAlias', def: ModelAliasKind, fields: { name: 'string', registeredModelId: 'id', modelVersionId: 'id', movedBy: 'string' },
+  required: ['name', 'registeredModelId', 'modelVersionId', 'movedBy'], fixed: ['name', 'registeredModelId'], defaults: {},
+  parent: { field: 'registeredModelId', of: () => RegisteredModel },
+};
+
+export const ModelAliasMove: Entity = {
+  type: 'ModelAliasMove', def: ModelAliasMoveKind, fields: { name: 'string', registeredModelId: 'id', fromModelVersionId: 'id', toModelVersionId: 'id', movedBy: 'string' },
+  required: ['name', 'registeredModelId', 'movedBy'], fixed: ['name', 'registeredModelId', 'fromModelVersionId', 'toModelVersionId', 'movedBy'], defaults: {},
+  parent: { field: 'registeredModelId', of: () => RegisteredModel },
 };
 
 const ID = /^[1-9][0-9]{0,17}$/;

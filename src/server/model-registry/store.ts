@@ -117,6 +117,15 @@ export class RegistryStore {
     }
   }
 
+  /** deletes the object (only Skiff's aliases are deleted: upstream's entities are archived) */
+  async remove(e: Entity, o: Obj): Promise<void> {
+    try {
+      await this.client.delete(e.def, { namespace: o.metadata.namespace, name: o.metadata.name });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+
   /** the entity with `fields` merged in (a field left out keeps its value), its update time stamped */
   async update(o: Obj, fields: Record<string, unknown>, labels: Record<string, string> = {}): Promise<Obj> {
     const spec = { ...o.spec, ...fields, lastUpdateTimeSinceEpoch: String(Math.max(Date.now(), Number(o.spec.lastUpdateTimeSinceEpoch) + 1)) };

@@ -9,20 +9,25 @@
 // and a rolled-out revision, the latest ready revision gets P% and the last rolled-out one the rest;
 // otherwise the latest ready revision gets everything. The resulting routes go to the data plane and
 // the autoscaler on every pass. The Revisions' own controller is revision-controller.ts.
+//
+// A `model-registry://<model>@<alias>` storageUri is resolved here, when a revision is built: the
+// version the alias names is pinned into the revision (render.ts pinRegistryVersion), so moving the
+// alias (a ModelAlias changing, watched below) makes a new revision and the canary rule rolls it out.
 import { isConflict, isNotFound } from '../../api/errors.js';
 import { findCondition } from '../../api/conditions.js';
 import type { Condition } from '../../api/conditions.js';
 import { Kinds } from '../../api/index.js';
 import type { ObjectKey, StoredObject } from '../../api/meta.js';
 import { clone, deepEqual } from '../../api/meta.js';
-import { ModelArtifactKind, ModelVersionKind, RegisteredModelKind } from '../../api/model-registry.js';
+import { ModelAliasKind, ModelArtifactKind, ModelVersionKind, RegisteredModelKind } from '../../api/model-registry.js';
 import { RevisionKind, ServingLabels } from '../../api/serving-revision.js';
 import type { Revision, RevisionSpec } from '../../api/serving-revision.js';
 import type { ClusterServingRuntime, ComponentStatus, InferenceService, InferenceServiceStatus, ServingRuntime } from '../../api/serving.js';
 import type { Manager, Result } from '../../control/controller.js';
 import { Autoscaler } from './autoscaler.js';
 import type { ComponentName, Route } from './data-plane.js';
-import { buildRevision, renderRevision } from './render.js';
+import { isAliasUri, resolveAlias } from './model-registry.js';
+import { buildRevision, pinRegistryVersion, renderRevision } from './render.js';
 import { RevisionReconciler } from './revision-controller.js';
 import { canaryTraffic, componentCondition, modelStatusOf, setServiceConditions } from './status.js';
 import type { ServingControllerOptions } from './options.js';
@@ -49,6 +54,9 @@ export function addServingControllers(mgr: Manager, opts: ServingControllerOptio
       { kind: Kinds.ClusterServingRuntime, map: () => isvc.keysIn(undefined) },
       // `storage:` specs read the namespace's storage-config Secret
       { kind: Kinds.Secret, predicate: (e) => e.object.metadata.name === 'storage-config', map: (o) => isvc.keysIn(o.metadata.namespace) },
+      // an alias moved (or a model or version appearing: `@latest`, or an alias that named nothing
+      // yet) may change the version a `model-registry://<model>@<alias>` predictor pins
+      ...[ModelAliasKind, ModelVersionKind, RegisteredModelKind].map((kind) => ({ kind, map: (o: StoredObject) => isvc.aliasKeysIn(o.metadata.namespace) })),
     ],
     reconcile: (key) => isvc.reconcile(key),
   });
@@ -93,6 +101,8 @@ type Rung = (p: Pass) => Promise<Result | undefined>;
 
 class InferenceServiceReconciler {
   private readonly known = new Set<string>();
+  /** the services whose predictor names a registry alias: a change in their namespace's registry may move it */
+  private readonly fromAlias = new Set<string>();
 
   constructor(private readonly opts: ServingControllerOptions, private readonly scaler: Autoscaler) {}
 
@@ -103,12 +113,17 @@ class InferenceServiceReconciler {
     }).filter((k) => ns === undefined || k.namespace === ns);
   }
 
+  aliasKeysIn(ns: string | undefined): ObjectKey[] {
+    return this.keysIn(ns).filter((k) => this.fromAlias.has(`${k.namespace}/${k.name}`));
+  }
+
   async reconcile(key: ObjectKey): Promise<Result> {
     const { client } = this.opts;
     const k = `${key.namespace}/${key.name}`;
     const isvc = await client.find<Isvc>(Kinds.InferenceService, key);
     if (!isvc || isvc.metadata.deletionTimestamp) {
       this.known.delete(k);
+      this.fromAlias.delete(k);
       this.opts.dataPlane.removeRoute(key.namespace ?? 'default', key.name);
       this.scaler.removeRoute(key.namespace ?? 'default', key.name);
       return {};
@@ -144,8 +159,13 @@ class InferenceServiceReconciler {
   /** 1. a component whose spec changed gets its next revision */
   private async createRevisions(p: Pass): Promise<Result | undefined> {
     let created = false;
+    let aliased = false;
     for (const [comp, mine] of p.revisions) {
-      const built = buildRevision(p.isvc, comp, p.runtimes, this.opts.podGateway(), p.storageConfig);
+      let built = buildRevision(p.isvc, comp, p.runtimes, this.opts.podGateway(), p.storageConfig);
+      if (!built.failure && isAliasUri(built.storageUri)) {
+        aliased = true;
+        built = pinRegistryVersion(built, await resolveAlias(this.opts.client, p.ns, built.storageUri as string));
+      }
       const latest = mine[mine.length - 1];
       if (latest && latest.spec.specHash === built.specHash) continue;
       const spec = { ...built, number: (latest?.spec.number ?? 0) + 1 } as RevisionSpec;
@@ -160,6 +180,9 @@ class InferenceServiceReconciler {
         mine.push(await this.opts.client.get<Rev>(RevisionKind, { namespace: p.ns, name: obj.metadata.name as string }));
       }
     }
+    const k = `${p.ns}/${p.isvc.metadata.name}`;
+    if (aliased) this.fromAlias.add(k);
+    else this.fromAlias.delete(k);
     // the new Revisions' events bring the next pass
     return created ? {} : undefined;
   }

@@ -20,7 +20,7 @@ export function servingWorkload(dataPlane: ServingDataPlane): Workload {
       await installStockRuntimes(client, log);
       return addServingControllers(manager, {
         client, recorder: recorder('inferenceservice-controller'), dataPlane,
-        models: new ModelStore(join(settings.dataDir, 'serving', 'models'), (ns, claim) => join(settings.dataDir, 'volumes', ns, claim), artifacts, s3 ? (owner, uri) => serviceAccountS3Store(client, s3, owner, uri) : undefined, (ns, uri) => lookUpRegistryModel(client, ns, uri)),
+        models: new ModelStore(join(settings.dataDir, 'serving', 'models'), (ns, claim) => join(settings.dataDir, 'volumes', ns, claim), artifacts, s3 ? (owner, uri) => serviceAccountS3Store(client, s3, owner, uri) : undefined, (ns, uri, pinned) => lookUpRegistryModel(client, ns, uri, pinned)),
         podGateway: endpoints.pods,
         serverUrl: endpoints.server,
         podLog: async (pod, container) => {

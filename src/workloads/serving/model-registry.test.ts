@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { LocalArtifactStore } from '../../artifacts/local.js';
-import { parseRegistryUri } from './model-registry.js';
+import { aliasNameProblem } from '../../api/model-registry.js';
+import { isAliasUri, parseRegistryUri } from './model-registry.js';
 import { ModelStore, parseStorageUri, StorageError } from './storage.js';
 
 describe('model-registry:// URIs', () => {
@@ -17,6 +18,32 @@ describe('model-registry:// URIs', () => {
       assert.throws(() => parseStorageUri(bad), StorageError, bad);
     }
     assert.equal(parseStorageUri('model-registry://iris/v1').scheme, 'model-registry');
+  });
+
+  it('names a version by an alias: <model>@<alias>, <registry>/<model>@<alias>, @latest', () => {
+    assert.deepEqual(parseRegistryUri('model-registry://iris@production'), { model: 'iris', alias: 'production' });
+    assert.deepEqual(parseRegistryUri('model-registry://mr.example.com:8080/iris@canary.2'), { model: 'iris', alias: 'canary.2' });
+    assert.deepEqual(parseRegistryUri('model-registry://iris@latest'), { model: 'iris', alias: 'latest' });
+    assert.ok(isAliasUri('model-registry://iris@production'));
+    assert.ok(isAliasUri('model-registry://iris@latest'));
+    assert.ok(!isAliasUri('model-registry://iris/v1'));
+    assert.ok(!isAliasUri('s3://bucket/iris@production'));
+    for (const bad of ['model-registry://iris@', 'model-registry://@prod', 'model-registry://iris@prod/v1', 'model-registry://a/b/iris@prod',
+      'model-registry://reg@x/iris', 'model-registry://iris@Prod', 'model-registry://iris@-prod', 'model-registry://iris@pro@d']) {
+      assert.equal(typeof parseRegistryUri(bad), 'string', bad);
+      assert.throws(() => parseStorageUri(bad), StorageError, bad);
+      assert.ok(!isAliasUri(bad), bad);
+    }
+    assert.match(parseRegistryUri('model-registry://iris@Prod') as string, /alias "Prod" must be lower-case/);
+  });
+
+  it('alias names: 1 to 63 of [a-z0-9-_.], alphanumeric at both ends, never "latest"', () => {
+    for (const ok of ['production', 'a', 'v1.2', 'blue_green', 'x-9', '0', 'a'.repeat(63)]) assert.equal(aliasNameProblem(ok), undefined, ok);
+    const bad: [string, RegExp][] = [
+      ['latest', /reserved/], ['', /1 to 63/], ['a'.repeat(64), /1 to 63/], ['Prod', /lower-case/], ['-a', /lower-case/], ['a-', /lower-case/],
+      ['a.', /lower-case/], ['_a', /lower-case/], ['a/b', /lower-case/], ['a@b', /lower-case/], ['a b', /lower-case/], ['a:b', /lower-case/],
+    ];
+    for (const [name, why] of bad) assert.match(aliasNameProblem(name) ?? '', why, JSON.stringify(name));
   });
 
   const dir = mkdtempSync(join(tmpdir(), 'skiff-mr-storage-'));

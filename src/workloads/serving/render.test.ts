@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ComponentStatus, InferenceServiceStatus } from '../../api/serving.js';
-import { buildRevision, renderReplicaPod, renderRevision, storageSpecUri } from './render.js';
+import { buildRevision, pinRegistryVersion, renderReplicaPod, renderRevision, storageSpecUri } from './render.js';
 import { canaryTraffic, componentCondition, setServiceConditions } from './status.js';
 import { stockClusterServingRuntimes } from './stock-runtimes.js';
 import { makeInferenceService, makeRevision } from './testing.js';
@@ -55,6 +55,21 @@ describe('buildRevision', () => {
     const storage = buildRevision(makeInferenceService('y').model('sklearn', { storage: { key: 'nope', path: 'm' } }).stored(), 'predictor', runtimes, gw);
     assert.deepEqual(storage.failure, { reason: 'ModelLoadFailed', message: 'storage key "nope" is not in secret storage-config' });
     assert.throws(() => storageSpecUri({ key: 'k' }, { k: Buffer.from('{"type":"azure"}').toString('base64') }), /storage key "k": type "azure" is not one Skiff reads/);
+  });
+
+  it('an alias URI\'s version is pinned into the revision: another version is another hash; an alias naming nothing cannot run', () => {
+    const built = buildRevision(makeInferenceService('iris').model('sklearn', { storageUri: 'model-registry://iris@production' }).stored(), 'predictor', runtimes, gw);
+    assert.equal(built.storageUri, 'model-registry://iris@production');
+    const v1 = pinRegistryVersion(built, { modelVersionId: '4' });
+    const v2 = pinRegistryVersion(built, { modelVersionId: '7' });
+    assert.equal(v1.registryVersionId, '4');
+    assert.equal(v1.failure, undefined);
+    assert.notEqual(v1.specHash, v2.specHash);
+    assert.equal(pinRegistryVersion(built, { modelVersionId: '4' }).specHash, v1.specHash);
+    const none = pinRegistryVersion(built, 'registered model "iris" has no alias "production"');
+    assert.deepEqual(none.failure, { reason: 'ModelLoadFailed', message: 'storageUri model-registry://iris@production: registered model "iris" has no alias "production"' });
+    assert.equal(none.registryVersionId, undefined);
+    assert.notEqual(none.specHash, v1.specHash);
   });
 
   it('a transformer is told where its predictor is, through the gateway', () => {

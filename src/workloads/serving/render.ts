@@ -215,6 +215,19 @@ export function buildRevision(isvc: Isvc, component: ComponentName, runtimes: { 
   };
 }
 
+/**
+ * A revision whose storageUri names a registry alias (`model-registry://<model>@<alias>`), with the
+ * version the alias names now made part of it and of its hash: an alias moved is a spec changed, so
+ * a new revision, which the canary rule rolls out. An alias that names nothing (`pin` says why) is a
+ * revision that cannot run, as any other registry URI that names nothing.
+ */
+export function pinRegistryVersion(spec: Omit<RevisionSpec, 'number'>, pin: { modelVersionId: string } | string): Omit<RevisionSpec, 'number'> {
+  if (typeof pin === 'string') {
+    return { ...spec, specHash: hash({ base: spec.specHash, unresolved: pin }), failure: { reason: 'ModelLoadFailed', message: `storageUri ${spec.storageUri ?? ''}: ${pin}` } };
+  }
+  return { ...spec, registryVersionId: pin.modelVersionId, specHash: hash({ base: spec.specHash, registryVersionId: pin.modelVersionId }) };
+}
+
 /** The Revision object of an InferenceService's component, owned by the InferenceService. */
 export function renderRevision(isvc: Isvc, spec: RevisionSpec): Revision {
   const name = revisionName(isvc.metadata.name, spec.component, spec.number);

@@ -97,7 +97,7 @@ export class RevisionReconciler {
     const pass: Pass = { rev, revKey, status, pods, live, desired: want.replicas, recheck: want.recheckMs !== undefined ? { requeueAfter: want.recheckMs } : {}, modelPath: undefined, source: undefined, storageFailure: undefined };
     if (spec.storageUri && pass.desired > 0) {
       try {
-        const src = await this.opts.models.resolve(spec.storageUri, modelOwner(rev));
+        const src = await this.opts.models.resolve(spec.storageUri, modelOwner(rev), spec.registryVersionId);
         pass.source = src;
         // what a registry URI named, for the registry's record of the deployment
         if (src.registry) status.registryModel = src.registry;
@@ -155,7 +155,7 @@ export class RevisionReconciler {
   private async scaleUp(p: Pass): Promise<Result | undefined> {
     if (p.live.length >= p.desired || p.storageFailure) return undefined;
     const uri = p.rev.spec.storageUri;
-    const src = uri ? await this.opts.models.resolve(uri, modelOwner(p.rev)) : undefined;
+    const src = uri ? await this.opts.models.resolve(uri, modelOwner(p.rev), p.rev.spec.registryVersionId) : undefined;
     for (let i = p.live.length; i < p.desired; i++) await this.opts.client.create<PodObject>(renderReplicaPod(p.rev, src));
     return {};
   }

@@ -9,7 +9,7 @@
 // - `s3://bucket/key`: downloaded from the S3 server (the endpoint and credentials KServe's storage
 //   initializer would use: s3-credentials.ts) into the artifact store's cache, again only when the
 //   objects there change.
-// - `model-registry://<model>[/<version>]`: the model artifact's URI in the namespace's Model
+// - `model-registry://<model>[/<version>|@<alias>]`: the model artifact's URI in the namespace's Model
 //   Registry (model-registry.ts), then fetched as above.
 //
 // Other schemes (gs, hf, oci, azure, ...) need a network this machine does not reach: they fail
@@ -89,19 +89,22 @@ export interface ModelOwner {
 export type S3ModelStores = (owner: ModelOwner, uri: string) => Promise<ArtifactStore>;
 
 /** a `model-registry://` URI looked up in the owner's namespace: what it names, or why it names nothing */
-export type RegistryLookup = (namespace: string, uri: string) => Promise<RegistryModelRef | string>;
+export type RegistryLookup = (namespace: string, uri: string, pinnedVersionId?: string) => Promise<RegistryModelRef | string>;
 
 export class ModelStore {
   private readonly inflight = new Map<string, Promise<string>>();
 
   constructor(private readonly cacheDir: string, readonly claimDir: (namespace: string, claim: string) => string, private readonly artifacts: ArtifactStore, private readonly s3?: S3ModelStores, private readonly registry?: RegistryLookup) {}
 
-  /** The source a replica mounts at /mnt/models; downloads http(s) and s3 models first (once per version). */
-  async resolve(uri: string, owner: ModelOwner = { namespace: 'default' }): Promise<ModelSource> {
+  /**
+   * The source a replica mounts at /mnt/models; downloads http(s) and s3 models first (once per
+   * version). `pinnedVersionId`: the registry version an alias URI's revision resolved the alias to.
+   */
+  async resolve(uri: string, owner: ModelOwner = { namespace: 'default' }, pinnedVersionId?: string): Promise<ModelSource> {
     const p = parseStorageUri(uri);
     if (p.scheme === 'model-registry') {
       if (!this.registry) throw new StorageError(`storageUri ${uri}: no model registry to look it up in`);
-      const found = await this.registry(owner.namespace, uri);
+      const found = await this.registry(owner.namespace, uri, pinnedVersionId);
       if (typeof found === 'string') throw new StorageError(`storageUri ${uri}: ${found}`);
       try {
         return { ...(await this.resolve(found.uri, owner)), registry: found };
