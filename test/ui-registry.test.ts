@@ -6,7 +6,8 @@
 // aliases against the REST contract (answered here by the page's network routes: this server keeps none).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { openUi, type Ui } from './browser.js';
@@ -114,6 +115,7 @@ describe('the dashboard: Model Registry', { skip, timeout: 420_000 }, () => {
     await ui.open(`/ui/default/registeredmodels/${model}`);
     await ui.page.getByRole('table', { name: 'Versions' }).getByRole('link', { name: 'v2' }).click();
     await ui.page.waitForURL((u) => u.pathname === `/ui/default/modelversions/${v2}`);
+    assert.equal(await ui.page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Models' }).getAttribute('aria-current'), 'page');
     const lineage = ui.page.locator('.mr-lineage');
     await lineage.getByRole('link', { name: /artifact train\/model/ }).waitFor();
     assert.equal(await lineage.getByRole('link').first().getAttribute('href'), `/ui/default/runs/${run}`);
@@ -183,6 +185,9 @@ describe('the dashboard: Model Registry', { skip, timeout: 420_000 }, () => {
     // the same name again: the API's refusal is shown as it says it
     await ui.page.getByRole('button', { name: 'Deploy v2' }).click();
     const again = ui.page.getByRole('form', { name: 'Deploy iris v2' });
+    // `iris` is taken: the proposal names the version too
+    assert.equal(await again.getByLabel('InferenceService').inputValue(), 'iris-v2');
+    await again.getByLabel('InferenceService').fill('iris');
     await again.getByRole('button', { name: 'Deploy' }).click();
     await again.getByRole('alert').filter({ hasText: /already exists/ }).waitFor();
     await ui.shot('registry-deploy-taken');
@@ -274,6 +279,72 @@ describe('the dashboard: Model Registry', { skip, timeout: 420_000 }, () => {
       await dark.shot('registry-version-dark');
     } finally {
       await dark.close();
+    }
+  });
+});
+
+describe('the dashboard: Model Registry with tenancy on', { timeout: 180_000 }, () => {
+  let s: TestServer;
+  let model = '';
+  const admin = { authorization: 'Bearer admin-token' };
+  const as = (token: string) => ({ authorization: `Bearer ${token}` });
+  const TEAM = `/model-registry/team-a${API}`;
+
+  before(async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'skiff-e2e-'));
+    const tokens = join(dataDir, 'tokens.csv');
+    writeFileSync(tokens, 'admin-token,admin,0,system:masters\nalice-token,alice@example.com,1001\ncarol-token,carol@example.com,1003\n');
+    s = await TestServer.start({ dataDir, config: { tokenAuthFile: tokens, pythonZygote: false } });
+    const profile = { apiVersion: 'kubeflow.org/v1', kind: 'Profile', metadata: { name: 'team-a' }, spec: { owner: { kind: 'User', name: 'alice@example.com' } } };
+    assert.equal((await s.req('POST', '/apis/kubeflow.org/v1/profiles', profile, admin)).status, 201);
+    await s.until('alice\'s binding', async () => (await s.req('GET', '/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/rolebindings/namespaceAdmin', undefined, admin)).status === 200);
+    // carol may view team-a, as the Profile page's "View" makes her
+    const rb = {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'user-carol-example-com-clusterrole-view', namespace: 'team-a', annotations: { role: 'view', user: 'carol@example.com' } },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'kubeflow-view' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'carol@example.com' }],
+    };
+    assert.equal((await s.req('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/rolebindings', rb, admin)).status, 201);
+    const m = await s.req('POST', `${TEAM}/registered_models`, { name: 'iris', owner: 'alice' }, as('alice-token'));
+    assert.equal(m.status, 201, m.text);
+    model = m.body.id;
+    const v = await s.req('POST', `${TEAM}/model_versions`, { name: 'v1', registeredModelId: model }, as('alice-token'));
+    assert.equal(v.status, 201, v.text);
+    assert.equal((await s.req('POST', `${TEAM}/model_versions/${v.body.id}/artifacts`, { artifactType: 'model-artifact', uri: 's3://models/iris/1', modelFormatName: 'sklearn' }, as('alice-token'))).status, 201);
+  });
+  after(async () => {
+    await s?.cleanup();
+  });
+
+  const signedIn = async (token: string): Promise<Ui> => {
+    const u = await openUi(s);
+    await u.context.addInitScript((t) => sessionStorage.setItem('skiff-token', t), token);
+    return u;
+  };
+
+  it('shows a viewer the model without the buttons she could only fail with; its owner has them', async () => {
+    assert.equal((await s.req('PATCH', `${TEAM}/registered_models/${model}`, { state: 'ARCHIVED' }, as('carol-token'))).status, 403);
+    const carol = await signedIn('carol-token');
+    try {
+      await carol.open(`/ui/team-a/registeredmodels/${model}`);
+      await carol.page.locator('.whoami', { hasText: 'carol@example.com' }).waitFor();
+      await carol.page.getByRole('table', { name: 'Versions' }).getByRole('link', { name: 'v1' }).waitFor();
+      // the access review has answered: the page says why there is nothing to press
+      await carol.page.getByText('View only: changing the registry of team-a needs the Edit role there.').waitFor();
+      assert.equal(await carol.page.getByRole('button', { name: /Archive|Restore|Deploy/ }).count(), 0);
+      assert.equal(await carol.page.getByRole('button', { name: 'Set alias' }).count(), 0);
+      await carol.shot('registry-viewer');
+    } finally {
+      await carol.close();
+    }
+    const alice = await signedIn('alice-token');
+    try {
+      await alice.open(`/ui/team-a/registeredmodels/${model}`);
+      await alice.page.getByRole('button', { name: 'Deploy v1' }).waitFor();
+      await alice.page.getByRole('button', { name: 'Archive model iris' }).waitFor();
+      await alice.page.getByRole('button', { name: 'Archive version v1' }).waitFor();
+      assert.equal(await alice.page.getByText(/^View only/).count(), 0);
+    } finally {
+      await alice.close();
     }
   });
 });

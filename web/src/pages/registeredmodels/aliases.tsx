@@ -108,7 +108,7 @@ export function AliasesPanel({ namespace, modelId, versions, state, versionName 
               <th>Version</th>
               <th>Moved by</th>
               <th>Since</th>
-              {can ? <th /> : null}
+              {can === true ? <th /> : null}
             </tr>
           </thead>
           <tbody>
@@ -122,7 +122,7 @@ export function AliasesPanel({ namespace, modelId, versions, state, versionName 
                 <td>
                   <When ms={a.lastUpdateTimeSinceEpoch ?? a.createTimeSinceEpoch} />
                 </td>
-                {can ? (
+                {can === true ? (
                   <td>
                     <button type="button" className="linkish" onClick={() => void remove(a.name)} aria-label={`Remove alias ${a.name}`}>
                       Remove
@@ -139,7 +139,7 @@ export function AliasesPanel({ namespace, modelId, versions, state, versionName 
           {error}
         </div>
       ) : null}
-      {can && state.loaded && !state.unsupported ? <AliasControl namespace={namespace} modelId={modelId} versions={versions} state={state} /> : null}
+      {can === true && state.loaded && !state.unsupported ? <AliasControl namespace={namespace} modelId={modelId} versions={versions} state={state} /> : null}
       {state.history.length ? (
         <>
           <h4>History</h4>

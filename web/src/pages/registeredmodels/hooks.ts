@@ -11,10 +11,13 @@ interface AccessReview {
   status?: { allowed?: boolean };
 }
 
-/** whether the user may `verb` the resource in the namespace; true until the answer comes, and when the server cannot say (the API's 403 is shown then) */
-export function useCan(verb: string, group: string, resource: string, namespace: string | undefined): boolean {
+/**
+ * Whether the user may `verb` the resource in the namespace: undefined until the server answers (so
+ * a viewer never sees a button flash by), true when it cannot say (the API's 403 is shown then).
+ */
+export function useCan(verb: string, group: string, resource: string, namespace: string | undefined): boolean | undefined {
   const { api } = useApi();
-  const [allowed, setAllowed] = useState(true);
+  const [allowed, setAllowed] = useState<boolean>();
   useEffect(() => {
     if (!namespace) return;
     let stop = false;

@@ -11,9 +11,9 @@ import { RUN_LABEL, runArtifacts, taskRecordsByRun } from '../../artifacts/model
 import { DataTable } from '../../components/DataTable';
 import type { DetailPageProps, ListPageProps, PageDef } from '../types';
 import { AliasBadges, AliasesPanel } from './aliases';
-import { useAliases } from './hooks';
+import { useAliases, useCan } from './hooks';
 import { aliasesByVersion, byParent, idOf, modelRows, parentOf, runSourceOf, stateOf, str, type ModelRow, type RegistryObject } from './model';
-import { deployedAt, DeployForm, Deployments, IsvcLink, Properties, RegistryState, StateButton, useCanDeploy, useDeployments, useVersionArtifacts, When, type Deployment } from './parts';
+import { deployedAt, DeployForm, Deployments, IsvcLink, Properties, REGISTRY_GROUP, RegistryState, StateButton, useCanDeploy, useDeployments, useVersionArtifacts, When, type Deployment } from './parts';
 import './registry.css';
 
 function NeedNamespace() {
@@ -109,6 +109,7 @@ function ModelPageIn({ namespace, id }: { namespace: string; id: string }) {
   const aliases = useAliases(namespace, id);
   const deployments = useDeployments(namespace, id);
   const canDeploy = useCanDeploy(namespace);
+  const canEdit = useCan('update', REGISTRY_GROUP, 'registeredmodels', namespace);
   const [deploying, setDeploying] = useState<string>();
   const missing = notThere(m, 'registered model', namespace);
   const model = m.object;
@@ -127,6 +128,7 @@ function ModelPageIn({ namespace, id }: { namespace: string; id: string }) {
               {modelName} <RegistryState o={model} />
             </h1>
             <div className="actions">
+              {canEdit === false ? <span className="muted small">View only: changing the registry of {namespace} needs the Edit role there.</span> : null}
               <StateButton namespace={namespace} what="model" o={model as RegistryObject} resource="registeredmodels" />
             </div>
           </header>
@@ -198,7 +200,7 @@ function ModelPageIn({ namespace, id }: { namespace: string; id: string }) {
                         <td className="mr-nowrap">{str(art, 'modelFormatName') ? `${str(art, 'modelFormatName')}${str(art, 'modelFormatVersion') ? ` ${str(art, 'modelFormatVersion')}` : ''}` : <span className="muted">—</span>}</td>
                         <td>{where.length ? where.map((d, i) => <span key={idOf(d.record)}>{i ? ', ' : ''}<IsvcLink namespace={namespace} name={str(d.record, 'name') ?? ''} /></span>) : <span className="muted">—</span>}</td>
                         <td className="mr-rowactions">
-                          {live && canDeploy ? (
+                          {live && canDeploy === true ? (
                             <button type="button" onClick={() => setDeploying(vid)} aria-label={`Deploy ${str(v, 'name') ?? vid}`}>
                               Deploy
                             </button>
@@ -256,7 +258,7 @@ function VersionPageIn({ namespace, id }: { namespace: string; id: string }) {
               {str(version, 'name') ?? id} <RegistryState o={version} /> <AliasBadges names={aliasesByVersion(aliases.aliases).get(id)} />
             </h1>
             <div className="actions">
-              {live && canDeploy && m.object ? (
+              {live && canDeploy === true && m.object ? (
                 <button type="button" className="primary" onClick={() => setDeploying(true)} disabled={deploying}>
                   Deploy
                 </button>
@@ -404,7 +406,7 @@ function RunLineage({ src, uri, skiff }: { namespace: string; src: NonNullable<R
 }
 
 export const pages: PageDef[] = [
-  { plural: 'registeredmodels', title: 'Models', section: 'Serving', order: 0, list: ModelsList, detail: ModelPage },
+  { plural: 'registeredmodels', title: 'Models', section: 'Serving', order: 0, list: ModelsList, detail: ModelPage, navFor: ['modelversions'] },
   // a version's own page (the artifact page and the model page link here); no entry in the navigation
   { plural: 'modelversions', title: 'Model versions', detail: VersionPage },
 ];

@@ -61,7 +61,7 @@ export function StateButton({ namespace, what, o, resource }: { namespace: strin
   const can = useCan('update', REGISTRY_GROUP, resource, namespace);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
-  if (!can) return null;
+  if (can !== true) return null;
   const archived = o.spec.state === 'ARCHIVED';
   const name = str(o, 'name') ?? idOf(o);
   const path = what === 'model' ? `/registered_models/${idOf(o)}` : `/model_versions/${idOf(o)}`;
@@ -106,7 +106,11 @@ export function DeployForm({ namespace, model, version, artifact, onClose }: { n
   const { api, kinds } = useApi();
   const { navigate } = useNav();
   const kind = kinds.plural('inferenceservices');
-  const [name, setName] = useState(dnsName(model));
+  const taken = new Set(useList<KObject>('inferenceservices', namespace).items.map((o) => o.metadata?.name));
+  // the model's name, or with the version when a service already has it (the version's own deploy)
+  const [edited, setName] = useState<string>();
+  const proposed = taken.has(dnsName(model)) ? dnsName(`${model}-${version}`) : dnsName(model);
+  const name = edited ?? proposed;
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
   const problem = uriProblem(model, version);
@@ -169,7 +173,7 @@ export function DeployForm({ namespace, model, version, artifact, onClose }: { n
 }
 
 /** the Deploy button of a LIVE version, opening the form; hidden for a user who may not create InferenceServices */
-export function useCanDeploy(namespace: string): boolean {
+export function useCanDeploy(namespace: string): boolean | undefined {
   return useCan('create', 'serving.kserve.io', 'inferenceservices', namespace);
 }
 
