@@ -255,6 +255,8 @@ describe('the dashboard: Model Registry', { skip, timeout: 420_000 }, () => {
       const rows = (await history.locator('tbody tr').allInnerTexts()).map((r) => r.split('\t').slice(1).join(' | '));
       assert.deepEqual(rows, ['@staging | set on v2 | bea', '@production | moved from v1 to v2 | bea', '@production | set on v1 | ada']);
       await ui.shot('registry-aliases');
+      await history.scrollIntoViewIfNeeded();
+      await ui.shot('registry-alias-history');
       // removing asks first
       ui.page.once('dialog', (d) => void d.accept());
       await panel.getByRole('button', { name: 'Remove alias staging' }).click();
@@ -310,6 +312,10 @@ describe('the dashboard: Model Registry with tenancy on', { timeout: 180_000 }, 
     const v = await s.req('POST', `${TEAM}/model_versions`, { name: 'v1', registeredModelId: model }, as('alice-token'));
     assert.equal(v.status, 201, v.text);
     assert.equal((await s.req('POST', `${TEAM}/model_versions/${v.body.id}/artifacts`, { artifactType: 'model-artifact', uri: 's3://models/iris/1', modelFormatName: 'sklearn' }, as('alice-token'))).status, 201);
+    // v2's artifact names no format; v3 has no artifact at all
+    const v2 = await s.req('POST', `${TEAM}/model_versions`, { name: 'v2', registeredModelId: model }, as('alice-token'));
+    assert.equal((await s.req('POST', `${TEAM}/model_versions/${v2.body.id}/artifacts`, { artifactType: 'model-artifact', uri: 's3://models/iris/2' }, as('alice-token'))).status, 201);
+    assert.equal((await s.req('POST', `${TEAM}/model_versions`, { name: 'v3', registeredModelId: model }, as('alice-token'))).status, 201);
   });
   after(async () => {
     await s?.cleanup();
@@ -343,6 +349,22 @@ describe('the dashboard: Model Registry with tenancy on', { timeout: 180_000 }, 
       await alice.page.getByRole('button', { name: 'Archive model iris' }).waitFor();
       await alice.page.getByRole('button', { name: 'Archive version v1' }).waitFor();
       assert.equal(await alice.page.getByText(/^View only/).count(), 0);
+
+      // a version with no model artifact cannot be deployed; one whose artifact names no format asks for it
+      await alice.page.getByRole('button', { name: 'Deploy v3' }).click();
+      const none = alice.page.getByRole('form', { name: 'Deploy iris v3' });
+      await none.getByText('This version has no model artifact').waitFor();
+      assert.equal(await none.getByRole('button', { name: 'Deploy' }).isDisabled(), true);
+      await none.getByRole('button', { name: 'Cancel' }).click();
+      await alice.page.getByRole('button', { name: 'Deploy v2' }).click();
+      const form = alice.page.getByRole('form', { name: 'Deploy iris v2' });
+      assert.equal(await form.getByRole('button', { name: 'Deploy' }).isDisabled(), true);
+      await form.getByLabel('Model format').fill('sklearn');
+      await alice.shot('registry-deploy-format');
+      await form.getByRole('button', { name: 'Deploy' }).click();
+      await alice.page.waitForURL((u) => u.pathname === '/ui/team-a/inferenceservices/iris');
+      const isvc = (await s.req('GET', '/apis/serving.kserve.io/v1beta1/namespaces/team-a/inferenceservices/iris', undefined, admin)).body;
+      assert.deepEqual(isvc.spec.predictor.model, { modelFormat: { name: 'sklearn' }, storageUri: 'model-registry://iris/v2' });
     } finally {
       await alice.close();
     }

@@ -54,6 +54,8 @@ describe('deploying', () => {
     });
     // no format: the API is left to say it is missing
     expect(inferenceServiceFor('iris', 'iris', 'v1', undefined)).toMatchObject({ spec: { predictor: { model: { storageUri: 'model-registry://iris/v1' } } } });
+    // a format named in the form, when the artifact has none
+    expect(inferenceServiceFor('iris', 'iris', 'v1', obj('9', {}), 'xgboost')).toMatchObject({ spec: { predictor: { model: { modelFormat: { name: 'xgboost' } } } } });
     expect(uriProblem('team/iris', 'v1')).toMatch(/cannot name model "team\/iris"/);
     expect(uriProblem('iris', 'v1')).toBeUndefined();
   });

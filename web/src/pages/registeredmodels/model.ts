@@ -126,9 +126,10 @@ export function uriProblem(model: string, version: string): string | undefined {
 }
 
 /** the InferenceService a deploy creates: the version's model artifact's format, the registry URI */
-export function inferenceServiceFor(name: string, model: string, version: string, artifact: RegistryObject | undefined): Record<string, unknown> {
-  const formatName = str(artifact, 'modelFormatName');
-  const formatVersion = str(artifact, 'modelFormatVersion');
+export function inferenceServiceFor(name: string, model: string, version: string, artifact: RegistryObject | undefined, format?: string): Record<string, unknown> {
+  // a format given in the form (the artifact names none) has no version of the artifact's
+  const formatName = format ?? str(artifact, 'modelFormatName');
+  const formatVersion = format === undefined ? str(artifact, 'modelFormatVersion') : undefined;
   return {
     apiVersion: 'serving.kserve.io/v1beta1',
     kind: 'InferenceService',

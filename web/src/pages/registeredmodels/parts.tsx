@@ -113,14 +113,16 @@ export function DeployForm({ namespace, model, version, artifact, onClose }: { n
   const name = edited ?? proposed;
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
-  const problem = uriProblem(model, version);
   const format = str(artifact, 'modelFormatName');
+  // serving picks a runtime by format and does not take it from the registry: one must be named here
+  const [givenFormat, setFormat] = useState('');
+  const problem = uriProblem(model, version) ?? (artifact ? undefined : 'This version has no model artifact: there is nothing to serve. Register one first.');
   const create = async (): Promise<void> => {
     if (!kind) return setError('This server serves no InferenceServices.');
     setBusy(true);
     setError(undefined);
     try {
-      await api.create(kind, namespace, inferenceServiceFor(name.trim(), model, version, artifact));
+      await api.create(kind, namespace, inferenceServiceFor(name.trim(), model, version, artifact, format ? undefined : givenFormat.trim()));
       navigate(objectHref('inferenceservices', namespace, name.trim()));
     } catch (e) {
       setError(messageOf(e));
@@ -151,8 +153,17 @@ export function DeployForm({ namespace, model, version, artifact, onClose }: { n
         <dd>
           <code>{registryUri(model, version)}</code>
         </dd>
-        <dt>Model format</dt>
-        <dd>{format ? `${format}${str(artifact, 'modelFormatVersion') ? ` ${str(artifact, 'modelFormatVersion')}` : ''}` : <span className="tone-bad-text">the version's model artifact names no format (modelFormatName)</span>}</dd>
+        <dt>{format ? 'Model format' : <label htmlFor="mr-deploy-format">Model format</label>}</dt>
+        <dd>
+          {format ? (
+            `${format}${str(artifact, 'modelFormatVersion') ? ` ${str(artifact, 'modelFormatVersion')}` : ''}`
+          ) : (
+            <>
+              <input id="mr-deploy-format" value={givenFormat} onChange={(e) => setFormat(e.target.value)} placeholder="sklearn" required spellCheck={false} />
+              <span className="muted small mr-in">the model artifact names no format (modelFormatName): serving chooses its runtime by it</span>
+            </>
+          )}
+        </dd>
       </dl>
       {problem ? <div className="notice bad">{problem}</div> : null}
       {error ? (
@@ -161,7 +172,7 @@ export function DeployForm({ namespace, model, version, artifact, onClose }: { n
         </div>
       ) : null}
       <div className="actions">
-        <button type="submit" className="primary" disabled={busy || !!problem || !name.trim()}>
+        <button type="submit" className="primary" disabled={busy || !!problem || !name.trim() || (!format && !givenFormat.trim())}>
           {busy ? 'Deploying…' : 'Deploy'}
         </button>
         <button type="button" onClick={onClose}>
