@@ -188,7 +188,7 @@ function SideNav() {
             {items.map((p) => {
               const clusterScoped = p.cluster || kinds.isClusterScoped(p.plural);
               const to = clusterScoped ? href({ cluster: true, plural: p.plural }) : href({ namespace: ns, plural: p.plural });
-              const active = route.plural === p.plural || (p.plural === 'overview' && !route.plural);
+              const active = route.plural === p.plural || (p.plural === 'overview' && !route.plural) || (route.plural !== undefined && !!p.navFor?.includes(route.plural));
               return (
                 <Link key={p.plural} to={to} className={active ? 'active' : ''} aria-current={active ? 'page' : undefined}>
                   {p.title}

@@ -40,4 +40,6 @@ export interface PageDef {
   page?: ComponentType<{ namespace?: string }>;
   /** the navigation shows it for cluster scope (nodes) */
   cluster?: boolean;
+  /** other plurals whose pages count as this entry's in the navigation (a model's versions are the Models') */
+  navFor?: string[];
 }
