@@ -94,8 +94,9 @@ describe('the recommender story: CSVs in S3, a TFJob trains, an InferenceService
       const p = await s.get('/api/v1/namespaces/default/pods/recommender-worker-0');
       return p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed' ? p : undefined;
     }, 60_000);
-    const chief = (await s.cli(['logs', 'recommender-chief-0'])).stdout;
-    const worker = (await s.cli(['logs', 'recommender-worker-0'])).stdout;
+    // as the README reads them
+    const chief = (await s.cli(['logs', 'tfjob/recommender'])).stdout;
+    const worker = (await s.cli(['logs', 'tfjob/recommender', '--replica', 'worker-0'])).stdout;
     assert.ok(condition(j, 'Succeeded'), `${JSON.stringify(j.status?.conditions)}\n--- chief\n${chief}\n--- worker\n${worker}`);
     console.log(`# TFJob recommender (Chief + 1 Worker) succeeded ${((Date.now() - t0) / 1000).toFixed(1)}s after apply`);
     console.log(`# ${/trained \d+ steps .*/.exec(chief)?.[0] ?? 'no training time in the chief\'s log'}`);
@@ -125,6 +126,11 @@ describe('the recommender story: CSVs in S3, a TFJob trains, an InferenceService
     });
     assert.equal(isvc.status.clusterServingRuntimeName, 'kserve-tensorflow-serving');
     console.log(`# InferenceService recommender ready ${((Date.now() - t0) / 1000).toFixed(1)}s after apply`);
+
+    // a request names only the ids: the users' features are in the model
+    const meta = await s.get('/serving/default/recommender/v1/models/recommender/metadata');
+    const sig = meta.metadata.signature_def.signature_def.serving_default;
+    assert.deepEqual(Object.keys(sig.inputs).sort(), ['item_id', 'user_id'], JSON.stringify(sig));
 
     const pairs = [[3, 7], [3, 12], [42, 7], [299, 59], [0, 0], [150, 33]] as const;
     const r = await s.req('POST', '/serving/default/recommender/v1/models/recommender:predict',
