@@ -199,6 +199,22 @@ void describe('model serving', { skip, timeout: 600_000 }, () => {
     await server.req('DELETE', `${isvcPath}/onnx-v1`);
   });
 
+  void test('a model that is not there yet is FailedToLoad, looked for again with a crash loop\'s back-off, and served once it appears', async () => {
+    const dir = join(models, 'later');
+    await apply(sklearnIsvc('later', 'later'));
+    const o = await server.until('FailedToLoad', async () => {
+      const x = await isvc('later');
+      return x.status?.modelStatus?.states?.targetModelState === 'FailedToLoad' ? x : undefined;
+    });
+    assert.match(o.status.modelStatus.lastFailureInfo.message, /later/);
+    // as a training job would, after the InferenceService was applied
+    mkdirSync(dir, { recursive: true });
+    copyFileSync(join(models, 'sklearn', 'model.joblib'), join(dir, 'model.joblib'));
+    await ready('later');
+    assert.deepEqual(await predictV1('later', exp.rows.slice(0, 2)), exp.sklearn.slice(0, 2));
+    await server.req('DELETE', `${isvcPath}/later`);
+  });
+
   void test('canary: 20% of 1,000 requests go to the new revision; promotion, then a pinned rollback', async () => {
     const one = [exp.rows[0]];
     await apply(sklearnIsvc('canary', 'sklearn'));

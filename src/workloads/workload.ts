@@ -43,6 +43,9 @@ export interface PlatformSettings {
   podIsolation?: boolean;
   jobPodBackoffMs: number;
   jobPodBackoffMaxMs: number;
+  /** a crash loop's back-off (10 s doubling to 5 min unless configured): also how often a model that cannot be read is looked for again */
+  crashLoopBackoffMs?: number;
+  crashLoopBackoffMaxMs?: number;
   /** absent: culling off */
   notebooks?: NotebookSettings;
   queues?: QueueSettings;

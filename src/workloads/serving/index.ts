@@ -23,6 +23,7 @@ export function servingWorkload(dataPlane: ServingDataPlane): Workload {
         models: new ModelStore(join(settings.dataDir, 'serving', 'models'), (ns, claim) => join(settings.dataDir, 'volumes', ns, claim), artifacts, s3 ? (owner, uri) => serviceAccountS3Store(client, s3, owner, uri) : undefined, (ns, uri, pinned) => lookUpRegistryModel(client, ns, uri, pinned)),
         podGateway: endpoints.pods,
         serverUrl: endpoints.server,
+        storageRetry: { baseMs: settings.crashLoopBackoffMs ?? 10_000, maxMs: settings.crashLoopBackoffMaxMs ?? 300_000 },
         podLog: async (pod, container) => {
           const ac = new AbortController();
           const lines: string[] = [];

@@ -18,4 +18,7 @@ export interface ServingControllerOptions {
   serverUrl: () => string;
   /** the last lines of a Pod container's log, for FailedToLoad messages */
   podLog?: (pod: Pod & StoredObject, container: string) => Promise<string>;
+  /** how soon a revision whose model could not be read looks again: `baseMs` doubling to `maxMs`
+   *  (default a crash loop's, 10 s to 5 min, as KServe's storage initializer is retried) */
+  storageRetry?: { baseMs: number; maxMs: number };
 }

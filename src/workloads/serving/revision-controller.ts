@@ -52,6 +52,10 @@ type Rung = (p: Pass) => Promise<Result | undefined>;
 export class RevisionReconciler {
   /** revisions serving a `model-registry://` model: a change in their namespace's registry may change what it names */
   private readonly fromRegistry = new Set<string>();
+  /** revisions whose model could not be read, and how many passes in a row: on KServe the storage
+   *  initializer fails and is retried in a crash loop, so a model uploaded after its InferenceService
+   *  was applied (a training job's output) is still found; here the pass is requeued with that back-off */
+  private readonly storageFailures = new Map<string, number>();
 
   constructor(private readonly opts: ServingControllerOptions, private readonly scaler: Autoscaler) {}
 
@@ -61,6 +65,7 @@ export class RevisionReconciler {
     const rev = await client.find<Rev>(RevisionKind, key);
     if (!rev || rev.metadata.deletionTimestamp) {
       this.fromRegistry.delete(revKey);
+      this.storageFailures.delete(revKey);
       dataPlane.removeRevision(revKey);
       this.scaler.forget(revKey);
       return {};
@@ -109,9 +114,18 @@ export class RevisionReconciler {
       }
     }
     if (pass.storageFailure) {
+      // the same failure again keeps its first time (and the status is not rewritten)
+      const same = status.lastFailureInfo?.message === pass.storageFailure ? status.lastFailureInfo.time : undefined;
       status.modelState = 'FailedToLoad';
-      status.lastFailureInfo = { reason: 'ModelLoadFailed', message: pass.storageFailure, time: now() };
+      status.lastFailureInfo = { reason: 'ModelLoadFailed', message: pass.storageFailure, time: same ?? now() };
       pass.desired = 0;
+      const tries = this.storageFailures.get(revKey) ?? 0;
+      this.storageFailures.set(revKey, tries + 1);
+      const { baseMs, maxMs } = this.opts.storageRetry ?? { baseMs: 10_000, maxMs: 300_000 };
+      const retryMs = Math.min(baseMs * 2 ** Math.min(tries, 30), maxMs);
+      pass.recheck = { requeueAfter: Math.min(pass.recheck.requeueAfter ?? retryMs, retryMs) };
+    } else {
+      this.storageFailures.delete(revKey);
     }
     status.desiredReplicas = pass.desired;
     return pass;
