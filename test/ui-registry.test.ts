@@ -3,7 +3,7 @@
 // artifact of a real pipeline run, so Skiff fills its lineage), the Models list and its archived
 // toggle, the model and version pages (custom properties as values, lineage links to the run and the
 // artifact), archive and restore through the buttons, a deploy through the button that serves v1, and
-// aliases against the REST contract (answered here by the page's network routes: this server keeps none).
+// aliases set, moved and removed through the page, with their history.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -106,7 +106,7 @@ describe('the dashboard: Model Registry', { skip, timeout: 420_000 }, () => {
     assert.equal(first[0]?.trim(), 'v2');
     assert.deepEqual([second[0]?.trim(), second[1], second[2], second[5]], ['v1', 'Live', 'ada', 'sklearn 1']);
     assert.match(second[4] ?? '', /^file:\/\/.*iris-v1$/);
-    await ui.page.getByText('No aliases: this server keeps none.').waitFor();
+    await ui.page.getByText('No aliases.').waitFor();
     await ui.page.getByText('Not deployed').waitFor();
     await ui.shot('registry-model');
   });
@@ -193,80 +193,43 @@ describe('the dashboard: Model Registry', { skip, timeout: 420_000 }, () => {
     await ui.shot('registry-deploy-taken');
   });
 
-  it('shows aliases as badges, sets and removes one, and lists their history (the REST contract)', async () => {
-    // this server keeps no aliases: the contract is answered here, as the API that keeps them answers it
-    type Alias = { id: string; name: string; registeredModelId: string; modelVersionId: string; movedBy: string; createTimeSinceEpoch: string; lastUpdateTimeSinceEpoch: string };
-    type Move = { id: string; name: string; registeredModelId: string; fromModelVersionId?: string; toModelVersionId?: string; movedBy: string; createTimeSinceEpoch: string };
-    const t0 = Date.now() - 3_600_000;
-    const aliases = new Map<string, Alias>([['production', { id: '900', name: 'production', registeredModelId: model, modelVersionId: v1, movedBy: 'ada', createTimeSinceEpoch: String(t0), lastUpdateTimeSinceEpoch: String(t0) }]]);
-    const moves: Move[] = [{ id: '901', name: 'production', registeredModelId: model, toModelVersionId: v1, movedBy: 'ada', createTimeSinceEpoch: String(t0) }];
-    const puts: unknown[] = [];
-    let nextId = 902;
-    const base = `/model-registry/default${API}/registered_models/${model}`;
-    await ui.page.route((u) => u.pathname.startsWith(`${base}/alias`), async (route) => {
-      const req = route.request();
-      const path = new URL(req.url()).pathname;
-      const json = (status: number, body: unknown) => route.fulfill({ status, contentType: 'application/json', body: JSON.stringify(body) });
-      if (path === `${base}/alias_history`) return json(200, { items: [...moves].reverse(), size: moves.length, pageSize: 100, nextPageToken: '' });
-      if (path === `${base}/aliases`) {
-        const items = [...aliases.values()].sort((a, b) => a.name.localeCompare(b.name));
-        return json(200, { items, size: items.length, pageSize: 100, nextPageToken: '' });
-      }
-      const name = decodeURIComponent(path.slice(`${base}/aliases/`.length));
-      const now = String(Date.now());
-      if (req.method() === 'PUT') {
-        const body = req.postDataJSON() as { modelVersionId?: string };
-        puts.push({ name, ...body });
-        if (!/^[a-z0-9]([-a-z0-9_.]*[a-z0-9])?$/.test(name)) return json(400, { code: 'Bad Request', message: `alias: ${JSON.stringify(name)} is not an alias name (lowercase letters, digits, '-', '_', '.')` });
-        const was = aliases.get(name);
-        aliases.set(name, { id: was?.id ?? String(nextId++), name, registeredModelId: model, modelVersionId: body.modelVersionId ?? '', movedBy: 'bea', createTimeSinceEpoch: was?.createTimeSinceEpoch ?? now, lastUpdateTimeSinceEpoch: now });
-        moves.push({ id: String(nextId++), name, registeredModelId: model, ...(was ? { fromModelVersionId: was.modelVersionId } : {}), toModelVersionId: body.modelVersionId, movedBy: 'bea', createTimeSinceEpoch: now });
-        return json(200, aliases.get(name));
-      }
-      if (req.method() === 'DELETE') {
-        const was = aliases.get(name);
-        if (!was) return json(404, { code: 'Not Found', message: `no alias ${name}` });
-        aliases.delete(name);
-        moves.push({ id: String(nextId++), name, registeredModelId: model, fromModelVersionId: was.modelVersionId, movedBy: 'bea', createTimeSinceEpoch: now });
-        return route.fulfill({ status: 204 });
-      }
-      return json(405, { code: 'Method Not Allowed', message: req.method() });
-    });
-    try {
-      await ui.open(`/ui/default/registeredmodels/${model}`);
-      const versions = ui.page.getByRole('table', { name: 'Versions' });
-      await versions.locator('tbody tr', { hasText: 'v1' }).getByText('@production').waitFor();
-      const panel = ui.page.getByRole('region', { name: 'Aliases' });
-      // move production to v2, and give v2 a second alias
-      await panel.getByLabel('Alias name').fill('production');
-      await panel.getByLabel('Version for the alias').selectOption(v2);
-      await panel.getByRole('button', { name: 'Set alias' }).click();
-      await versions.locator('tbody tr', { hasText: 'v2' }).getByText('@production').waitFor();
-      await panel.getByLabel('Alias name').fill('staging');
-      await panel.getByRole('button', { name: 'Set alias' }).click();
-      await versions.locator('tbody tr', { hasText: 'v2' }).getByText('@staging').waitFor();
-      assert.deepEqual(puts, [{ name: 'production', modelVersionId: v2 }, { name: 'staging', modelVersionId: v2 }]);
-      // a name the API refuses: its message, as it says it
-      await panel.getByLabel('Alias name').fill('Prod!');
-      await panel.getByRole('button', { name: 'Set alias' }).click();
-      await panel.getByRole('alert').filter({ hasText: 'alias: "Prod!" is not an alias name' }).waitFor();
-      const history = panel.getByRole('table', { name: 'Alias history' });
-      await history.locator('tbody tr').nth(2).waitFor();
-      const rows = (await history.locator('tbody tr').allInnerTexts()).map((r) => r.split('\t').slice(1).join(' | '));
-      assert.deepEqual(rows, ['@staging | set on v2 | bea', '@production | moved from v1 to v2 | bea', '@production | set on v1 | ada']);
-      await ui.shot('registry-aliases');
-      await history.scrollIntoViewIfNeeded();
-      await ui.shot('registry-alias-history');
-      // removing asks first
-      ui.page.once('dialog', (d) => void d.accept());
-      await panel.getByRole('button', { name: 'Remove alias staging' }).click();
-      await history.getByText('removed from v2').waitFor();
-      assert.equal(await versions.getByText('@staging').count(), 0);
-      await ui.open(`/ui/default/modelversions/${v2}`);
-      await ui.page.getByRole('heading', { name: /v2/ }).getByText('@production').waitFor();
-    } finally {
-      await ui.page.unrouteAll();
-    }
+  it('shows aliases as badges, sets, moves and removes them, and lists their history', async () => {
+    // one alias set through the API before the page opens; the rest through the page
+    const set = await s.req('PUT', `${API}/registered_models/${model}/aliases/production`, { modelVersionId: v1 });
+    assert.equal(set.status, 200, set.text);
+    await ui.open(`/ui/default/registeredmodels/${model}`);
+    const versions = ui.page.getByRole('table', { name: 'Versions' });
+    await versions.locator('tbody tr', { hasText: 'v1' }).getByText('@production').waitFor();
+    const panel = ui.page.getByRole('region', { name: 'Aliases' });
+    // move production to v2, and give v2 a second alias
+    await panel.getByLabel('Alias name').fill('production');
+    await panel.getByLabel('Version for the alias').selectOption(v2);
+    await panel.getByRole('button', { name: 'Set alias' }).click();
+    await versions.locator('tbody tr', { hasText: 'v2' }).getByText('@production').waitFor();
+    await panel.getByLabel('Alias name').fill('staging');
+    await panel.getByRole('button', { name: 'Set alias' }).click();
+    await versions.locator('tbody tr', { hasText: 'v2' }).getByText('@staging').waitFor();
+    const stored = (await s.get(`${API}/registered_models/${model}/aliases`)).items.map((a: any) => [a.name, a.modelVersionId]);
+    assert.deepEqual(stored, [['production', v2], ['staging', v2]]);
+    // a name the API refuses: its message, as it says it
+    await panel.getByLabel('Alias name').fill('Prod!');
+    await panel.getByRole('button', { name: 'Set alias' }).click();
+    await panel.getByRole('alert').filter({ hasText: /alias: "Prod!"/ }).waitFor();
+    const history = panel.getByRole('table', { name: 'Alias history' });
+    await history.locator('tbody tr').nth(2).waitFor();
+    const rows = (await history.locator('tbody tr').allInnerTexts()).map((r) => r.split('\t').slice(1).join(' | '));
+    assert.deepEqual(rows, ['@staging | set on v2 | skiff-admin', '@production | moved from v1 to v2 | skiff-admin', '@production | set on v1 | skiff-admin']);
+    await ui.shot('registry-aliases');
+    await history.scrollIntoViewIfNeeded();
+    await ui.shot('registry-alias-history');
+    // removing asks first
+    ui.page.once('dialog', (d) => void d.accept());
+    await panel.getByRole('button', { name: 'Remove alias staging' }).click();
+    await history.getByText('removed from v2').waitFor();
+    assert.equal(await versions.getByText('@staging').count(), 0);
+    assert.deepEqual((await s.get(`${API}/registered_models/${model}/aliases`)).items.map((a: any) => a.name), ['production']);
+    await ui.open(`/ui/default/modelversions/${v2}`);
+    await ui.page.getByRole('heading', { name: /v2/ }).getByText('@production').waitFor();
     assert.deepEqual(ui.errors.filter((e) => !/status of 40[049]/.test(e)), []);
   });
 
