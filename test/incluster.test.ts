@@ -112,14 +112,17 @@ describe('kubeconfig and the in-cluster contract', { skip, timeout: 300_000 }, (
 
   it('kfp.Client() with no arguments reaches the KFP API from a Pod', async () => {
     const script = [
-      'import kfp',
+      'import os, kfp',
       'c = kfp.Client()',
       "e = c.create_experiment('from-a-pod', namespace='default')",
       "print('EXPERIMENTS', sorted(x.display_name for x in c.list_experiments(namespace='default').experiments or []))",
+      "print('HOST', c._existing_config.host, 'ENDPOINT', os.environ.get('KF_PIPELINES_ENDPOINT'))",
     ].join('\n');
     const r = await runPod(pod('kfp-client', ['python', '-c', script]));
     assert.equal(r.phase, 'Succeeded', r.log);
     assert.match(r.log, /EXPERIMENTS \[.*'from-a-pod'.*\]/);
+    // in a sandbox, as on Kubeflow: the in-cluster Service name, found through the Pod's hosts file
+    if (!sandboxSkip) assert.match(r.log, /HOST ml-pipeline\.kubeflow\.svc\.cluster\.local:8888 ENDPOINT None/);
   });
 
   it('TrainingClient() with no arguments, in a Pod, submits a PyTorchJob and waits for it as a notebook would', { skip: sandboxSkip }, async () => {

@@ -10,10 +10,10 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import WebSocket from 'ws';
 import YAML from 'yaml';
 import { startSkiff, type Skiff } from '../src/server/main.js';
 import { clientsPython, kubectlBin, pollUntil, repoRoot, runProgram, tokenKubeconfig } from './harness.js';
+import { execute } from './jupyter.js';
 
 /** a notebook server takes its time to start on a loaded machine */
 const until = <T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> => pollUntil(what, fn, timeoutMs);
@@ -21,57 +21,6 @@ const until = <T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 12
 
 const skip = !existsSync(kubectlBin) || !existsSync(clientsPython) ? 'the clients\' environment (.venv-clients) is not set up'
   : !existsSync(join(repoRoot, '.venv-notebooks', 'bin', 'jupyter-lab')) ? 'the notebooks\' environment (.venv-notebooks) is not set up' : false;
-
-interface JupyterMessage {
-  header: { msg_id: string; msg_type: string };
-  parent_header: { msg_id?: string };
-  channel: string;
-  content: Record<string, unknown>;
-}
-
-/** runs `code` in the kernel over its channels WebSocket; returns what it printed and its result */
-function execute(url: string, token: string, code: string): Promise<{ stdout: string; result?: string; status: string }> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { headers: { authorization: `Bearer ${token}` } });
-    const msgId = randomUUID();
-    let stdout = '';
-    let result: string | undefined;
-    let status = '';
-    let idle = false;
-    const timer = setTimeout(() => {
-      ws.terminate();
-      reject(new Error(`no reply to ${code} (printed so far: ${stdout})`));
-    }, 90_000);
-    ws.on('open', () => ws.send(JSON.stringify({
-      header: { msg_id: msgId, username: 'test', session: randomUUID(), msg_type: 'execute_request', version: '5.3', date: new Date().toISOString() },
-      parent_header: {}, metadata: {}, channel: 'shell', buffers: [],
-      content: { code, silent: false, store_history: false, user_expressions: {}, allow_stdin: false, stop_on_error: true },
-    })));
-    ws.on('message', (data) => {
-      const m = JSON.parse(String(data)) as JupyterMessage;
-      if (m.parent_header.msg_id !== msgId) return;
-      if (m.channel === 'iopub' && m.header.msg_type === 'stream') stdout += String(m.content.text);
-      if (m.channel === 'iopub' && m.header.msg_type === 'execute_result') result = String((m.content.data as Record<string, string>)['text/plain']);
-      if (m.channel === 'iopub' && m.header.msg_type === 'error') stdout += `${String(m.content.ename)}: ${String(m.content.evalue)}`;
-      if (m.channel === 'shell' && m.header.msg_type === 'execute_reply') status = String(m.content.status);
-      if (m.channel === 'iopub' && m.header.msg_type === 'status' && m.content.execution_state === 'idle') idle = true;
-      // the reply on shell and the idle status on iopub come in either order: it ends when both have come
-      if (status && idle) {
-        clearTimeout(timer);
-        ws.close();
-        resolve({ stdout, ...(result !== undefined ? { result } : {}), status });
-      }
-    });
-    ws.on('unexpected-response', (_req, res) => {
-      clearTimeout(timer);
-      reject(new Error(`WebSocket refused: ${res.statusCode}`));
-    });
-    ws.on('error', (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-  });
-}
 
 describe('Kubeflow Notebooks through the proxy, with tenancy on', { skip, timeout: 600_000 }, () => {
   let skiff: Skiff;

@@ -30,6 +30,7 @@ import { podNamespace } from '../store/kube/kubeconfig.js';
 import type { Store } from '../store/store.js';
 import { Environments } from '../substrate/local/environments.js';
 import { LocalSubstrate, type LocalSubstrateOptions } from '../substrate/local/index.js';
+import type { ServiceView } from '../substrate/local/network.js';
 import { bwrapAvailable } from '../substrate/local/process.js';
 import { claimPodNetwork, podNetworksAvailable } from '../substrate/local/podnet.js';
 import { Gateway } from './inference/gateway.js';
@@ -55,6 +56,7 @@ import { ClusterPods } from './kube/cluster-pods.js';
 import { kubeconfig, startInCluster, writeKubeconfig } from './kube/incluster.js';
 import { StreamMux } from './stream-mux.js';
 import { KatibDbManagerService, startKatibDbManager } from './katib-db/index.js';
+import { KfpApiService, startKfpInClusterService } from './kfp/in-cluster.js';
 import { AddressSet, Authenticator } from './auth/authn.js';
 import { allowAll } from './auth/types.js';
 
@@ -282,13 +284,24 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   }
   // with tenancy on, trial Pods are known by their address and everyone else by a token (src/server/katib-db/service.ts)
   const katibDb = await startKatibDbManager({ client, dataDir: config.dataDir, log, ...(nodeIp ? { podHost: nodeIp } : {}), ...(authn ? { access: { authenticate: (t: string) => authn.userOfToken(t), authorizer } } : {}) });
-  if (katibDb && local) {
-    const { name, namespace } = KatibDbManagerService;
-    substrate.setPlatformServices([{ name, namespace, ips: [katibDb.host] }]);
-    if (!katibDb.podsUseDefault) log(`katib-db-manager: port ${KatibDbManagerService.port} is taken; trials must pass db_manager_address="${katibDb.address}" to report_metrics()`);
+  // KFP's API at the address kfp.Client() dials in a Pod when given no host (src/server/kfp/in-cluster.ts):
+  // next to Katib's DB manager, whose address is this server's own, else the node address
+  const kfpService = local ? await startKfpInClusterService({ handler: app.handle, hosts: nodeIp ? [nodeIp] : [...new Set([...(katibDb ? [katibDb.host] : []), '127.0.0.2'])] }) : undefined;
+  if (local) {
+    const platform: ServiceView[] = [];
+    if (katibDb) {
+      const { name, namespace } = KatibDbManagerService;
+      platform.push({ name, namespace, ips: [katibDb.host] });
+      if (!katibDb.podsUseDefault) log(`katib-db-manager: port ${KatibDbManagerService.port} is taken; trials must pass db_manager_address="${katibDb.address}" to report_metrics()`);
+    }
+    if (kfpService) {
+      platform.push({ name: KfpApiService.name, namespace: KfpApiService.namespace, ips: [kfpService.host] });
+      podListeners.add(`${kfpService.host}:${kfpService.port}`);
+    } else log(`kfp: port ${KfpApiService.port} is taken; Pods reach the KFP API through KF_PIPELINES_ENDPOINT (kfp.Client() then sends no token)`);
+    substrate.setPlatformServices(platform, { kfpByName: kfpService !== undefined });
   }
   // isolated Pods reach the host only at these ports of the node address (the kernel drops the rest)
-  if (nodeIp) substrate.setNodePorts([Number(podGateway.slice(podGateway.lastIndexOf(':') + 1)), ...(inCluster ? [inCluster.port] : []), ...(katibDb ? [katibDb.port] : [])]);
+  if (nodeIp) substrate.setNodePorts([Number(podGateway.slice(podGateway.lastIndexOf(':') + 1)), ...(inCluster ? [inCluster.port] : []), ...(katibDb ? [katibDb.port] : []), ...(kfpService ? [kfpService.port] : [])]);
   writeKubeconfig(config.dataDir, kubeconfig(serverUrl, inCluster, inCluster?.adminToken, { preferHttps: authn !== undefined }));
   // on a cluster, replicas elect one to run the controllers (and their clocks); the others serve the
   // HTTP surfaces, which read and write through the cluster's API server, and reconcile nothing
@@ -359,6 +372,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
       }
       await inCluster?.close();
       await katibDb?.close();
+      await kfpService?.close();
       if (o.containers === 'stop' && local) await substrate.shutdown();
       await manager.stop();
       await gc.stop();

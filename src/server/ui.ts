@@ -1,6 +1,8 @@
 // The dashboard's files (web/, built by the setup script into build/web) at /ui/. Every path under /ui/
 // that is not a file is a page of the single-page app and gets index.html; `/` sends browsers there,
-// keeping a KFP-style fragment (`/#/runs/details/<id>`) for the app to resolve.
+// keeping a KFP-style fragment (`/#/runs/details/<id>`) for the app to resolve. So does `/pipeline/`,
+// where Kubeflow's dashboard serves KFP's UI: kfp.Client() in a notebook, given no host, prints links
+// relative to it (`/pipeline/#/runs/details/<id>`).
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -8,6 +10,8 @@ import { extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const UI_PREFIX = '/ui';
+/** where Kubeflow's dashboard serves KFP's UI, and so where in-cluster kfp.Client() links point */
+export const KFP_UI_PREFIX = '/pipeline';
 
 /** where `vite build` writes the dashboard (scripts/setup.sh) */
 export const defaultUiRoot = fileURLToPath(new URL('../../../build/web', import.meta.url));
@@ -32,7 +36,7 @@ export class UiFiles {
 
   /** answers `/` and everything under /ui; false for other paths */
   handles(path: string): boolean {
-    return path === '/' || path === UI_PREFIX || path.startsWith(`${UI_PREFIX}/`);
+    return path === '/' || path === UI_PREFIX || path.startsWith(`${UI_PREFIX}/`) || path === KFP_UI_PREFIX || path === `${KFP_UI_PREFIX}/`;
   }
 
   async handle(req: IncomingMessage, res: ServerResponse, rawPath: string): Promise<void> {
@@ -41,7 +45,7 @@ export class UiFiles {
       res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' });
       return void res.end('the dashboard is read with GET\n');
     }
-    if (rawPath === '/' || rawPath === UI_PREFIX) {
+    if (rawPath === '/' || rawPath === UI_PREFIX || rawPath === KFP_UI_PREFIX || rawPath === `${KFP_UI_PREFIX}/`) {
       // a Location without a fragment keeps the request's fragment (RFC 9110 §10.2.2)
       res.writeHead(302, { location: `${UI_PREFIX}/` });
       return void res.end();

@@ -166,8 +166,8 @@ describe('trusted proxies', () => {
 
 describe('open paths', () => {
   it('are health, version and the dashboard\'s files', () => {
-    for (const p of ['/healthz', '/readyz', '/livez', '/version', '/healthz/ping', '/ui/', '/ui/assets/x.js', '/']) assert.ok(isOpenPath(p), p);
-    for (const p of ['/metrics', '/api/v1/pods', '/apis/v2beta1/runs', '/openapi/v2', '/serving/a/b', '/healthzz']) assert.ok(!isOpenPath(p), p);
+    for (const p of ['/healthz', '/readyz', '/livez', '/version', '/healthz/ping', '/ui/', '/ui/assets/x.js', '/', '/pipeline', '/pipeline/']) assert.ok(isOpenPath(p), p);
+    for (const p of ['/metrics', '/api/v1/pods', '/apis/v2beta1/runs', '/openapi/v2', '/serving/a/b', '/healthzz', '/pipeline/apis/v2beta1/runs', '/pipelines']) assert.ok(!isOpenPath(p), p);
   });
 });
 

@@ -466,9 +466,10 @@ export class Authenticator {
   }
 }
 
-/** paths every caller may reach, signed in or not: health, version, and the dashboard's files (its sign-in page) */
+/** paths every caller may reach, signed in or not: health, version, and the dashboard's files (its sign-in
+ *  page), with `/pipeline/`, which only sends a browser there (the links an in-cluster kfp.Client() prints) */
 export function isOpenPath(path: string): boolean {
   if (['/healthz', '/readyz', '/livez'].some((p) => path === p || path.startsWith(`${p}/`))) return true;
   if (path === '/version' || path === '/version/') return true;
-  return path === '/' || path === '/ui' || path.startsWith('/ui/');
+  return path === '/' || path === '/ui' || path.startsWith('/ui/') || path === '/pipeline' || path === '/pipeline/';
 }

@@ -170,9 +170,11 @@ export class LocalSubstrate implements Substrate, PodMetricsSource {
     return this.kubelet.attach(pod, opts, signal);
   }
 
-  /** names every Pod resolves to an address the platform serves itself (in each Pod's hosts file) */
-  setPlatformServices(services: ServiceView[]): void {
+  /** names every Pod resolves to an address the platform serves itself (in each Pod's hosts file);
+   *  `kfpByName`: KFP's API Service is among them, so Pods with a hosts file get no KF_PIPELINES_ENDPOINT */
+  setPlatformServices(services: ServiceView[], opts: { kfpByName?: boolean } = {}): void {
     this.kubelet.platformServices = services;
+    this.kubelet.kfpByName = opts.kfpByName ?? false;
   }
 
   /** the node's address on the Pods' network, when Pods have network namespaces: where they reach the host */

@@ -125,6 +125,8 @@ export class Kubelet {
   inCluster?: InClusterContract;
   /** names the platform itself answers at, with no Pod behind them (Katib's katib-db-manager.kubeflow) */
   platformServices: ServiceView[] = [];
+  /** whether Pods reach KFP's API at its in-cluster Service name (one of platformServices), as kfp.Client() dials it with no host */
+  kfpByName = false;
 
   constructor(private readonly opts: KubeletOptions) {
     this.podsDir = join(opts.dataDir, 'pods');
@@ -549,7 +551,10 @@ export class Kubelet {
     try {
       const base0 = env.baseEnv(spec.image);
       if (this.opts.shellDir) base0.PATH = `${this.opts.shellDir}:${base0.PATH ?? ''}`;
-      const podVars: Record<string, string> = { ...base0, HOSTNAME: pod.spec.hostname ?? rt.name, ...inClusterEnv(this.inCluster, this.apiServer), ...podNetworkEnv(pod, rt.ip, base0.LD_PRELOAD, sandboxed, rt.net !== undefined) };
+      // kfp.Client() takes KF_PIPELINES_ENDPOINT over its in-cluster default, and then sends no token:
+      // given only where the Service's name does not resolve (no hosts file outside a sandbox)
+      const kfpEndpoint = sandboxed && this.kfpByName ? undefined : this.apiServer;
+      const podVars: Record<string, string> = { ...base0, HOSTNAME: pod.spec.hostname ?? rt.name, ...inClusterEnv(this.inCluster, kfpEndpoint), ...podNetworkEnv(pod, rt.ip, base0.LD_PRELOAD, sandboxed, rt.net !== undefined) };
       if (this.apiServer) podVars.SKIFF_SERVER = this.apiServer;
       gpus = this.containerGpus(pod, spec);
       if (gpus.indices.length) podVars.CUDA_VISIBLE_DEVICES = gpus.indices.join(',');

@@ -1,8 +1,9 @@
 // The in-cluster contract a kubelet keeps with every container: the `kubernetes` Service's variables
 // (KUBERNETES_SERVICE_HOST/PORT...) and the service-account directory with token, namespace and
-// ca.crt, which `config.load_incluster_config()` and client-go's rest.InClusterConfig read. Skiff
-// also tells kfp.Client() where the KFP API is (KF_PIPELINES_ENDPOINT), since the in-cluster address
-// kfp would guess (ml-pipeline.kubeflow.svc) does not exist here.
+// ca.crt, which `config.load_incluster_config()` and client-go's rest.InClusterConfig read. kfp.Client()
+// finds KFP's API at its in-cluster Service name (ml-pipeline.kubeflow.svc.cluster.local:8888, in the
+// Pod's hosts file) with the Pod's token; only where that name cannot resolve (a process outside a
+// sandbox) is it told the address instead (KF_PIPELINES_ENDPOINT).
 import { existsSync, mkdirSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import type { Pod } from '../../api/core-types.js';
@@ -41,7 +42,8 @@ export function inClusterEnv(c: Pick<InClusterContract, 'host' | 'port'> | undef
       KF_PIPELINES_SA_TOKEN_PATH: `${serviceAccountMountPath}/token`,
     });
   }
-  // the KFP API is served by the same server, over plain HTTP at the Pods' address
+  // the KFP API is served by the same server, over plain HTTP at the Pods' address: given when the
+  // in-cluster name does not resolve (kfp.Client() then sends no token, as with any explicit host)
   if (apiServer) env.KF_PIPELINES_ENDPOINT = apiServer;
   return env;
 }

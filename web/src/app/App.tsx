@@ -119,7 +119,8 @@ function ScopeRedirect() {
   const scope = useScope();
   const { route, navigate } = useNav();
   const first = scope.namespaces[0];
-  const needs = scope.loaded && !scope.all && !route.cluster && route.namespace === undefined && !route.name;
+  // a KFP-style link (`#/runs/details/<id>`) is LegacyRedirect's to resolve: its hash must stay
+  const needs = scope.loaded && !scope.all && !route.cluster && route.namespace === undefined && !route.name && !legacyTarget(window.location.hash);
   useEffect(() => {
     if (needs && first) navigate(href({ namespace: first, plural: route.plural }), { replace: true });
   }, [needs, first, route.plural, navigate]);
@@ -246,20 +247,23 @@ function Content() {
 function LegacyRedirect() {
   const { api, kinds } = useApi();
   const { navigate } = useNav();
+  const scope = useScope();
   const [problem, setProblem] = useState<string>();
   useEffect(() => {
     const target = legacyTarget(window.location.hash);
-    if (!target) return;
+    if (!target || !scope.loaded) return;
     const kind = kinds.plural(target.plural);
     if (!kind) return setProblem(`This server serves no ${target.plural}.`);
-    api.list(kind, undefined, { fieldSelector: `metadata.name=${target.id}` }).then(
-      (l) => {
-        const o = l.items[0];
-        if (!o) return setProblem(`No ${kind.kind} with the id ${target.id}.`);
-        navigate(objectHref(kind.plural, o.metadata?.namespace, o.metadata?.name ?? target.id), { replace: true });
-      },
-      (e) => setProblem(messageOf(e)),
-    );
-  }, [api, kinds, navigate]);
+    // the id is unique across namespaces; a user who may not list them all (tenancy on) finds it in
+    // one of their own, as KFP's UI finds a run through its namespace's authorization
+    const opts = { fieldSelector: `metadata.name=${target.id}` };
+    const lists = scope.all ? [api.list(kind, undefined, opts)] : scope.namespaces.map((ns) => api.list(kind, ns, opts));
+    void Promise.allSettled(lists).then((results) => {
+      const o = results.flatMap((r) => (r.status === 'fulfilled' ? r.value.items : []))[0];
+      if (o) return navigate(objectHref(kind.plural, o.metadata?.namespace, o.metadata?.name ?? target.id), { replace: true });
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      setProblem(failed && results.length === 1 ? messageOf(failed.reason) : `No ${kind.kind} with the id ${target.id}.`);
+    });
+  }, [api, kinds, navigate, scope]);
   return problem ? <div className="notice bad">{problem}</div> : null;
 }
