@@ -5,6 +5,7 @@
 // each class gets the class the trained network gives it in Python (torch, from the training step's
 // saved model), a text file a 400 with PIL's message, and Chromium shows the page after an upload.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -135,6 +136,26 @@ describe('story: NVIDIA\'s GPU pipeline on CPU', { skip, timeout: 1_200_000 }, (
       return r.status === 200 ? r.text : undefined;
     }, 120_000);
     assert.match(page, /<form method="post" action="classify" enctype="multipart\/form-data">/);
+    const raw = await s.kubectl(['get', '--raw', `${proxyBase}/healthz`]);
+    assert.equal(raw.stdout, 'ok', raw.stderr);
+    // what a person with kubectl opens in a browser: kubectl proxy, then the same path on it
+    const kp = spawn(kubectlBin, ['proxy', '--port=0'], { env: { ...process.env, KUBECONFIG: s.kubeconfig, HOME: s.dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const at = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        kp.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          const m = /Starting to serve on (\S+)/.exec(out);
+          if (m) resolve(m[1] as string);
+        });
+        kp.once('exit', (code) => reject(new Error(`kubectl proxy exited with ${code}: ${out}`)));
+      });
+      const viaKubectl = await fetch(`http://${at}${proxyBase}/`);
+      assert.equal(viaKubectl.status, 200);
+      assert.match(await viaKubectl.text(), /Which shape is it\?/);
+    } finally {
+      kp.kill();
+    }
     const moved = await fetch(`${s.url}${proxyBase}`, { redirect: 'manual' });
     assert.equal(moved.status, 301);
     assert.equal(moved.headers.get('location'), `${proxyBase}/`);
