@@ -139,6 +139,10 @@ describe('OpenAPI documents', () => {
     const core: any = docs.get('api/v1')?.doc;
     assert.equal(core.paths['/api/v1/namespaces/{namespace}/pods/{name}/exec'].post.operationId, 'connectCoreV1PostNamespacedPodExec');
     assert.equal(core.paths['/api/v1/namespaces/{namespace}/pods/{name}/log'].get.operationId, 'readCoreV1NamespacedPodLog');
+    // the proxy subresources, with and without the path behind, every method their verbs name (as kube-apiserver's)
+    assert.equal(core.paths['/api/v1/namespaces/{namespace}/services/{name}/proxy'].put.operationId, 'connectCoreV1PutNamespacedServiceProxy');
+    assert.equal(core.paths['/api/v1/namespaces/{namespace}/services/{name}/proxy/{path}'].post.operationId, 'connectCoreV1PostNamespacedServiceProxyWithPath');
+    assert.deepEqual(Object.keys(core.paths['/api/v1/namespaces/{namespace}/pods/{name}/proxy/{path}']).sort(), ['delete', 'get', 'parameters', 'patch', 'post', 'put']);
     assert.ok(core.components.schemas['io.k8s.api.core.v1.Pod']);
   });
 
