@@ -79,7 +79,7 @@ export class App {
   /** `/notebook/<ns>/<name>/...`: each Notebook's server, HTTP here and WebSocket through `notebooks.upgrade` */
   readonly notebooks: NotebookProxy;
   /** `services/{name}/proxy` and `pods/{name}/proxy`: a Service's or Pod's HTTP server, as kube-apiserver reaches it */
-  private readonly proxy: KubeProxy;
+  readonly proxy: KubeProxy;
   /** kube-apiserver's request metrics, for every request but inference (the gateway counts those) */
   private readonly requests?: RequestMetrics;
 

@@ -1,8 +1,10 @@
-// Passing an HTTP request on to a server and its answer back, as a reverse proxy does: the one copy
-// of that forwarding the notebook proxy, the API's service and pod proxy (kube/proxy.ts) and a
+// Passing an HTTP request (or a WebSocket's upgrade) on to a server and its answer back, as a reverse
+// proxy does: the one copy of that forwarding the notebook proxy, the API's service and pod proxy (kube/proxy.ts) and a
 // standby's inference forwarder (inference/forward.ts) share. Bodies stream both ways; the
 // hop-by-hop headers end here, each way.
 import { request as httpRequest, type Agent, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import { connect } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { notebookCookie } from './auth/authn.js';
 
 // RFC 9110 7.6.1: these describe one connection, not the message; so do the ones `Connection` names
@@ -106,4 +108,30 @@ export function withoutCookie(header: string, name: string): string {
     .map((p) => p.trim())
     .filter((p) => p !== '' && p.slice(0, p.indexOf('=') < 0 ? p.length : p.indexOf('=')).trim() !== name)
     .join('; ');
+}
+
+/**
+ * An upgrade (a WebSocket) passed on: the request's line and headers (plus `Connection: Upgrade` and
+ * its `Upgrade`) written to a new connection to `to`, then the two sockets spliced both ways; the
+ * server's 101 (or refusal) reaches the client as it was sent. `failed` hears a connection that could
+ * not be made, before anything was spliced.
+ */
+export function relayUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, to: { host: string; port: number; path: string; headers: Record<string, string> }, failed: (e: Error) => void): void {
+  const conn = connect(to.port, to.host);
+  const fail = (): void => {
+    conn.destroy();
+    socket.destroy();
+  };
+  conn.once('error', (e) => (conn.connecting ? failed(e) : fail()));
+  socket.once('error', fail);
+  conn.once('connect', () => {
+    const headers = { ...to.headers, connection: 'Upgrade', upgrade: req.headers.upgrade ?? 'websocket' };
+    const lines = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+    conn.write(`${req.method ?? 'GET'} ${to.path} HTTP/1.1\r\n${lines}\r\n`);
+    if (head.length) conn.write(head);
+    conn.pipe(socket);
+    socket.pipe(conn);
+    conn.once('close', () => socket.destroy());
+    socket.once('close', () => conn.destroy());
+  });
 }

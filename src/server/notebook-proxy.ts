@@ -7,7 +7,6 @@
 // never sees the token of the user who opened it. A server with a token (tenancy on: see
 // src/workloads/notebooks/token.ts) gets it from the proxy, in place of any Authorization the client sent.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { connect } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ApiError, StatusReason } from '../api/errors.js';
 import { Kinds } from '../api/index.js';
@@ -19,7 +18,7 @@ import type { Client } from '../store/client.js';
 import { serverToken } from '../workloads/notebooks/token.js';
 import { Authenticator, notebookCookie } from './auth/authn.js';
 import { sendError } from './body.js';
-import { relay, upstreamHeaders } from './http-relay.js';
+import { relay, relayUpgrade, upstreamHeaders } from './http-relay.js';
 import { rejectUpgrade } from './kube/upgrade.js';
 
 // the request's headers as a server behind Skiff gets them (shared with the API's service proxy)
@@ -135,23 +134,7 @@ export class NotebookProxy {
     const route = matchNotebook(req.url ?? '/');
     if (!route) return false;
     this.upstream(route, req).then((up) => {
-      const conn = connect(up.port, up.host);
-      const fail = (): void => {
-        conn.destroy();
-        socket.destroy();
-      };
-      conn.once('error', (e) => (conn.connecting ? rejectUpgrade(socket, new ApiError(StatusReason.ServiceUnavailable, `notebook ${route.namespace}/${route.name}: ${e.message}`)) : fail()));
-      socket.once('error', fail);
-      conn.once('connect', () => {
-        const headers = { ...up.headers, connection: 'Upgrade', upgrade: req.headers.upgrade ?? 'websocket' };
-        const lines = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
-        conn.write(`${req.method ?? 'GET'} ${up.path} HTTP/1.1\r\n${lines}\r\n`);
-        if (head.length) conn.write(head);
-        conn.pipe(socket);
-        socket.pipe(conn);
-        conn.once('close', () => socket.destroy());
-        socket.once('close', () => conn.destroy());
-      });
+      relayUpgrade(req, socket, head, up, (e) => rejectUpgrade(socket, new ApiError(StatusReason.ServiceUnavailable, `notebook ${route.namespace}/${route.name}: ${e.message}`)));
     }, (e: unknown) => rejectUpgrade(socket, e));
     return true;
   };

@@ -104,6 +104,10 @@ describe('kube proxy: to the Pod behind a Service', () => {
         res.end(`<a href="/abs">${req.method} ${req.url}</a>`);
       });
     });
+    upstream.on('upgrade', (req, socket) => {
+      seen.push({ method: 'upgrade', url: req.url ?? '', headers: req.headers, body: '' });
+      socket.end('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n');
+    });
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
     port = (upstream.address() as AddressInfo).port;
     client = new Client(new SqliteStore({ file: ':memory:' }), defaultRegistry());
@@ -117,6 +121,9 @@ describe('kube proxy: to the Pod behind a Service', () => {
       const route = matchProxy(req.url ?? '/');
       if (!route) return void res.writeHead(404).end();
       proxy.handle(req, res, route);
+    });
+    front.on('upgrade', (req, socket, head) => {
+      if (!proxy.upgrade(req, socket, head)) socket.destroy();
     });
     await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
   });
@@ -141,6 +148,29 @@ describe('kube proxy: to the Pod behind a Service', () => {
     assert.equal(byPod.text, '<a href="/abs">GET /p</a>');
     const byName = await call('GET', '/api/v1/namespaces/default/pods/web-1:web/proxy/q');
     assert.equal(byName.text, '<a href="/abs">GET /q</a>');
+  });
+
+  it('splices a WebSocket upgrade to the Pod, credentials off; refuses one with 503 where no Pod is ready', async () => {
+    const upgrade = (path: string): Promise<number> => new Promise((resolve, reject) => {
+      const r = request({ host: '127.0.0.1', port: (front.address() as AddressInfo).port, path, headers: { connection: 'Upgrade', upgrade: 'websocket', authorization: 'Bearer secret' } });
+      r.on('upgrade', (res, socket) => {
+        socket.destroy();
+        resolve(res.statusCode ?? 0);
+      });
+      r.on('response', (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      r.on('error', reject);
+      r.end();
+    });
+    assert.equal(await upgrade('/api/v1/namespaces/default/services/web/proxy/api/kernels/1/channels?s=2'), 101);
+    const last = seen.at(-1);
+    assert.equal(last?.method, 'upgrade');
+    assert.equal(last?.url, '/api/kernels/1/channels?s=2');
+    assert.equal(last?.headers.authorization, undefined);
+    assert.equal(last?.headers.upgrade, 'websocket');
+    assert.equal(await upgrade('/api/v1/namespaces/default/services/idle/proxy/ws'), 503);
   });
 
   it('sends `.../proxy` on to `.../proxy/`', async () => {

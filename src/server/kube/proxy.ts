@@ -10,16 +10,18 @@
 // a container port). No ready Pod is 503 saying so, as kube-apiserver's "no endpoints available".
 // The request is authorized before it gets here (App: `services/proxy` or `pods/proxy`, the verb
 // the HTTP method's, as kube-apiserver's RequestInfo reads it); the caller's credentials are taken
-// off it. Status, headers (less the hop-by-hop ones) and bodies pass as they are: a `Location` or a
+// off it. WebSocket upgrades are spliced through as well. Status, headers (less the hop-by-hop ones) and bodies pass as they are: a `Location` or a
 // page's links are not rewritten, as kube-apiserver leaves them.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { ApiError, StatusReason } from '../../api/errors.js';
 import { Kinds } from '../../api/index.js';
 import type { KObject } from '../../api/meta.js';
 import type { Pod } from '../../api/core-types.js';
 import type { Client } from '../../store/client.js';
 import { sendError } from '../body.js';
-import { relay, upstreamHeaders } from '../http-relay.js';
+import { relay, relayUpgrade, upstreamHeaders } from '../http-relay.js';
+import { rejectUpgrade } from './upgrade.js';
 
 export interface ProxyRoute {
   resource: 'services' | 'pods';
@@ -163,4 +165,19 @@ export class KubeProxy {
       sendError(res, e);
     });
   }
+
+  /**
+   * The `upgrade` handler: a WebSocket to a Service's or Pod's server (a notebook-like app's kernel
+   * channels, say), spliced once the server answers. It is authorized before it gets here, as its
+   * GET (App.guardUpgrade).
+   */
+  readonly upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): boolean => {
+    const route = matchProxy(req.url ?? '/');
+    if (!route) return false;
+    this.upstream(route).then((up) => {
+      relayUpgrade(req, socket, head, { host: up.host, port: up.port, path: route.rest || '/', headers: upstreamHeaders(req, {}) },
+        (e) => rejectUpgrade(socket, new ApiError(StatusReason.ServiceUnavailable, `error trying to reach ${up.what} at ${up.host}:${up.port}: ${e.message}`)));
+    }, (e: unknown) => rejectUpgrade(socket, e));
+    return true;
+  };
 }
