@@ -18,6 +18,7 @@ import { allowAll, setRequestUser, type Authorizer, type UserInfo } from './auth
 import { rejectUpgrade } from './kube/upgrade.js';
 import type { Duplex } from 'node:stream';
 import { KubeApi } from './kube/api.js';
+import { KubeProxy, matchProxy } from './kube/proxy.js';
 import { versionInfo } from './kube/version.js';
 import { MetricsApi, metricsGroup } from './kube/metrics-api.js';
 import { Kfam } from './kfam.js';
@@ -77,6 +78,8 @@ export class App {
   private readonly kfam: Kfam;
   /** `/notebook/<ns>/<name>/...`: each Notebook's server, HTTP here and WebSocket through `notebooks.upgrade` */
   readonly notebooks: NotebookProxy;
+  /** `services/{name}/proxy` and `pods/{name}/proxy`: a Service's or Pod's HTTP server, as kube-apiserver reaches it */
+  readonly proxy: KubeProxy;
   /** kube-apiserver's request metrics, for every request but inference (the gateway counts those) */
   private readonly requests?: RequestMetrics;
 
@@ -90,6 +93,7 @@ export class App {
     this.ui = new UiFiles(deps.uiRoot);
     this.kfam = new Kfam(deps.client);
     this.notebooks = new NotebookProxy(deps.client);
+    this.proxy = new KubeProxy(deps.client);
     // with tenancy on, the KFP API authorizes each request itself, as KFP's multi-user mode does: only
     // its handlers know the namespace (a run's experiment's, a pipeline's, or the one the request names)
     this.kfp = new KfpApi({ client: deps.client, version: deps.version, pipelineRoot: deps.pipelineRoot, ...(deps.artifacts ? { artifacts: deps.artifacts } : {}), ...(deps.s3 ? { s3: deps.s3 } : {}), ...(deps.authn ? { authorizer: deps.authorizer ?? allowAll } : {}) });
@@ -232,6 +236,9 @@ export class App {
     if ((req.url ?? '/').split('?')[0] === notebookSessionPath) return this.notebooks.session(req, res);
     const notebook = matchNotebook(req.url ?? '/');
     if (notebook) return this.notebooks.handle(req, res, notebook);
+    // before route(), which drops a trailing slash: `.../proxy/` and `.../proxy` differ to the server behind
+    const proxied = matchProxy(req.url ?? '/');
+    if (proxied) return this.proxy.handle(req, res, proxied);
     this.route(req, res).catch((e) => sendError(res, e));
   }
 

@@ -213,7 +213,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   // Pod subresources that stream both ways (exec, attach, portforward) arrive as upgrade requests (kube/upgrade.ts)
   const upgrades = new Upgrades({
     client, fallback: app.handle,
-    handlers: [remoteCommandUpgrade({ client, exec: clusterPods ?? substrate, attach: substrate, log }), streamMux.upgrade, app.notebooks.upgrade],
+    handlers: [remoteCommandUpgrade({ client, exec: clusterPods ?? substrate, attach: substrate, log }), streamMux.upgrade, app.notebooks.upgrade, app.proxy.upgrade],
     pods: { portforward: (pod, req, socket, head, url) => servePortForward({ forwarder: substrate, log }, pod, req, socket, head, url) },
   });
   const upgradeListener = app.guardUpgrade(upgrades.listener);

@@ -6,8 +6,7 @@
 // here (App: `notebooks/proxy`); Skiff's own credentials are taken off it, so the notebook's code
 // never sees the token of the user who opened it. A server with a token (tenancy on: see
 // src/workloads/notebooks/token.ts) gets it from the proxy, in place of any Authorization the client sent.
-import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import { connect } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ApiError, StatusReason } from '../api/errors.js';
 import { Kinds } from '../api/index.js';
@@ -19,7 +18,11 @@ import type { Client } from '../store/client.js';
 import { serverToken } from '../workloads/notebooks/token.js';
 import { Authenticator, notebookCookie } from './auth/authn.js';
 import { sendError } from './body.js';
+import { relay, relayUpgrade, upstreamHeaders } from './http-relay.js';
 import { rejectUpgrade } from './kube/upgrade.js';
+
+// the request's headers as a server behind Skiff gets them (shared with the API's service proxy)
+export { upstreamHeaders, withoutCookie } from './http-relay.js';
 
 export interface NotebookRoute {
   namespace: string;
@@ -52,41 +55,6 @@ interface Upstream {
   port: number;
   path: string;
   headers: Record<string, string>;
-}
-
-// hop-by-hop headers (RFC 9110 7.6.1) end at the proxy; an upgrade sets its own again
-const hopByHop = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'proxy-authorization']);
-
-/**
- * The request's headers as the server gets them: Skiff's credentials off, the annotation's set, and
- * the server's own token last, so that neither the client nor the annotation can send another.
- */
-export function upstreamHeaders(req: { headers: IncomingHttpHeaders; socket?: { remoteAddress?: string } }, set: Record<string, string>, token?: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(req.headers)) {
-    if (v === undefined || hopByHop.has(k) || k === 'authorization') continue;
-    if (k === 'cookie') {
-      const kept = withoutCookie(Array.isArray(v) ? v.join('; ') : v, notebookCookie);
-      if (kept) out[k] = kept;
-      continue;
-    }
-    out[k] = Array.isArray(v) ? v.join(', ') : v;
-  }
-  const forwarded = req.socket?.remoteAddress;
-  if (forwarded) out['x-forwarded-for'] = out['x-forwarded-for'] ? `${out['x-forwarded-for']}, ${forwarded}` : forwarded;
-  out['x-forwarded-proto'] ??= 'http';
-  for (const [k, v] of Object.entries(set)) out[k.toLowerCase()] = v;
-  if (token !== undefined) out.authorization = `token ${token}`;
-  return out;
-}
-
-/** a Cookie header without cookie `name` (Skiff's token: the notebook's code must not see it) */
-export function withoutCookie(header: string, name: string): string {
-  return header
-    .split(';')
-    .map((p) => p.trim())
-    .filter((p) => p !== '' && p.slice(0, p.indexOf('=') < 0 ? p.length : p.indexOf('=')).trim() !== name)
-    .join('; ');
 }
 
 /** the Set-Cookie of the notebook cookie: `token` to set it, none to clear it */
@@ -155,17 +123,9 @@ export class NotebookProxy {
       return void res.end();
     }
     this.upstream(route, req).then((up) => {
-      const out = httpRequest({ host: up.host, port: up.port, method: req.method, path: up.path, headers: up.headers }, (r) => {
-        const headers: Record<string, string | string[]> = {};
-        for (const [k, v] of Object.entries(r.headers)) if (v !== undefined && !hopByHop.has(k)) headers[k] = v;
-        res.writeHead(r.statusCode ?? 502, headers);
-        r.pipe(res);
+      relay(req, res, { host: up.host, port: up.port, path: up.path, headers: up.headers }, {
+        failed: (e) => sendError(res, new ApiError(StatusReason.ServiceUnavailable, `notebook ${route.namespace}/${route.name}: ${e.message}`)),
       });
-      out.on('error', (e) => {
-        if (!res.headersSent) sendError(res, new ApiError(StatusReason.ServiceUnavailable, `notebook ${route.namespace}/${route.name}: ${e.message}`));
-        else res.destroy();
-      });
-      req.pipe(out);
     }, (e: unknown) => sendError(res, e));
   }
 
@@ -174,23 +134,7 @@ export class NotebookProxy {
     const route = matchNotebook(req.url ?? '/');
     if (!route) return false;
     this.upstream(route, req).then((up) => {
-      const conn = connect(up.port, up.host);
-      const fail = (): void => {
-        conn.destroy();
-        socket.destroy();
-      };
-      conn.once('error', (e) => (conn.connecting ? rejectUpgrade(socket, new ApiError(StatusReason.ServiceUnavailable, `notebook ${route.namespace}/${route.name}: ${e.message}`)) : fail()));
-      socket.once('error', fail);
-      conn.once('connect', () => {
-        const headers = { ...up.headers, connection: 'Upgrade', upgrade: req.headers.upgrade ?? 'websocket' };
-        const lines = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
-        conn.write(`${req.method ?? 'GET'} ${up.path} HTTP/1.1\r\n${lines}\r\n`);
-        if (head.length) conn.write(head);
-        conn.pipe(socket);
-        socket.pipe(conn);
-        conn.once('close', () => socket.destroy());
-        socket.once('close', () => conn.destroy());
-      });
+      relayUpgrade(req, socket, head, up, (e) => rejectUpgrade(socket, new ApiError(StatusReason.ServiceUnavailable, `notebook ${route.namespace}/${route.name}: ${e.message}`)));
     }, (e: unknown) => rejectUpgrade(socket, e));
     return true;
   };

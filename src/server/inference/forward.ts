@@ -9,8 +9,9 @@
 // A request is forwarded at most once: the forwarded copy carries `forwardedHeader`, and a replica
 // that gets one without holding the Lease answers 503 instead of passing it on again (two replicas
 // that each believe the other leads cannot bounce a request between them).
-import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import { Agent, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { endToEnd, relay } from '../http-relay.js';
 
 /** the Lease annotation where the leader publishes the address it serves at */
 export const leaderAddressAnnotation = 'skiff.dev/leader-address';
@@ -41,19 +42,6 @@ export interface LeaderForwarderOptions {
 
 /** An answer to send instead of the leader's: the gateway words it in the request's protocol. */
 export type Refuse = (status: number, message: string) => void;
-
-// RFC 9110 7.6.1: these describe one connection, not the message; so do the ones `Connection` names
-const hopByHop = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
-
-function endToEnd(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
-  const named = new Set(String(headers.connection ?? '').split(',').map((t) => t.trim().toLowerCase()).filter((t) => t !== ''));
-  const out: OutgoingHttpHeaders = {};
-  for (const [k, v] of Object.entries(headers)) {
-    if (v === undefined || hopByHop.has(k) || named.has(k)) continue;
-    out[k] = v;
-  }
-  return out;
-}
 
 export class LeaderForwarder {
   // connections to the leader are reused: most inference requests are small and many
@@ -105,42 +93,23 @@ export class LeaderForwarder {
     const hop = `1.1 ${this.opts.identity}`;
     headers.via = req.headers.via ? `${String(req.headers.via)}, ${hop}` : hop;
     headers[forwardedHeader] = this.opts.identity;
-    const up = httpRequest({ agent: this.agent, host: target.hostname.replace(/^\[|\]$/g, ''), port: target.port || 80, method: req.method ?? 'GET', path: req.url ?? '/', headers });
     let connectTimer: NodeJS.Timeout | undefined;
-    up.on('socket', (socket) => {
-      // a reused connection is already connected; a new one gets connectTimeoutMs (never a hang on an
-      // address that drops packets)
-      if (!socket.connecting) return;
-      connectTimer = setTimeout(() => up.destroy(new Error(`no connection within ${this.connectTimeoutMs / 1000}s`)), this.connectTimeoutMs);
-      socket.once('connect', () => clearTimeout(connectTimer));
+    relay(req, res, { agent: this.agent, host: target.hostname, port: Number(target.port || 80), path: req.url ?? '/', headers }, {
+      started: (up) => up.on('socket', (socket) => {
+        // a reused connection is already connected; a new one gets connectTimeoutMs (never a hang on an
+        // address that drops packets)
+        if (!socket.connecting) return;
+        connectTimer = setTimeout(() => up.destroy(new Error(`no connection within ${this.connectTimeoutMs / 1000}s`)), this.connectTimeoutMs);
+        socket.once('connect', () => clearTimeout(connectTimer));
+      }),
+      answerHeaders: (back, answer) => {
+        clearTimeout(connectTimer);
+        back.via = answer.headers.via ? `${answer.headers.via}, ${hop}` : hop;
+      },
+      failed: (e) => {
+        clearTimeout(connectTimer);
+        refuseNow(503, `the leader of Lease ${lease} (${holder}) at ${target.origin} did not answer: ${e.message}`);
+      },
     });
-    up.on('response', (answer) => {
-      clearTimeout(connectTimer);
-      if (res.destroyed) {
-        answer.destroy();
-        return;
-      }
-      const back = endToEnd(answer.headers);
-      back.via = answer.headers.via ? `${answer.headers.via}, ${hop}` : hop;
-      res.writeHead(answer.statusCode ?? 502, answer.statusMessage, back);
-      // a streamed answer is passed on as it comes
-      res.flushHeaders();
-      answer.pipe(res);
-      answer.on('error', () => res.destroy());
-    });
-    up.on('error', (e) => {
-      clearTimeout(connectTimer);
-      if (res.headersSent) {
-        res.destroy();
-        return;
-      }
-      refuseNow(503, `the leader of Lease ${lease} (${holder}) at ${target.origin} did not answer: ${e.message}`);
-    });
-    // the client went away before the answer was complete: so does the request to the leader
-    res.on('close', () => {
-      if (!res.writableFinished) up.destroy();
-    });
-    req.on('error', () => up.destroy());
-    req.pipe(up);
   }
 }

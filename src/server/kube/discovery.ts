@@ -62,7 +62,9 @@ export const servedSubresources: Record<string, SubresourceInfo[]> = {
     { name: 'exec', responseKind: { group: '', version: 'v1', kind: 'PodExecOptions' }, verbs: ['create', 'get'] },
     { name: 'log', responseKind: { group: '', version: 'v1', kind: 'Pod' }, verbs: ['get'] },
     { name: 'portforward', responseKind: { group: '', version: 'v1', kind: 'PodPortForwardOptions' }, verbs: ['create', 'get'] },
+    { name: 'proxy', responseKind: { group: '', version: 'v1', kind: 'PodProxyOptions' }, verbs: ['create', 'delete', 'get', 'patch', 'update'] },
   ],
+  '/Service': [{ name: 'proxy', responseKind: { group: '', version: 'v1', kind: 'ServiceProxyOptions' }, verbs: ['create', 'delete', 'get', 'patch', 'update'] }],
   '/ServiceAccount': [{ name: 'token', responseKind: { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' }, verbs: ['create'] }],
   '/Namespace': [{ name: 'finalize', responseKind: { group: '', version: 'v1', kind: 'Namespace' }, verbs: ['update'] }],
 };

@@ -56,12 +56,12 @@ describe('discovery', () => {
     assert.equal(pods.singularResource, 'pod');
     assert.deepEqual(pods.shortNames, ['po']);
     assert.deepEqual(pods.categories, ['all']);
-    assert.deepEqual(pods.subresources.map((s: any) => s.subresource), ['attach', 'eviction', 'exec', 'log', 'portforward', 'status']);
+    assert.deepEqual(pods.subresources.map((s: any) => s.subresource), ['attach', 'eviction', 'exec', 'log', 'portforward', 'proxy', 'status']);
     const legacy: any = d.apiResourceList('', 'v1');
     assert.deepEqual(legacy.resources.filter((r: any) => r.name.startsWith('pods')).map((r: any) => `${r.name} ${r.kind} ${r.verbs.join(',')}`), [
       'pods Pod create,delete,deletecollection,get,list,patch,update,watch', 'pods/attach PodAttachOptions create,get',
       'pods/eviction Eviction create', 'pods/exec PodExecOptions create,get', 'pods/log Pod get',
-      'pods/portforward PodPortForwardOptions create,get', 'pods/status Pod get,patch,update',
+      'pods/portforward PodPortForwardOptions create,get', 'pods/proxy PodProxyOptions create,delete,get,patch,update', 'pods/status Pod get,patch,update',
     ]);
     assert.equal(d.hasSubresource(defaultRegistry().forResource('', 'v1', 'namespaces')!, 'finalize'), true);
     assert.deepEqual(legacy.resources.find((r: any) => r.name === 'namespaces').verbs, ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch']);
@@ -139,6 +139,10 @@ describe('OpenAPI documents', () => {
     const core: any = docs.get('api/v1')?.doc;
     assert.equal(core.paths['/api/v1/namespaces/{namespace}/pods/{name}/exec'].post.operationId, 'connectCoreV1PostNamespacedPodExec');
     assert.equal(core.paths['/api/v1/namespaces/{namespace}/pods/{name}/log'].get.operationId, 'readCoreV1NamespacedPodLog');
+    // the proxy subresources, with and without the path behind, every method their verbs name (as kube-apiserver's)
+    assert.equal(core.paths['/api/v1/namespaces/{namespace}/services/{name}/proxy'].put.operationId, 'connectCoreV1PutNamespacedServiceProxy');
+    assert.equal(core.paths['/api/v1/namespaces/{namespace}/services/{name}/proxy/{path}'].post.operationId, 'connectCoreV1PostNamespacedServiceProxyWithPath');
+    assert.deepEqual(Object.keys(core.paths['/api/v1/namespaces/{namespace}/pods/{name}/proxy/{path}']).sort(), ['delete', 'get', 'parameters', 'patch', 'post', 'put']);
     assert.ok(core.components.schemas['io.k8s.api.core.v1.Pod']);
   });
 

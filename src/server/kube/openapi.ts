@@ -242,10 +242,22 @@ class DocBuilder {
         responses: { '200': { content: { '*/*': { schema: { type: 'string' } } }, description: 'OK' }, '401': { description: 'Unauthorized' } },
       });
       const item: Record<string, unknown> = {};
-      if (s.verbs.includes('get')) item.get = connect('Get');
-      if (s.verbs.includes('create')) item.post = connect('Post');
+      // a proxy takes every method; its verbs name them as RBAC does (update: PUT)
+      const methods: [string, string, string][] = [['get', 'get', 'Get'], ['create', 'post', 'Post'], ['update', 'put', 'Put'], ['patch', 'patch', 'Patch'], ['delete', 'delete', 'Delete']];
+      for (const [verb, method, name] of methods) if (s.verbs.includes(verb)) item[method] = connect(name);
       item.parameters = params.filter((p) => p.name !== 'pretty');
       this.paths[path] = item;
+      if (s.name === 'proxy') {
+        // `.../proxy/{path}`: the path on the server behind, as kube-apiserver documents it
+        const withPath: Record<string, unknown> = {};
+        const pathConnect = (m: string): unknown => this.op('connect', `connect${this.G}${this.V}${m}${id}WithPath`, gvk, `connect ${m} requests to ${s.name} of ${r.kind}`, {
+          parameters: this.params(['path']),
+          responses: { '200': { content: { '*/*': { schema: { type: 'string' } } }, description: 'OK' }, '401': { description: 'Unauthorized' } },
+        });
+        for (const [verb, method, name] of methods) if (s.verbs.includes(verb)) withPath[method] = pathConnect(name);
+        withPath.parameters = [...params.filter((p) => p.name !== 'pretty'), { name: 'path', in: 'path', required: true, description: 'path to the resource', schema: { type: 'string', uniqueItems: true } }];
+        this.paths[`${path}/{path}`] = withPath;
+      }
       return;
     }
     const builtinResponse = this.catalog.componentOf(gvk.group, gvk.version, gvk.kind);
