@@ -70,7 +70,19 @@ echo "$out"
 model_uri=$(echo "$out" | sed -n 's/^  output Output: //p' | head -n 1)
 train_run=$(echo "$out" | sed -n 's/^run \([^ ]*\) [A-Z]*:.*/\1/p' | tail -n 1)
 [ -n "$model_uri" ] || { echo "the pipeline produced no model"; exit 1; }
-sed "s#MODEL_URI#$model_uri#" examples/serving/sklearn-digits.yaml > "$data/sklearn-digits.yaml"
+
+step "Registering the model in the Model Registry (Kubeflow's REST API), with an alias, and deploying it from there"
+mr="$SKIFF_SERVER/api/model_registry/v1alpha3"
+post() { curl -sf -H 'content-type: application/json' "$@"; }
+id() { node -e 'let s="";process.stdin.on("data",(d)=>s+=d).on("end",()=>console.log(JSON.parse(s).id))'; }
+model_id=$(post "$mr/registered_models" -d '{"name": "digits", "owner": "demo", "description": "handwritten digits, 8x8"}' | id)
+version_id=$(post "$mr/model_versions" -d "{\"name\": \"v1\", \"author\": \"demo\", \"registeredModelId\": \"$model_id\"}" | id)
+post "$mr/model_versions/$version_id/artifacts" -d "{\"artifactType\": \"model-artifact\", \"name\": \"digits\", \"uri\": \"$model_uri\", \"modelFormatName\": \"sklearn\", \"modelFormatVersion\": \"1\"}" >/dev/null
+post -X PUT "$mr/registered_models/$model_id/aliases/production" -d "{\"modelVersionId\": \"$version_id\"}" >/dev/null
+printf '  registered model %s, version v1 (id %s), alias production -> v1; the artifact knows the run that made it:\n' "$model_id" "$version_id"
+curl -s "$mr/model_versions/$version_id/artifacts" | node -e 'let s="";process.stdin.on("data",(d)=>s+=d).on("end",()=>{const a=JSON.parse(s).items[0];console.log(`  modelSourceKind=${a.modelSourceKind} modelSourceName=${a.modelSourceName} modelSourceId=${a.modelSourceId}`)})'
+run skiff get registeredmodels,modelversions,modelaliases
+sed "s#MODEL_URI#model-registry://digits@production#" examples/serving/sklearn-digits.yaml > "$data/sklearn-digits.yaml"
 run skiff apply -f "$data/sklearn-digits.yaml"
 run skiff wait inferenceservice/sklearn-digits --for=condition=Ready --timeout=120s
 run skiff get inferenceservices
@@ -92,6 +104,28 @@ for _ in $(seq 1 100); do
   sleep 0.2
 done
 
+step "NVIDIA's GPU pipeline on CPU (examples/stories/gpu-pipeline): images, a small ResNet, ONNX, Triton, a web app"
+run skiff run examples/stories/gpu-pipeline/gpu_pipeline.yaml --watch | tee "$data/gpu-pipeline.out"
+gpu_run=$(sed -n 's/^run \([^ ]*\) [A-Z]*:.*/\1/p' "$data/gpu-pipeline.out" | tail -n 1)
+run skiff wait inferenceservice/shapes-resnet --for=condition=Ready --timeout=180s
+run skiff get inferenceservice shapes-resnet
+# the web app's program goes in a ConfigMap, as the example's README does it with kubectl
+export KUBECONFIG
+KUBECONFIG=$(skiff kubeconfig --path --data-dir "$data")
+run .venv-clients/bin/kubectl create configmap shapes-webapp --from-file=examples/stories/gpu-pipeline/webapp.py
+run .venv-clients/bin/kubectl apply -f examples/stories/gpu-pipeline/webapp.yaml
+app="$SKIFF_SERVER/api/v1/namespaces/default/services/shapes-webapp/proxy"
+for _ in $(seq 1 150); do curl -sf "$app/" >/dev/null && break; sleep 0.2; done
+# a triangle drawn here, not one of the pipeline's images
+.venv/bin/python -c 'from PIL import Image, ImageDraw; i = Image.new("RGB", (80, 80), (30, 30, 50)); ImageDraw.Draw(i).polygon([(40, 14), (16, 62), (64, 62)], fill=(240, 120, 200)); i.save("'"$data"'/triangle.png")'
+printf '\033[2m$ curl -F image=@triangle.png -H "Accept: application/json" $SKIFF_SERVER/api/v1/namespaces/default/services/shapes-webapp/proxy/classify\033[0m\n'
+curl -s -F image=@"$data/triangle.png" -H 'Accept: application/json' "$app/classify"; echo
+printf '\033[2m$ curl -F image=@README.md .../proxy/classify   (not an image)\033[0m\n'
+curl -s -w '   (HTTP %{http_code})\n' -F image=@README.md -H 'Accept: application/json' "$app/classify"
+printf '  The web app, while the demo runs: %s/\n' "$app"
+run skiff delete pod shapes-webapp
+run skiff delete inferenceservice shapes-resnet
+
 step "Hyperparameter tuning: a Katib Experiment, 12 trials, 3 at a time"
 run skiff apply -f examples/tuning/random-quadratic.yaml
 run skiff wait experiment/random-quadratic --for=condition=Succeeded --timeout=180s
@@ -105,6 +139,7 @@ cat <<TXT
                 bin/skiff get pods; bin/skiff logs job/pi; bin/skiff describe job flaky
   The API:      curl http://127.0.0.1:8080/apis/batch/v1/namespaces/default/jobs ; /openapi/v3 describes every route
   Tuning:       bin/skiff get experiments,trials,suggestions; bin/skiff describe experiment random-quadratic
+  Registry:     curl http://127.0.0.1:8080/api/model_registry/v1alpha3/registered_models ; bin/skiff get modelversions,modelaliasmoves
   Serving:      bin/skiff get isvc,revisions; curl http://127.0.0.1:8080/serving/default/sklearn-digits/v1/models/sklearn-digits ; /metrics
   kubectl:      export KUBECONFIG=\$(bin/skiff kubeconfig --path --data-dir $data); .venv-clients/bin/kubectl get pods,jobs
                 (while skiff up runs; the Python kubernetes client, TrainingClient and KServeClient read it too)
@@ -114,6 +149,8 @@ cat <<TXT
                 bin/skiff up --data-dir $data      # serves http://127.0.0.1:8080 unless --port says otherwise
                 http://127.0.0.1:8080/ui/default/runs/${wc_run:-}  (the word-count run: graph, artifacts, logs)
                 http://127.0.0.1:8080/ui/default/runs/${train_run:-}  (the run that trained the digits model)
+                http://127.0.0.1:8080/ui/default/registeredmodels/${model_id:-}  (the model in the registry: versions, alias, lineage)
+                http://127.0.0.1:8080/ui/default/runs/${gpu_run:-}  (the GPU pipeline's run: images, ResNet, ONNX, deploy)
                 http://127.0.0.1:8080/ui/default                         (what ran in the namespace)
                 http://127.0.0.1:8080/ui/default/experiments.kubeflow.org/random-quadratic  (the tuning experiment: trials, charts)
                 http://127.0.0.1:8080/ui/cluster/cluster-overview        (the node's allocation, Pending Pods, warnings)
