@@ -216,9 +216,14 @@ describe('the dashboard: Model Registry', { skip, timeout: 420_000 }, () => {
     await panel.getByRole('button', { name: 'Set alias' }).click();
     await panel.getByRole('alert').filter({ hasText: /alias: "Prod!"/ }).waitFor();
     const history = panel.getByRole('table', { name: 'Alias history' });
-    await history.locator('tbody tr').nth(2).waitFor();
-    const rows = (await history.locator('tbody tr').allInnerTexts()).map((r) => r.split('\t').slice(1).join(' | '));
-    assert.deepEqual(rows, ['@staging | set on v2 | skiff-admin', '@production | moved from v1 to v2 | skiff-admin', '@production | set on v1 | skiff-admin']);
+    // the history and the aliases are read apart: wait for the history to show the third move
+    const expected = ['@staging | set on v2 | skiff-admin', '@production | moved from v1 to v2 | skiff-admin', '@production | set on v1 | skiff-admin'];
+    let rows: string[] = [];
+    for (const t0 = Date.now(); Date.now() - t0 < 10_000; await new Promise((r) => setTimeout(r, 100))) {
+      rows = (await history.locator('tbody tr').allInnerTexts()).map((r) => r.split('\t').slice(1).join(' | '));
+      if (rows.length === expected.length && rows.every((r, i) => r === expected[i])) break;
+    }
+    assert.deepEqual(rows, expected);
     await ui.shot('registry-aliases');
     await history.scrollIntoViewIfNeeded();
     await ui.shot('registry-alias-history');
@@ -226,7 +231,7 @@ describe('the dashboard: Model Registry', { skip, timeout: 420_000 }, () => {
     ui.page.once('dialog', (d) => void d.accept());
     await panel.getByRole('button', { name: 'Remove alias staging' }).click();
     await history.getByText('removed from v2').waitFor();
-    assert.equal(await versions.getByText('@staging').count(), 0);
+    await versions.getByText('@staging').waitFor({ state: 'detached' });
     assert.deepEqual((await s.get(`${API}/registered_models/${model}/aliases`)).items.map((a: any) => a.name), ['production']);
     await ui.open(`/ui/default/modelversions/${v2}`);
     await ui.page.getByRole('heading', { name: /v2/ }).getByText('@production').waitFor();
