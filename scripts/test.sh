@@ -10,7 +10,15 @@ npx depcruise src --config .dependency-cruiser.cjs --output-type err
 echo "[test] web units"
 npx vitest run --root web --reporter=dot
 # bench/ has unit tests of its own (bench/tuning's problems and scoring)
-mapfile -t files < <(find dist/src dist/test dist/bench -name '*.test.js' | sort)
+mapfile -t all < <(find dist/src dist/test dist/bench -name '*.test.js' | sort)
+# the longest files start first, so that none of them is left running alone at the end (measured in
+# CI: 60-170 s each; the rest take under 60 s)
+slow=(kubectl-conformance ui-run-graph kubernetes-conformance conformance kfp-conformance training-tensorflow
+  kubernetes-node kubernetes-ha story-recommender serving training serving-tensorflow kubernetes)
+files=()
+for name in "${slow[@]}"; do [ -f "dist/test/$name.test.js" ] && files+=("dist/test/$name.test.js"); done
+for f in "${all[@]}"; do [[ " ${files[*]} " == *" $f "* ]] || files+=("$f"); done
 echo "[test] ${#files[@]} test files"
-# e2e tests start real servers and processes: two at a time suits a 2-core machine
-node --test --test-concurrency=2 --test-timeout=300000 "${files[@]}"
+# e2e tests start real servers and processes and wait on them much of the time: three at a time keeps
+# a 2-core machine busy (at two, the suite used about half of its CPU time)
+node --test --test-concurrency="${SKIFF_TEST_CONCURRENCY:-3}" --test-timeout=300000 "${files[@]}"
