@@ -5,13 +5,13 @@
 // from the host, the address is printed by `skiff up`. A separate port (not the API's) because
 // grpc's insecure channel speaks HTTP/2 with prior knowledge, which the API's HTTP/1.1 server
 // cannot take.
-import type { Http2Server, ServerHttp2Session } from 'node:http2';
-import type { AddressInfo } from 'node:net';
+import type { ServerHttp2Session } from 'node:http2';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '../../store/client.js';
 import { grpcServer } from './grpc.js';
 import { dbManagerMethods, type DbManagerAccess } from './service.js';
+import { listenOn } from '../listen.js';
 
 /** Katib's Service for its DB manager: its name, namespace and port, as the SDK's default dials */
 export const KatibDbManagerService = { name: 'katib-db-manager', namespace: 'kubeflow', port: 6789 } as const;
@@ -24,17 +24,6 @@ export interface KatibDbManager {
   /** whether Pods reach it at Katib's default address (the port is Katib's) */
   podsUseDefault: boolean;
   close(): Promise<void>;
-}
-
-function listenOn(server: Http2Server, host: string, port: number): Promise<number | undefined> {
-  return new Promise((resolve) => {
-    const onError = (): void => resolve(undefined);
-    server.once('error', onError);
-    server.listen(port, host, () => {
-      server.off('error', onError);
-      resolve((server.address() as AddressInfo).port);
-    });
-  });
 }
 
 /** addresses to try, best first: the last one used (running Pods' hosts files name it), 127.0.0.2 (where Pods reach the API), then a few of Skiff's own */

@@ -5,8 +5,8 @@
 // address with isolation, else a loopback address of its own) and the kubelet puts that address in
 // every Pod's hosts file under the Service's names, so the unchanged client works as on Kubeflow.
 // Only KFP's REST API (`/apis/...`) is answered there, as ml-pipeline's HTTP port answers it.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { listenOn } from '../listen.js';
 
 /** KFP's API Service: its name, namespace and HTTP port, as kfp.Client's in-cluster default dials */
 export const KfpApiService = { name: 'ml-pipeline', namespace: 'kubeflow', port: 8888 } as const;
@@ -15,17 +15,6 @@ export interface KfpInClusterService {
   host: string;
   port: number;
   close(): Promise<void>;
-}
-
-function listenOn(server: Server, host: string, port: number): Promise<number | undefined> {
-  return new Promise((resolve) => {
-    const onError = (): void => resolve(undefined);
-    server.once('error', onError);
-    server.listen(port, host, () => {
-      server.off('error', onError);
-      resolve((server.address() as AddressInfo).port);
-    });
-  });
 }
 
 /** whether a request is for KFP's REST API (what ml-pipeline's port 8888 serves) */
