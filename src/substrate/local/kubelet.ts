@@ -96,6 +96,8 @@ const osSignals = constants.signals as Record<string, number>;
 const terminalPhase = (p: Pod): boolean => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
 /** a container that ran this long without failing starts its back-off afresh */
 const backoffResetMs = 10 * 60_000;
+/** how long an attach waits for a just-started container to open its stdin FIFO */
+const STDIN_OPEN_WAIT_MS = 5_000;
 
 export class Kubelet {
   private readonly pods = new Map<string, PodRuntime>();
@@ -1099,7 +1101,11 @@ export class Kubelet {
     const stateDir = runDir(podDir, cname, n);
     let stdin: Writable | undefined;
     if (opts.stdin && spec.stdin && !(spec.stdinOnce && this.stdinTaken.has(stateDir))) {
-      stdin = openStdin(stateDir);
+      // a container reported running may not have opened its FIFO yet (its `sh` step has not run):
+      // the writer cannot open before a reader has, so it tries again for a while
+      for (const t0 = Date.now(); !(stdin = openStdin(stateDir)) && !done() && !signal.aborted && Date.now() - t0 < STDIN_OPEN_WAIT_MS;) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
       if (stdin && spec.stdinOnce) this.stdinTaken.add(stateDir);
     }
     const pid = c?.proc?.pid;
