@@ -20,5 +20,6 @@ for name in "${slow[@]}"; do [ -f "dist/test/$name.test.js" ] && files+=("dist/t
 for f in "${all[@]}"; do [[ " ${files[*]} " == *" $f "* ]] || files+=("$f"); done
 echo "[test] ${#files[@]} test files"
 # e2e tests start real servers and processes and wait on them much of the time: three at a time keeps
-# a 2-core machine busy (at two, the suite used about half of its CPU time)
-node --test --test-concurrency="${SKIFF_TEST_CONCURRENCY:-3}" --test-timeout=300000 "${files[@]}"
+# a 2-core machine busy (at two, the suite used about half of its CPU time); a file gets 10 minutes:
+# the longest take 60-170 s on a quiet machine and passed 300 s at a load of 24
+node --test --test-concurrency="${SKIFF_TEST_CONCURRENCY:-3}" --test-timeout=600000 "${files[@]}"
