@@ -7,7 +7,8 @@
 # Nothing ships these as packages (Debian's etcd 3.4 is too old for current client-go's watch-list), so
 # they are built once per machine: about 10-20 minutes cold on two busy cores, seconds when warm, and
 # nothing at all when every binary already reports the pinned version.
-# Run by scripts/setup.sh when SKIFF_KUBERNETES=1, or directly: bash scripts/kubernetes.sh
+# Run by scripts/test.sh beside the tests when a binary is missing (SKIFF_KUBERNETES=0: not), by
+# scripts/setup.sh when SKIFF_KUBERNETES=1, or directly: bash scripts/kubernetes.sh [--check]
 set -euo pipefail
 
 K8S_VERSION=${SKIFF_K8S_VERSION:-1.35.4}   # k8s.io/kubernetes; its staging modules are published as v0.35.4
@@ -31,6 +32,17 @@ mkdir -p "$bin"
 
 # a binary is current when its --version names the pinned version
 has_version() { [ -x "$bin/$1" ] && "$bin/$1" --version 2>/dev/null | grep -q "$2"; }
+
+# --check: exit 0 when every binary (and kwok's Stages, where Go can build kwok) is current, 1 when a
+# build is needed; builds nothing
+if [ "${1:-}" = --check ]; then
+  for b in kube-apiserver kube-scheduler kube-controller-manager; do has_version "$b" "v$K8S_VERSION\$" || exit 1; done
+  has_version etcd "etcd Version: $ETCD_VERSION\$" || exit 1
+  if go version | grep -qE 'go1\.(2[6-9]|[3-9][0-9])'; then
+    has_version kwok "v$KWOK_VERSION\b" && [ "$(cat "$home/kwok-stage/VERSION" 2>/dev/null)" = "$KWOK_VERSION" ] || exit 1
+  fi
+  exit 0
+fi
 
 # ---- kube-apiserver, kube-scheduler, kube-controller-manager ----
 # k8s.io/kubernetes cannot be built with `go install pkg@version`: its go.mod replaces ~30 staging modules
