@@ -22,7 +22,11 @@ import { Client } from '../store/client.js';
 import { KubeHttp } from '../store/kube/http.js';
 import { KubeconfigError, loadKubeconfig, type ClusterConnection } from '../store/kube/kubeconfig.js';
 import { KubeStore } from '../store/kube/store.js';
+import { LocalArtifactStore } from '../artifacts/local.js';
+import type { PodArtifacts } from '../substrate/local/kubelet.js';
 import { Environments } from '../substrate/local/environments.js';
+import { artifactSecret, secretS3Store } from '../workloads/pipelines/artifact-roots.js';
+import { PodLauncher, podLauncherPlan, type LauncherPlan } from '../workloads/pipelines/launcher.js';
 import { LocalSubstrate } from '../substrate/local/index.js';
 import { isLoopbackCidr, parseIpv4Cidr, podNetwork } from '../substrate/local/network.js';
 import { every, type Timer } from '../util/timers.js';
@@ -186,6 +190,7 @@ export async function startNodeAgent(opts: NodeAgentOptions): Promise<NodeAgent>
   let leaseTimer: Timer | undefined;
   let statusTimer: Timer | undefined;
   let substrate: LocalSubstrate | undefined;
+  let s3Stores: { destroy(): void } | undefined;
   const cleanup = async (): Promise<void> => {
     leaseTimer?.clear();
     statusTimer?.clear();
@@ -197,6 +202,7 @@ export async function startNodeAgent(opts: NodeAgentOptions): Promise<NodeAgent>
     await recorder.flush();
     await substrate?.stop();
     await store.close();
+    s3Stores?.destroy();
     http.close();
   };
   try {
@@ -371,6 +377,25 @@ export async function startNodeAgent(opts: NodeAgentOptions): Promise<NodeAgent>
       await http.request('PUT', leasePath, { body: { ...lease, spec: { ...lease.spec, ...spec } } });
     };
 
+    // KFP's launcher for the task Pods of runs whose pipeline root is in S3: the namespace's
+    // credentials (its mlpipeline-minio-artifact Secret) or the config's, on the config's S3 server
+    const s3 = config.artifacts.s3 ? new (await import('../artifacts/s3.js')).S3Stores(config.artifacts.s3, { stagingDir: join(opts.dataDir, 'artifact-staging'), cacheDir: join(opts.dataDir, 'artifact-cache') }) : undefined;
+    s3Stores = s3;
+    const launcher = new PodLauncher(new LocalArtifactStore(join(opts.dataDir, 'pods')), async (namespace, root) => {
+      if (!s3) throw new Error(`node ${nodeName} has no S3 server configured (artifacts.s3 in the config given to skiff node --config), so it cannot reach pipeline root ${root}`);
+      let secret: StoredObject | undefined;
+      try {
+        secret = await http.request<StoredObject>('GET', `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets/${artifactSecret}`);
+      } catch (e) {
+        if (!isNotFound(e)) throw e;
+      }
+      return secretS3Store(secret as { data?: Record<string, string> } | undefined, s3, namespace, root);
+    });
+    const podArtifacts: PodArtifacts = {
+      wants: (pod) => podLauncherPlan(pod) !== undefined,
+      download: (pod, paths, signal) => launcher.download(pod.metadata.namespace ?? 'default', podLauncherPlan(pod) as LauncherPlan, paths, signal),
+      upload: (pod, paths, signal) => launcher.upload(pod.metadata.namespace ?? 'default', podLauncherPlan(pod) as LauncherPlan, paths, signal),
+    };
     const pythonBase = join(repoRoot, '.venv', 'bin', 'python');
     substrate = new LocalSubstrate({
       client, recorder, manager, dataDir: opts.dataDir, nodeName, node: config.node,
@@ -378,7 +403,7 @@ export async function startNodeAgent(opts: NodeAgentOptions): Promise<NodeAgent>
       environments: new Environments(config.environments, { path: defaultPath(), env: { SKIFF_HOME: repoRoot } }),
       ...(existsSync(pythonBase) ? { python: { basePython: pythonBase, ...(config.pythonZygote ? { zygote: { script: join(repoRoot, 'python', 'skiff_zygote.py'), client: join(repoRoot, 'build', 'skiff-pyfork') } } : {}) } } : {}),
       version, crashLoopBaseMs: config.crashLoopBackoffMs, crashLoopMaxMs: config.crashLoopBackoffMaxMs, metricsIntervalMs: config.metricsResolutionMs, log,
-      cluster: { registerNode, hostIp: nodeIp },
+      cluster: { registerNode, hostIp: nodeIp }, podArtifacts,
     });
     await substrate.start();
     manager.start();
