@@ -4,6 +4,8 @@
 // with the local substrate's kubelet (the same code that runs Pods on one machine, here reading and
 // writing through the cluster's API server), and serves the kubelet API's containerLogs to the API
 // server, so that `kubectl logs` reaches the Pods it runs, and its exec, so that `kubectl exec` does.
+// For pipeline task Pods that carry KFP's launcher plan it is their launcher: their input artifacts
+// downloaded from S3 before their containers start, their outputs uploaded after.
 import { X509Certificate } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
@@ -42,7 +44,8 @@ export interface NodeAgentOptions {
   nodeName: string;
   /** the agent's own state: Pods' run directories and logs, Python environments, its serving certificate */
   dataDir: string;
-  /** Skiff's config file: its `environments:` (images), `node:` (capacity overrides), crash-loop back-off */
+  /** Skiff's config file: its `environments:` (images), `node:` (capacity overrides), crash-loop back-off,
+   *  `artifacts.s3` (the S3 server of pipeline task Pods' artifacts) */
   configFile?: string;
   /** the node's address: its InternalIP, the Pods' hostIP, where the kubelet API listens (default 127.0.0.1) */
   nodeIp?: string;

@@ -14,7 +14,9 @@
 // For an S3 root, a task's inputs are downloaded before its Pod and its outputs uploaded after it
 // (staging.ts). Those transfers run in the background (transfers.ts): a pass starts one, records the
 // task as waiting on it and goes on; the transfer's end queues the run again, and that pass reads
-// the outcome. One large artifact never holds up the other runs' steps.
+// the outcome. One large artifact never holds up the other runs' steps. On a cluster a task Pod may
+// run on another machine: its node does the launcher's part instead (launcher.ts), and the outputs
+// are read from S3.
 import { createHash } from 'node:crypto';
 import { setCondition } from '../../api/conditions.js';
 import type { Pod } from '../../api/core-types.js';
