@@ -251,6 +251,8 @@ export class Kubelet {
     const rt = this.runtimeFor(pod);
     if (terminalPhase(pod)) {
       this.killAll(rt, 'SIGKILL');
+      // its launcher's steps are over (reported in its phase)
+      this.artifactSteps.delete(rt.uid);
       this.addresses.release(rt.uid);
       if (rt.net) {
         rt.net = undefined;
@@ -541,7 +543,7 @@ export class Kubelet {
     const t0 = Date.now();
     recorder.event(pod, 'Normal', kind === 'inputs' ? 'DownloadingInputs' : 'UploadingOutputs', kind === 'inputs' ? 'Downloading the input artifacts' : 'Uploading the outputs');
     const paths = this.podPaths(pod, rt);
-    const work = kind === 'inputs' ? artifacts.download(pod, paths, abort.signal) : artifacts.upload(pod, paths, abort.signal);
+    const work = Promise.resolve().then(() => (kind === 'inputs' ? artifacts.download(pod, paths, abort.signal) : artifacts.upload(pod, paths, abort.signal)));
     work.then(() => {
       if (steps[kind] !== step) return;
       steps[kind] = { state: 'done' };
