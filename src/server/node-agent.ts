@@ -25,10 +25,9 @@ import { KubeHttp } from '../store/kube/http.js';
 import { KubeconfigError, loadKubeconfig, type ClusterConnection } from '../store/kube/kubeconfig.js';
 import { KubeStore } from '../store/kube/store.js';
 import { LocalArtifactStore } from '../artifacts/local.js';
-import type { PodArtifacts } from '../substrate/local/kubelet.js';
 import { Environments } from '../substrate/local/environments.js';
 import { artifactSecret, secretS3Store } from '../workloads/pipelines/artifact-roots.js';
-import { PodLauncher, podLauncherPlan, type LauncherPlan } from '../workloads/pipelines/launcher.js';
+import { PodLauncher, nodeLauncher } from '../workloads/pipelines/launcher.js';
 import { LocalSubstrate } from '../substrate/local/index.js';
 import { isLoopbackCidr, parseIpv4Cidr, podNetwork } from '../substrate/local/network.js';
 import { every, type Timer } from '../util/timers.js';
@@ -394,11 +393,7 @@ export async function startNodeAgent(opts: NodeAgentOptions): Promise<NodeAgent>
       }
       return secretS3Store(secret as { data?: Record<string, string> } | undefined, s3, namespace, root);
     });
-    const podArtifacts: PodArtifacts = {
-      wants: (pod) => podLauncherPlan(pod) !== undefined,
-      download: (pod, paths, signal) => launcher.download(pod.metadata.namespace ?? 'default', podLauncherPlan(pod) as LauncherPlan, paths, signal),
-      upload: (pod, paths, signal) => launcher.upload(pod.metadata.namespace ?? 'default', podLauncherPlan(pod) as LauncherPlan, paths, signal),
-    };
+    const podArtifacts = nodeLauncher(launcher);
     const pythonBase = join(repoRoot, '.venv', 'bin', 'python');
     substrate = new LocalSubstrate({
       client, recorder, manager, dataDir: opts.dataDir, nodeName, node: config.node,

@@ -11,6 +11,7 @@ import { posix } from 'node:path';
 import type { Volume, VolumeMount } from '../../api/core-types.js';
 import { parseS3Uri } from '../../artifacts/s3-uri.js';
 import type { ArtifactStore } from '../../artifacts/store.js';
+import type { PodArtifacts } from '../../substrate/local/kubelet.js';
 import { copyAcross } from '../../artifacts/transfer.js';
 import type { RootStore } from './artifact-roots.js';
 import { localPathForUri, type ArtifactList, type ExecutorInput } from './executor-input.js';
@@ -165,4 +166,18 @@ export class PodLauncher {
       throw new Error(`uploading ${what} to ${uri}: ${(e as Error).message}`);
     }
   }
+}
+
+/** The launcher as a node's kubelet asks for it: for the Pods that carry a plan. */
+export function nodeLauncher(launcher: PodLauncher): PodArtifacts {
+  const plan = (pod: { metadata: { annotations?: Record<string, string> } }): LauncherPlan => {
+    const p = podLauncherPlan(pod);
+    if (!p) throw new Error(`the Pod has no annotation ${launcherAnnotation}`);
+    return p;
+  };
+  return {
+    wants: (pod) => podLauncherPlan(pod) !== undefined,
+    download: (pod, paths, signal) => launcher.download(pod.metadata.namespace ?? 'default', plan(pod), paths, signal),
+    upload: (pod, paths, signal) => launcher.upload(pod.metadata.namespace ?? 'default', plan(pod), paths, signal),
+  };
 }
