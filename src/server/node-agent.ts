@@ -4,6 +4,8 @@
 // with the local substrate's kubelet (the same code that runs Pods on one machine, here reading and
 // writing through the cluster's API server), and serves the kubelet API's containerLogs to the API
 // server, so that `kubectl logs` reaches the Pods it runs, and its exec, so that `kubectl exec` does.
+// For pipeline task Pods that carry KFP's launcher plan it is their launcher: their input artifacts
+// downloaded from S3 before their containers start, their outputs uploaded after.
 import { X509Certificate } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
@@ -22,7 +24,10 @@ import { Client } from '../store/client.js';
 import { KubeHttp } from '../store/kube/http.js';
 import { KubeconfigError, loadKubeconfig, type ClusterConnection } from '../store/kube/kubeconfig.js';
 import { KubeStore } from '../store/kube/store.js';
+import { LocalArtifactStore } from '../artifacts/local.js';
 import { Environments } from '../substrate/local/environments.js';
+import { artifactSecret, secretS3Store } from '../workloads/pipelines/artifact-roots.js';
+import { PodLauncher, nodeLauncher } from '../workloads/pipelines/launcher.js';
 import { LocalSubstrate } from '../substrate/local/index.js';
 import { isLoopbackCidr, parseIpv4Cidr, podNetwork } from '../substrate/local/network.js';
 import { every, type Timer } from '../util/timers.js';
@@ -38,7 +43,8 @@ export interface NodeAgentOptions {
   nodeName: string;
   /** the agent's own state: Pods' run directories and logs, Python environments, its serving certificate */
   dataDir: string;
-  /** Skiff's config file: its `environments:` (images), `node:` (capacity overrides), crash-loop back-off */
+  /** Skiff's config file: its `environments:` (images), `node:` (capacity overrides), crash-loop back-off,
+   *  `artifacts.s3` (the S3 server of pipeline task Pods' artifacts) */
   configFile?: string;
   /** the node's address: its InternalIP, the Pods' hostIP, where the kubelet API listens (default 127.0.0.1) */
   nodeIp?: string;
@@ -186,6 +192,7 @@ export async function startNodeAgent(opts: NodeAgentOptions): Promise<NodeAgent>
   let leaseTimer: Timer | undefined;
   let statusTimer: Timer | undefined;
   let substrate: LocalSubstrate | undefined;
+  let s3Stores: { destroy(): void } | undefined;
   const cleanup = async (): Promise<void> => {
     leaseTimer?.clear();
     statusTimer?.clear();
@@ -197,6 +204,7 @@ export async function startNodeAgent(opts: NodeAgentOptions): Promise<NodeAgent>
     await recorder.flush();
     await substrate?.stop();
     await store.close();
+    s3Stores?.destroy();
     http.close();
   };
   try {
@@ -371,6 +379,21 @@ export async function startNodeAgent(opts: NodeAgentOptions): Promise<NodeAgent>
       await http.request('PUT', leasePath, { body: { ...lease, spec: { ...lease.spec, ...spec } } });
     };
 
+    // KFP's launcher for the task Pods of runs whose pipeline root is in S3: the namespace's
+    // credentials (its mlpipeline-minio-artifact Secret) or the config's, on the config's S3 server
+    const s3 = config.artifacts.s3 ? new (await import('../artifacts/s3.js')).S3Stores(config.artifacts.s3, { stagingDir: join(opts.dataDir, 'artifact-staging'), cacheDir: join(opts.dataDir, 'artifact-cache') }) : undefined;
+    s3Stores = s3;
+    const launcher = new PodLauncher(new LocalArtifactStore(join(opts.dataDir, 'pods')), async (namespace, root) => {
+      if (!s3) throw new Error(`node ${nodeName} has no S3 server configured (artifacts.s3 in the config given to skiff node --config), so it cannot reach pipeline root ${root}`);
+      let secret: StoredObject | undefined;
+      try {
+        secret = await http.request<StoredObject>('GET', `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets/${artifactSecret}`);
+      } catch (e) {
+        if (!isNotFound(e)) throw e;
+      }
+      return secretS3Store(secret as { data?: Record<string, string> } | undefined, s3, namespace, root);
+    });
+    const podArtifacts = nodeLauncher(launcher);
     const pythonBase = join(repoRoot, '.venv', 'bin', 'python');
     substrate = new LocalSubstrate({
       client, recorder, manager, dataDir: opts.dataDir, nodeName, node: config.node,
@@ -378,7 +401,7 @@ export async function startNodeAgent(opts: NodeAgentOptions): Promise<NodeAgent>
       environments: new Environments(config.environments, { path: defaultPath(), env: { SKIFF_HOME: repoRoot } }),
       ...(existsSync(pythonBase) ? { python: { basePython: pythonBase, ...(config.pythonZygote ? { zygote: { script: join(repoRoot, 'python', 'skiff_zygote.py'), client: join(repoRoot, 'build', 'skiff-pyfork') } } : {}) } } : {}),
       version, crashLoopBaseMs: config.crashLoopBackoffMs, crashLoopMaxMs: config.crashLoopBackoffMaxMs, metricsIntervalMs: config.metricsResolutionMs, log,
-      cluster: { registerNode, hostIp: nodeIp },
+      cluster: { registerNode, hostIp: nodeIp }, podArtifacts,
     });
     await substrate.start();
     manager.start();

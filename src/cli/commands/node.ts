@@ -64,7 +64,7 @@ Services of the whole cluster; see the README for what a cluster of several mach
     { name: 'kubeconfig', type: 'string', valueName: 'FILE', description: 'the cluster to join' },
     { name: 'name', type: 'string', valueName: 'NAME', description: 'the Node\'s name' },
     { name: 'data-dir', type: 'string', valueName: 'DIR', description: 'where the agent keeps its Pods\' files (default ~/.skiff/nodes/NAME)' },
-    { name: 'config', type: 'string', valueName: 'FILE', description: 'platform configuration file (environments:, node:)' },
+    { name: 'config', type: 'string', valueName: 'FILE', description: 'platform configuration file (environments:, node:, artifacts.s3: the S3 server of task Pods\' artifacts)' },
     { name: 'node-ip', type: 'string', valueName: 'IP', description: 'the node\'s address, where the kubelet API listens (default 127.0.0.1)' },
     { name: 'pod-cidr', type: 'string', valueName: 'CIDR', description: 'the Pods\' address range when the controller-manager gives the Node none (a loopback one, e.g. 127.65.0.0/24)' },
     { name: 'kubelet-port', type: 'string', valueName: 'N', description: 'the kubelet API\'s port (default: any free port)' },

@@ -63,6 +63,8 @@ export interface LocalSubstrateOptions {
     /** the node's address, each Pod's hostIP */
     hostIp: string;
   };
+  /** KFP's launcher on this node: the artifacts of the task Pods that carry its plan */
+  podArtifacts?: KubeletOptions['podArtifacts'];
 }
 
 export class LocalSubstrate implements Substrate, PodMetricsSource {
@@ -111,6 +113,7 @@ export class LocalSubstrate implements Substrate, PodMetricsSource {
       crashLoopBaseMs: this.opts.crashLoopBaseMs, crashLoopMaxMs: this.opts.crashLoopMaxMs, log: this.opts.log,
       onContainerStart: () => this.usage.wake(),
       ...(this.opts.isolation ? { isolation: this.opts.isolation } : {}),
+      ...(this.opts.podArtifacts ? { podArtifacts: this.opts.podArtifacts } : {}),
       ...(this.opts.cluster ? { removeStopped: true, hostIp: this.opts.cluster.hostIp, clusterNames: true } : {}),
     });
     await this.agent.setUpNetwork();

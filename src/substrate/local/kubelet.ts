@@ -4,7 +4,7 @@
 import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { constants } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, posix, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import type { Container, ContainerPort, Pod } from '../../api/core-types.js';
 import { ApiError, StatusReason, isNotFound } from '../../api/errors.js';
@@ -90,7 +90,26 @@ export interface KubeletOptions {
     /** directories in the data dir every Pod may read (cached Python environments, the `sh` shim) */
     reveal: string[];
   };
+  /** KFP's launcher on this node (`skiff node`): the artifacts of Pods that carry its plan */
+  podArtifacts?: PodArtifacts;
 }
+
+/** where a path a Pod sees is on this machine: the file, and the volume directory it must stay in */
+export type PodPaths = (podPath: string) => { host: string; base: string } | undefined;
+
+/**
+ * The launcher's part for the Pods that ask for it (pipelines' task Pods on a cluster): their input
+ * artifacts downloaded into their volumes before any container starts, their outputs uploaded after
+ * every container has exited 0 and before the Pod is reported Succeeded. A failure fails the Pod.
+ */
+export interface PodArtifacts {
+  /** whether the Pod asks for it; throws when its request is malformed (the Pod fails with that) */
+  wants(pod: Pod): boolean;
+  download(pod: Pod & StoredObject, paths: PodPaths, signal: AbortSignal): Promise<void>;
+  upload(pod: Pod & StoredObject, paths: PodPaths, signal: AbortSignal): Promise<void>;
+}
+
+type ArtifactStep = { state: 'running'; abort: AbortController } | { state: 'done' } | { state: 'failed'; error: Error };
 
 const osSignals = constants.signals as Record<string, number>;
 const terminalPhase = (p: Pod): boolean => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
@@ -117,6 +136,8 @@ export class Kubelet {
   /** failed loads of the ruleset in a row (the retry backs off) */
   private policyFailures = 0;
   private stopped = false;
+  /** the launcher's downloads and uploads of Pods (by uid), in memory: after a restart they are made again */
+  private readonly artifactSteps = new Map<string, { inputs?: ArtifactStep; outputs?: ArtifactStep }>();
   /** the ruleset the kernel has now (nft), to skip writing the same again */
   private appliedRuleset?: string;
   /** ports on the node address isolated Pods may reach: the API, in-cluster HTTPS, Katib's DB */
@@ -230,6 +251,8 @@ export class Kubelet {
     const rt = this.runtimeFor(pod);
     if (terminalPhase(pod)) {
       this.killAll(rt, 'SIGKILL');
+      // its launcher's steps are over (reported in its phase)
+      this.artifactSteps.delete(rt.uid);
       this.addresses.release(rt.uid);
       if (rt.net) {
         rt.net = undefined;
@@ -276,6 +299,8 @@ export class Kubelet {
 
   private async forget(uid: string): Promise<void> {
     for (const k of this.gpuNotices) if (k.startsWith(`${uid}/`)) this.gpuNotices.delete(k);
+    for (const step of Object.values(this.artifactSteps.get(uid) ?? {})) if (step.state === 'running') step.abort.abort(new Error('the Pod is gone'));
+    this.artifactSteps.delete(uid);
     const rt = this.pods.get(uid);
     // a record still being written would make the directory again after it is removed
     await rt?.recorded?.catch(() => undefined);
@@ -409,6 +434,17 @@ export class Kubelet {
         return { requeueAfter: 2000 };
       }
     }
+    // KFP's launcher before the component: the inputs in the Pod's volumes before any container starts
+    if (!rt.failure && this.wantsArtifacts(pod, rt) && ![...rt.containers.values()].some((c) => c.current)) {
+      const step = this.artifactStep(pod, rt, 'inputs');
+      if (step.state === 'running') {
+        for (const c of rt.containers.values()) c.waiting = { reason: 'PodInitializing', message: 'downloading the input artifacts' };
+        await this.writeStatus(pod, rt, { phase: 'Pending' });
+        return {};
+      }
+      if (step.state === 'failed') rt.failure = { phase: 'Failed', reason: 'ArtifactDownloadFailed', message: step.error.message };
+      else for (const c of rt.containers.values()) if (c.waiting?.reason === 'PodInitializing') c.waiting = undefined;
+    }
     if (rt.failure) return this.fail(pod, rt, rt.failure);
     const policy = pod.spec.restartPolicy ?? 'Always';
     let wake = Infinity;
@@ -435,7 +471,14 @@ export class Kubelet {
       }
     }
     if (rt.failure) return this.fail(pod, rt, rt.failure);
-    const decision = decidePhase(pod, rt);
+    let decision = decidePhase(pod, rt);
+    // KFP's launcher after the component: the outputs uploaded before the Pod is reported Succeeded
+    if (decision.phase === 'Succeeded' && this.wantsArtifacts(pod, rt)) {
+      const step = this.artifactStep(pod, rt, 'outputs');
+      // the status stays what it was until the uploads end
+      if (step.state === 'running') return {};
+      if (step.state === 'failed') decision = { phase: 'Failed', reason: 'ArtifactUploadFailed', message: step.error.message };
+    }
     const hold = this.runningHold(pod, rt, decision.phase);
     if (hold > 0) wake = Math.min(wake, Date.now() + hold);
     else await this.writeStatus(pod, rt, decision);
@@ -458,6 +501,62 @@ export class Kubelet {
       oldest = Math.min(oldest, Date.parse(c.current.startedAt));
     }
     return Number.isFinite(oldest) ? Math.max(0, oldest + wait - Date.now()) : 0;
+  }
+
+  /** whether the Pod asks for the launcher's part; a malformed request fails the Pod */
+  private wantsArtifacts(pod: Pod & StoredObject, rt: PodRuntime): boolean {
+    try {
+      return this.opts.podArtifacts?.wants(pod) ?? false;
+    } catch (e) {
+      rt.failure ??= { phase: 'Failed', reason: 'ArtifactPlanInvalid', message: (e as Error).message };
+      return false;
+    }
+  }
+
+  /** where a path the Pod's first container sees is on this machine, through its volumes */
+  private podPaths(pod: Pod, rt: PodRuntime): PodPaths {
+    const volumeMounts = pod.spec.containers[0]?.volumeMounts ?? [];
+    return (podPath) => {
+      const p = posix.normalize(podPath);
+      const m = volumeMounts.filter((v) => p === v.mountPath || p.startsWith(`${v.mountPath.replace(/\/+$/, '')}/`)).sort((a, b) => b.mountPath.length - a.mountPath.length)[0];
+      const vol = m && rt.volumes?.get(m.name);
+      if (!m || !vol || vol.readOnly) return undefined;
+      const rest = p.slice(m.mountPath.replace(/\/+$/, '').length).split('/').filter((s) => s !== '' && s !== '.' && s !== '..');
+      return { host: join(vol.dir, ...(m.subPath ? [m.subPath] : []), ...rest), base: vol.dir };
+    };
+  }
+
+  /**
+   * The launcher's download (before the containers) or upload (after them) of a Pod: started in the
+   * background on first ask, with an event; the Pod is looked at again when it ends.
+   */
+  private artifactStep(pod: Pod & StoredObject, rt: PodRuntime, kind: 'inputs' | 'outputs'): ArtifactStep {
+    const artifacts = this.opts.podArtifacts as PodArtifacts;
+    const steps = this.artifactSteps.get(rt.uid) ?? {};
+    this.artifactSteps.set(rt.uid, steps);
+    const known = steps[kind];
+    if (known) return known;
+    const abort = new AbortController();
+    const step: ArtifactStep = { state: 'running', abort };
+    steps[kind] = step;
+    const { recorder } = this.opts;
+    const t0 = Date.now();
+    recorder.event(pod, 'Normal', kind === 'inputs' ? 'DownloadingInputs' : 'UploadingOutputs', kind === 'inputs' ? 'Downloading the input artifacts' : 'Uploading the outputs');
+    const paths = this.podPaths(pod, rt);
+    const work = Promise.resolve().then(() => (kind === 'inputs' ? artifacts.download(pod, paths, abort.signal) : artifacts.upload(pod, paths, abort.signal)));
+    work.then(() => {
+      if (steps[kind] !== step) return;
+      steps[kind] = { state: 'done' };
+      recorder.event(pod, 'Normal', kind === 'inputs' ? 'DownloadedInputs' : 'UploadedOutputs', `${kind === 'inputs' ? 'Downloaded the input artifacts' : 'Uploaded the outputs'} in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+    }, (e: unknown) => {
+      if (steps[kind] !== step) return;
+      const error = e instanceof Error ? e : new Error(String(e));
+      steps[kind] = { state: 'failed', error };
+      recorder.event(pod, 'Warning', kind === 'inputs' ? 'FailedDownloadingInputs' : 'FailedUploadingOutputs', error.message);
+    }).finally(() => {
+      if (this.artifactSteps.get(rt.uid) === steps) this.controller?.enqueue({ namespace: rt.namespace, name: rt.name });
+    });
+    return step;
   }
 
   /** a Pod that cannot start: what did start is killed, and the Pod ends Failed */

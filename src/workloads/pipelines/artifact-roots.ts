@@ -51,6 +51,11 @@ function decode(data: Record<string, string> | undefined, key: string): string |
  */
 export async function namespaceS3Store(client: Client, s3: RootStores, namespace: string, root: string): Promise<RootStore> {
   const secret = await client.find<KObject & { data?: Record<string, string> }>(Kinds.Secret, { namespace, name: artifactSecret });
+  return secretS3Store(secret, s3, namespace, root);
+}
+
+/** namespaceS3Store with the namespace's mlpipeline-minio-artifact Secret already read (undefined: it has none) */
+export function secretS3Store(secret: { data?: Record<string, string> } | undefined, s3: RootStores, namespace: string, root: string): RootStore {
   const accessKeyId = decode(secret?.data, 'accesskey');
   const secretAccessKey = decode(secret?.data, 'secretkey');
   return s3.get(root, {

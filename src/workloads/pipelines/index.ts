@@ -12,6 +12,8 @@ export const pipelinesWorkload: Workload = {
   async setup({ client, manager, recorder, settings, artifacts, s3 }) {
     addRunController(manager, {
       client, recorder: recorder('pipeline-runner'), pipelineRoot: settings.pipelineRoot, rootPerNamespace: settings.podIsolation === true, artifacts,
+      // on a cluster a task Pod may run on any node: its node is its launcher
+      launcherInPod: settings.cluster === true,
       ...(settings.artifacts?.pipelineRoot ? { defaultPipelineRoot: settings.artifacts.pipelineRoot } : {}), ...(s3 ? { s3 } : {}),
     });
     addRecurringRunController(manager, { client, recorder: recorder('recurring-run-controller') });

@@ -14,7 +14,9 @@
 // For an S3 root, a task's inputs are downloaded before its Pod and its outputs uploaded after it
 // (staging.ts). Those transfers run in the background (transfers.ts): a pass starts one, records the
 // task as waiting on it and goes on; the transfer's end queues the run again, and that pass reads
-// the outcome. One large artifact never holds up the other runs' steps.
+// the outcome. One large artifact never holds up the other runs' steps. On a cluster a task Pod may
+// run on another machine: its node does the launcher's part instead (launcher.ts), and the outputs
+// are read from S3.
 import { createHash } from 'node:crypto';
 import { setCondition } from '../../api/conditions.js';
 import type { Pod } from '../../api/core-types.js';
@@ -38,6 +40,7 @@ import type { ArtifactList, ExecutorInput, InputArtifactArg, InputParameterArg, 
 import { buildExecutorInput, localPathForUri, normalizePipelineRoot, taskRootUri } from './executor-input.js';
 import { isS3Root, namespaceS3Store, resolvePipelineRoot, type RootStore, type RootStores } from './artifact-roots.js';
 import { TaskStaging } from './staging.js';
+import { launcherAnnotation, launcherPlan, launcherVolumes, uriForLocalPath } from './launcher.js';
 import { TransferTracker, type TransferOutcome } from './transfers.js';
 import { importArtifact } from './importer.js';
 import type { ComponentSpec, PipelineContainerSpec, PipelineSpec, PipelineTaskSpec, RetryPolicy } from '../../api/kfp/ir.js';
@@ -60,6 +63,12 @@ export interface RunControllerOptions {
   defaultPipelineRoot?: string;
   /** the S3 server of s3:// and minio:// roots; absent: such roots are refused */
   s3?: RootStores;
+  /**
+   * task Pods may run on other machines (Skiff on a cluster): for an S3 root each Pod carries KFP's
+   * launcher plan and gets emptyDir volumes, its node downloads and uploads its artifacts
+   * (launcher.ts), and its outputs are read from S3; no staging directory on this machine
+   */
+  launcherInPod?: boolean;
   /** an S3 root's downloads and uploads running at once, over all runs (default 4) */
   transferConcurrency?: number;
   /** the Manager's informers: Runs, their Pods and their task records are read from memory */
@@ -253,6 +262,8 @@ interface Pass {
   wakeAt?: number;
   /** the root is in S3: task Pods get their artifacts through staging directories (staging.ts) */
   remote: boolean;
+  /** the root is in S3 and task Pods may run elsewhere: their nodes move their artifacts (launcher.ts) */
+  launcher: boolean;
   /** the S3 store of the run's root, with its namespace's credentials (asked for once per pass) */
   s3Store?: Promise<RootStore>;
   /** staging directories of Pods whose results this pass recorded: removed once that is written */
@@ -338,7 +349,7 @@ export class RunReconciler {
     const pass: Pass = {
       run, spec: run.spec.pipelineSpec, status, tasks, records,
       pods: new Map(owned.map((p) => [p.metadata.name, p])),
-      root: '', at: now(), generation: status.retryGeneration ?? 0, toCreate: [], deferred: [], cacheWrites: [], notes: new Map(), remote: false, staged: [], consumed: [],
+      root: '', at: now(), generation: status.retryGeneration ?? 0, toCreate: [], deferred: [], cacheWrites: [], notes: new Map(), remote: false, launcher: false, staged: [], consumed: [],
     };
     // 0. start: refuse what cannot run, before any Pod exists
     if (!status.state) {
@@ -363,6 +374,7 @@ export class RunReconciler {
     }
     pass.root = normalizePipelineRoot(status.pipelineRoot ?? run.spec.pipelineRoot ?? this.defaultRoot(run));
     pass.remote = isS3Root(pass.root);
+    pass.launcher = pass.remote && this.opts.launcherInPod === true;
     // 1. harvest: record what finished Pods produced. The same pass goes on to start what that made
     // ready: a crash before the status write loses nothing, as the next pass harvests the same Pods
     // again and adopts the Pods this one created (their names are deterministic).
@@ -416,7 +428,7 @@ export class RunReconciler {
           continue;
         }
       }
-      if (pass.remote) {
+      if (pass.remote && !pass.launcher) {
         // the launcher's part before the component: the bucket reachable with the namespace's
         // credentials, the inputs downloaded where the Pod reads them. In the background: the Pod
         // is made by the pass that finds the download done.
@@ -578,7 +590,7 @@ export class RunReconciler {
     // an ended run's Pods need no staging any more, those it stopped included; a transfer still
     // running (a terminated run's) is stopped, and its staging removed once it has
     this.transfers.cancelRun({ uid: pass.run.metadata.uid });
-    if (pass.remote) await this.removeStaged(pass, [...pass.staged, ...[...pass.pods.values()].map((pod) => this.podStagingDir(pass, pod))]);
+    if (pass.remote && !pass.launcher) await this.removeStaged(pass, [...pass.staged, ...[...pass.pods.values()].map((pod) => this.podStagingDir(pass, pod))]);
     this.opts.recorder.event(pass.run, state === SUCCEEDED ? 'Normal' : 'Warning', reason, message);
     return {};
   }
@@ -649,7 +661,7 @@ export class RunReconciler {
       const ei = parseJson<ExecutorInput>(pod.metadata.annotations?.[RunAnnotations.executorInput]);
       const inputs = podInputs(ei);
       if (phase === 'Failed') {
-        if (pass.remote) pass.staged.push(this.podStagingDir(pass, pod));
+        if (pass.remote && !pass.launcher) pass.staged.push(this.podStagingDir(pass, pod));
         const message = `task ${path} failed: ${exitMessage(pod)}`;
         const policy = parseJson<RetryPolicy>(pod.metadata.annotations?.[RunAnnotations.retryPolicy]);
         const attempt = rec.attempt ?? 0;
@@ -674,7 +686,7 @@ export class RunReconciler {
             continue;
           }
           pass.consumed.push(pod.metadata.name);
-          pass.staged.push(this.podStagingDir(pass, pod));
+          if (!pass.launcher) pass.staged.push(this.podStagingDir(pass, pod));
           read = t.state === 'succeeded' ? Promise.resolve(t.value) : Promise.reject(t.error);
         } else read = this.readBack(pass, pod, ei ?? ({} as ExecutorInput));
         try {
@@ -704,6 +716,12 @@ export class RunReconciler {
     const podName = pod.metadata.name;
     const known = this.transfers.get<RunOutputs>(run.metadata.uid, podName, 'outputs');
     if (known) return known;
+    if (pass.launcher) {
+      // its node uploaded them before it reported the Pod Succeeded: what is left is reading them
+      this.transfers.start({ namespace: run.metadata.namespace, name: run.metadata.name }, run.metadata.uid, podName, 'outputs', (signal) => this.readBack(pass, pod, ei, signal));
+      this.opts.recorder.event(run, 'Normal', 'ReadingOutputs', `task ${path}: reading its outputs from ${pass.root}`);
+      return { state: 'running' };
+    }
     const dir = this.podStagingDir(pass, pod);
     this.transfers.start({ namespace: run.metadata.namespace, name: run.metadata.name }, run.metadata.uid, podName, 'outputs', (signal) => this.readBack(pass, pod, ei, signal), () => this.staging.remove(dir));
     this.opts.recorder.event(run, 'Normal', 'UploadingOutputs', `task ${path}: uploading its output artifacts to ${pass.root}`);
@@ -715,14 +733,27 @@ export class RunReconciler {
     const comp = pass.spec.components?.[pod.metadata.annotations?.[RunAnnotations.component] ?? ''];
     const types: Record<string, ParameterType> = {};
     for (const [n, d] of Object.entries(comp?.outputDefinitions?.parameters ?? {})) types[n] = d.parameterType as ParameterType;
-    // an S3 root's task wrote into its staging directory, at the paths it saw under /minio and /s3
-    const staged = pass.remote ? this.podStagingDir(pass, pod) : undefined;
-    const readText = (p: string): Promise<string | undefined> => (staged ? this.staging.read(staged, p) : readIfExists(store, p));
+    // an S3 root's task wrote into its staging directory, at the paths it saw under /minio and /s3;
+    // a task whose node is its launcher had them uploaded to the URIs those paths stand for
+    const fromS3 = pass.launcher ? await this.s3Store(pass) : undefined;
+    const staged = pass.remote && !pass.launcher ? this.podStagingDir(pass, pod) : undefined;
+    const readText = async (p: string): Promise<string | undefined> => {
+      if (fromS3) {
+        const uri = uriForLocalPath(p);
+        return uri ? (await fromS3.readIfExists(uri))?.toString('utf8') : undefined;
+      }
+      return staged ? this.staging.read(staged, p) : readIfExists(store, p);
+    };
     const files: Record<string, string | undefined> = {};
     for (const [n, p] of Object.entries(ei.outputs.parameters)) files[n] = await readText(p.outputFile);
     const r = readBackOutputs({ executorOutputText: await readText(ei.outputs.outputFile), outputParameterFiles: files, outputParameters: types, outputArtifacts: ei.outputs.artifacts });
     const artifacts: Record<string, RunArtifact[]> = {};
     for (const [n, list] of Object.entries(r.artifacts)) {
+      if (fromS3) {
+        signal?.throwIfAborted();
+        artifacts[n] = list.map(toRunArtifact);
+        continue;
+      }
       if (staged) {
         // the launcher's uploadOutputArtifacts: from where the component wrote each artifact to its URI
         const remote = await this.s3Store(pass);
@@ -1119,7 +1150,18 @@ export class RunReconciler {
       },
       spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: container.image, command, args, env, ...(resources ? { resources } : {}) }] },
     } as unknown as PodObject;
-    if (pass.remote) {
+    if (pass.launcher) {
+      // the folders KFP's executor Pods have for S3 URIs, emptyDirs its node fills and empties
+      // (launcher.ts), and what KFP's launcher would be told
+      const { volumes, mounts } = launcherVolumes();
+      pod.spec.volumes = volumes;
+      (pod.spec.containers[0] as { volumeMounts?: unknown[] }).volumeMounts = mounts;
+      try {
+        annotations[launcherAnnotation] = JSON.stringify(launcherPlan(executorInput, pass.root));
+      } catch (e) {
+        throw new TaskFailure(`task ${path}: ${(e as Error).message}`);
+      }
+    } else if (pass.remote) {
       // the folders KFP's executor Pods have for S3 URIs, backed by this Pod's staging directory
       const { volumes, mounts } = this.staging.podVolumes(this.stagingDir(pass, podName));
       pod.spec.volumes = volumes;

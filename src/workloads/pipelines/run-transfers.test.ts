@@ -21,6 +21,7 @@ import { TestEnv } from '../../testing/fake-agent.js';
 import type { RootStore, RootStores } from './artifact-roots.js';
 import { localPathForUri, type ArtifactList, type ExecutorInput } from './executor-input.js';
 import { RunAnnotations, addRunController } from './run-controller.js';
+import { PodLauncher, launcherAnnotation, podLauncherPlan, type PodPathResolver } from './launcher.js';
 import { makeRun } from './testing.js';
 
 /** A gate: `wait()` passes at once while open, else when `open()` is called. */
@@ -348,5 +349,62 @@ describe('Run controller: transfers of an S3 root in the background', () => {
     assert.equal(ran.get('consume'), 1);
     assert.equal((await consumePods('again')).length, 1);
     assert.equal((await s3.read(run.status?.tasks?.['consume']?.outputs?.artifacts['out']?.[0]?.uri ?? '')).toString(), 'DATASET');
+  });
+  it('on a cluster, leaves the artifacts to the Pod\'s node and reads its outputs from S3, with no staging here', async () => {
+    await s3.write('minio://mlpipeline/data/in.txt', 'dataset');
+    // the node: KFP's launcher around the command, on its own disk (a folder per Pod for its emptyDirs)
+    const launcher = new PodLauncher(new LocalArtifactStore(join(dir, 'node')), async () => s3);
+    const done = new Map<string, { exitCode: number }>();
+    const started = new Set<string>();
+    env.agent.script = (pod) => {
+      if (pod.metadata.annotations?.[RunAnnotations.taskPath] !== 'consume') return { exitCode: 0 };
+      const known = done.get(pod.metadata.uid);
+      if (known || started.has(pod.metadata.uid)) return known;
+      started.add(pod.metadata.uid);
+      const plan = podLauncherPlan(pod);
+      const vols = pod.spec.volumes ?? [];
+      const podDir = join(dir, 'node', pod.metadata.uid);
+      const paths: PodPathResolver = (p) => {
+        const m = /^\/(minio|s3)(\/.*)?$/.exec(p);
+        return m ? { host: join(podDir, m[1] as string, m[2] ?? ''), base: join(podDir, m[1] as string) } : undefined;
+      };
+      void (async () => {
+        let exitCode = 0;
+        try {
+          assert.ok(plan, 'the Pod carries the launcher plan');
+          assert.deepEqual(vols.map((v) => [v.name, Boolean(v.emptyDir), Boolean(v.hostPath)]), [['kfp-artifacts-minio', true, false], ['kfp-artifacts-s3', true, false]]);
+          await launcher.download('default', plan, paths);
+          const input = plan.downloads[0]?.path ?? '';
+          const out = localPathForUri(plan.artifacts['out']?.artifacts[0]?.uri ?? '');
+          writeFileSync(paths(out)?.host ?? '', readFileSync(paths(input)?.host ?? '', 'utf8').toUpperCase());
+          writeFileSync(paths(plan.executorOutput.path)?.host ?? '', JSON.stringify({ artifacts: { out: { artifacts: [{ name: 'out', uri: plan.artifacts['out']?.artifacts[0]?.uri, metadata: { rows: 1 } }] } } }));
+          await launcher.upload('default', plan, paths);
+        } catch (e) {
+          exitCode = 1;
+          process.stderr.write(`node: ${(e as Error).message}\n`);
+        }
+        done.set(pod.metadata.uid, { exitCode });
+        // the Pod is looked at again
+        const live = await env.client.get<Pod>(Kinds.Pod, { namespace: 'default', name: pod.metadata.name });
+        await env.client.update({ ...live, metadata: { ...live.metadata, labels: { ...live.metadata.labels, 'test/ran': 'yes' } } });
+      })();
+      return undefined;
+    };
+    const mgr = new Manager(env.client);
+    addRunController(mgr, { client: env.client, recorder: env.recorder, pipelineRoot: root, artifacts: new LocalArtifactStore(root), s3: stores, launcherInPod: true });
+    mgr.start();
+    managers.push(mgr);
+    await createS3Run('cluster');
+    const run = await waitDone('cluster');
+    assert.equal(run.status?.state, 'SUCCEEDED', JSON.stringify(run.status));
+    const out = (await task('cluster', 'consume'))?.outputs?.artifacts['out']?.[0];
+    assert.equal((await s3.read(out?.uri ?? '')).toString(), 'DATASET');
+    // the metadata came from the executor output the node uploaded
+    assert.deepEqual(out?.metadata, { rows: 1 });
+    const [pod] = await consumePods('cluster');
+    assert.ok(pod?.metadata.annotations?.[launcherAnnotation]);
+    // nothing of the task on the controller's disk
+    assert.equal(existsSync(join(root, 'default', '.artifact-staging')), false);
+    assert.equal(s3.reads.calls, 1, 'only the node downloaded the input');
   });
 });
