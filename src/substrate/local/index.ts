@@ -62,6 +62,10 @@ export interface LocalSubstrateOptions {
     registerNode(capacity: NodeCapacity): Promise<string | undefined>;
     /** the node's address, each Pod's hostIP */
     hostIp: string;
+    /** where Pods reach the cluster's API server (KUBERNETES_SERVICE_HOST and _PORT) */
+    apiEndpoint?: { host: string; port: number };
+    /** a token for a Pod's service account from the cluster's TokenRequest API, bound to the Pod */
+    requestToken?: KubeletOptions['requestToken'];
   };
 }
 
@@ -111,7 +115,11 @@ export class LocalSubstrate implements Substrate, PodMetricsSource {
       crashLoopBaseMs: this.opts.crashLoopBaseMs, crashLoopMaxMs: this.opts.crashLoopMaxMs, log: this.opts.log,
       onContainerStart: () => this.usage.wake(),
       ...(this.opts.isolation ? { isolation: this.opts.isolation } : {}),
-      ...(this.opts.cluster ? { removeStopped: true, hostIp: this.opts.cluster.hostIp, clusterNames: true } : {}),
+      ...(this.opts.cluster ? {
+        removeStopped: true, hostIp: this.opts.cluster.hostIp, clusterNames: true,
+        ...(this.opts.cluster.apiEndpoint ? { apiEndpoint: this.opts.cluster.apiEndpoint } : {}),
+        ...(this.opts.cluster.requestToken ? { requestToken: this.opts.cluster.requestToken } : {}),
+      } : {}),
     });
     await this.agent.setUpNetwork();
     if (this.opts.cluster) {
