@@ -17,7 +17,7 @@ import { KubeHttp } from '../src/store/kube/http.js';
 import { loadKubeconfig } from '../src/store/kube/kubeconfig.js';
 import { ProjectedTokens } from '../src/substrate/local/projected-tokens.js';
 import { KubeCluster, kubeClusterSkipReason } from '../src/testing/kube-cluster.js';
-import { clientsPython, kubectlBin, runCli } from './harness.js';
+import { clientsPython, kubectlBin, repoRoot, runCli } from './harness.js';
 import { eventually, skiffDaemon, stopDaemon } from './kube-daemons.js';
 
 const skip = kubeClusterSkipReason() ?? (existsSync(kubectlBin) ? undefined : `no kubectl at ${kubectlBin}`);
@@ -271,6 +271,68 @@ describe('skiff node: a node agent in a Kubernetes cluster', { skip }, () => {
         tokens.stop();
         http.close();
       }
+    });
+  });
+
+  describe('PersistentVolumeClaims: the agent provisions local volumes for claims placed on its node', () => {
+    const podUsing = (name: string, code: string): Record<string, unknown> => ({
+      apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' },
+      spec: {
+        restartPolicy: 'Never',
+        containers: [{ name: 'main', image: 'python:3', command: ['python3', '-c', code], volumeMounts: [{ name: 'data', mountPath: '/data' }] }],
+        volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'shared-data' } }],
+      },
+    });
+    const applyJson = async (name: string, obj: unknown): Promise<void> => {
+      const file = join(dirs[0] as string, `${name}.json`);
+      writeFileSync(file, JSON.stringify(obj));
+      await kubectl('apply', '-f', file);
+    };
+    const succeeded = async (name: string): Promise<StoredObject> => {
+      const p = await eventually(`pod ${name} finished`, async () => {
+        const x = await getJson('pod', name);
+        return ['Succeeded', 'Failed'].includes(x.status?.phase) ? x : undefined;
+      }, 150_000);
+      assert.equal(p.status?.phase, 'Succeeded', `${name}: ${await kubectl('logs', name).catch(() => '')}\n${JSON.stringify(p.status)}`);
+      return p;
+    };
+
+    it('two Pods in turn share a file through one claim, which outlives them; deleting the claim deletes its volume and directory', { timeout: 300_000 }, async () => {
+      await kubectl('apply', '-f', join(repoRoot, 'deploy', 'kubernetes', 'node-agent', 'storageclass.yaml'));
+      await applyJson('pvc', { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'shared-data', namespace: 'default' }, spec: { storageClassName: 'skiff-local', accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } });
+      // WaitForFirstConsumer: nothing is provisioned before a Pod needs it
+      await new Promise((r) => setTimeout(r, 2000));
+      assert.equal((await getJson('pvc', 'shared-data')).status?.phase, 'Pending');
+      await applyJson('writer', podUsing('pvc-writer', 'open("/data/hello.txt", "w").write("written by pvc-writer")'));
+      const writer = await succeeded('pvc-writer');
+      assert.equal(writer.spec?.nodeName, node);
+      const pvc = await getJson('pvc', 'shared-data');
+      assert.equal(pvc.status?.phase, 'Bound');
+      assert.equal(pvc.metadata.annotations?.['volume.kubernetes.io/selected-node'], node);
+      const pv = await getJson('pv', pvc.spec?.volumeName);
+      assert.equal(pv.metadata.name, `pvc-${pvc.metadata.uid}`);
+      assert.deepEqual(pv.spec?.nodeAffinity?.required?.nodeSelectorTerms?.[0]?.matchExpressions?.[0], { key: 'kubernetes.io/hostname', operator: 'In', values: [node] });
+      assert.equal(pv.spec?.claimRef?.uid, pvc.metadata.uid);
+      const dir = pv.spec?.local?.path as string;
+      assert.ok(dir.startsWith(join(dirs[1] as string, 'volumes')), `under the agent's data dir: ${dir}`);
+      assert.equal(readFileSync(join(dir, 'hello.txt'), 'utf8'), 'written by pvc-writer');
+      // the data outlives the Pod that wrote it
+      await kubectl('delete', 'pod', 'pvc-writer', '--timeout=60s');
+      await applyJson('reader', podUsing('pvc-reader', 'print(open("/data/hello.txt").read())'));
+      await succeeded('pvc-reader');
+      assert.equal((await kubectl('logs', 'pvc-reader')).trim(), 'written by pvc-writer');
+      await kubectl('delete', 'pod', 'pvc-reader', '--timeout=60s');
+      // reclaimPolicy Delete: the released volume goes, and its directory with it
+      await kubectl('delete', 'pvc', 'shared-data', '--timeout=60s');
+      await eventually('the volume deleted', async () => {
+        try {
+          await kubectl('get', 'pv', pv.metadata.name);
+          return false;
+        } catch (e) {
+          return /NotFound|not found/.test((e as { stderr?: string }).stderr ?? '');
+        }
+      }, 90_000);
+      assert.equal(existsSync(dir), false);
     });
   });
 

@@ -31,6 +31,7 @@ import type { IssuedToken } from '../substrate/local/projected-tokens.js';
 import { every, type Timer } from '../util/timers.js';
 import { KeyUsage, createCertificate, keyPairFromPem, newKeyPair, privateKeyPem, toPem } from '../util/x509.js';
 import { compileConfig } from './config.js';
+import { claimVolumeDir, startNodeVolumes } from './node-volumes.js';
 import { serveKubeletExec } from './kube/kubelet-exec.js';
 import { servePodLog } from './kube/pods.js';
 import { rejectUpgrade } from './kube/upgrade.js';
@@ -110,7 +111,11 @@ export const agentAccessNeeds: readonly AgentAccess[] = [
   ...['get', 'list', 'watch', 'delete'].map((verb) => ({ group: '', resource: 'pods', verb })),
   { group: '', resource: 'pods', subresource: 'status', verb: 'update' },
   ...['get', 'list', 'watch'].map((verb) => ({ group: '', resource: 'services', verb })),
-  ...['configmaps', 'secrets', 'persistentvolumeclaims', 'serviceaccounts'].map((resource) => ({ group: '', resource, verb: 'get' })),
+  ...['configmaps', 'secrets', 'serviceaccounts'].map((resource) => ({ group: '', resource, verb: 'get' })),
+  // claims: this node provisions the local volumes of those the scheduler placed here (node-volumes.ts)
+  ...['get', 'list', 'watch'].map((verb) => ({ group: '', resource: 'persistentvolumeclaims', verb })),
+  ...['get', 'list', 'create', 'delete'].map((verb) => ({ group: '', resource: 'persistentvolumes', verb })),
+  { group: 'storage.k8s.io', resource: 'storageclasses', verb: 'get' },
   { group: '', resource: 'serviceaccounts', subresource: 'token', verb: 'create' },
   ...['get', 'create', 'update'].map((verb) => ({ group: '', resource: 'events', verb })),
   ...['get', 'create', 'update'].map((verb) => ({ group: 'coordination.k8s.io', resource: 'leases', verb, namespace: 'kube-node-lease' })),
@@ -265,7 +270,7 @@ export async function startNodeAgent(opts: NodeAgentOptions): Promise<NodeAgent>
   // wherever they run: their addresses go in its hosts file) and the Services. EndpointSlices cannot
   // stand in for the Pods: the API server refuses loopback addresses in them, and Pod addresses on
   // one machine are loopback ones
-  const store = new KubeStore({ connection: conn, kinds: [Kinds.Pod, Kinds.Service], log });
+  const store = new KubeStore({ connection: conn, kinds: [Kinds.Pod, Kinds.Service, Kinds.PersistentVolumeClaim], log });
   const client = new Client(store, defaultRegistry(), [], { defaultOnRead: true });
   const manager = new Manager(client, log);
   const recorder = new EventRecorder(client, 'kubelet');
@@ -273,7 +278,9 @@ export async function startNodeAgent(opts: NodeAgentOptions): Promise<NodeAgent>
   let leaseTimer: Timer | undefined;
   let statusTimer: Timer | undefined;
   let substrate: LocalSubstrate | undefined;
+  let volumes: { stop(): void } | undefined;
   const cleanup = async (): Promise<void> => {
+    volumes?.stop();
     leaseTimer?.clear();
     statusTimer?.clear();
     if (kubeletServer) {
@@ -468,12 +475,14 @@ export async function startNodeAgent(opts: NodeAgentOptions): Promise<NodeAgent>
       cluster: {
         registerNode, hostIp: nodeIp, apiEndpoint: { host: apiEndpoint.host, port: apiEndpoint.port },
         requestToken: (pod, req) => requestPodToken(http, pod, req),
+        claimVolumeDir: (claim) => claimVolumeDir(http, claim),
       },
     });
     await substrate.start();
     // the `kubernetes` Service's names, as cluster DNS answers them, at the API server's address (its
     // own port, which KUBERNETES_SERVICE_PORT names: no proxy makes it 443)
     if (apiEndpoint.ip) substrate.setPlatformServices([{ name: 'kubernetes', namespace: 'default', ips: [apiEndpoint.ip] }]);
+    volumes = startNodeVolumes({ http, client, manager, recorder, nodeName, dataDir: opts.dataDir, log });
     manager.start();
     // a heartbeat that fails (the API server is away) is tried again at the next tick; Pods keep running
     leaseTimer = every(opts.leaseRenewMs ?? 10_000, () => void renewLease().catch((e) => log(`node ${nodeName}: renewing its Lease: ${(e as Error).message}`))).unref();

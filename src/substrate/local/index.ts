@@ -66,6 +66,8 @@ export interface LocalSubstrateOptions {
     apiEndpoint?: { host: string; port: number };
     /** a token for a Pod's service account from the cluster's TokenRequest API, bound to the Pod */
     requestToken?: KubeletOptions['requestToken'];
+    /** the directory of the PersistentVolume a bound claim names */
+    claimVolumeDir?: KubeletOptions['claimVolumeDir'];
   };
 }
 
@@ -119,6 +121,7 @@ export class LocalSubstrate implements Substrate, PodMetricsSource {
         removeStopped: true, hostIp: this.opts.cluster.hostIp, clusterNames: true,
         ...(this.opts.cluster.apiEndpoint ? { apiEndpoint: this.opts.cluster.apiEndpoint } : {}),
         ...(this.opts.cluster.requestToken ? { requestToken: this.opts.cluster.requestToken } : {}),
+        ...(this.opts.cluster.claimVolumeDir ? { claimVolumeDir: this.opts.cluster.claimVolumeDir } : {}),
       } : {}),
     });
     await this.agent.setUpNetwork();

@@ -85,6 +85,8 @@ export interface KubeletOptions {
   /** on a cluster: a token for a Pod's service account from the cluster's TokenRequest API, bound
    *  to the Pod (projected volumes' serviceAccountToken sources) */
   requestToken?: (pod: Pod & StoredObject, req: { audience?: string; expirationSeconds: number }) => Promise<IssuedToken>;
+  /** on a cluster: the directory of the PersistentVolume a bound claim names (volumes.ts) */
+  claimVolumeDir?: (claim: StoredObject) => Promise<string>;
   /** a container started or was adopted (the usage monitor samples while any runs) */
   onContainerStart?: () => void;
   /** tenancy: Pods run as unprivileged users, in network namespaces of their own, seeing the host
@@ -423,6 +425,7 @@ export class Kubelet {
           ...src,
           claim: (name) => client.find(Kinds.PersistentVolumeClaim, { namespace: ns, name }),
           claimDir: (namespace, claim) => join(this.opts.dataDir, 'volumes', namespace, claim),
+          ...(this.opts.claimVolumeDir ? { claimVolumeDir: this.opts.claimVolumeDir } : {}),
           ...(token ? {
             serviceAccountToken: token,
             onToken: (t) => this.tokens.track(rt.uid, t.file, t.issued, token, t.ask, t.mode),

@@ -13,6 +13,8 @@ export interface VolumeSources {
   claim(name: string): Promise<StoredObject | undefined>;
   /** the directory backing a bound claim */
   claimDir(namespace: string, claim: string): string;
+  /** on a cluster: the directory of the PersistentVolume a claim is bound to, instead of claimDir */
+  claimVolumeDir?(claim: StoredObject): Promise<string>;
   /** a token for the Pod's service account (a projected volume's serviceAccountToken); without
    *  one such a source is refused */
   serviceAccountToken?: TokenSource;
@@ -152,7 +154,14 @@ export async function prepareVolumes(pod: Pod, podDir: string, src: VolumeSource
       const claim = await src.claim(name);
       if (!claim) throw new ConfigError(`persistentvolumeclaim "${name}" not found`);
       if (claim.status?.phase !== 'Bound') throw new ConfigError(`persistentvolumeclaim "${name}" is not bound yet`);
-      out.set(v.name, { dir: src.claimDir(ns, name), readOnly: v.persistentVolumeClaim.readOnly ?? false });
+      let claimDir: string;
+      try {
+        claimDir = src.claimVolumeDir ? await src.claimVolumeDir(claim) : src.claimDir(ns, name);
+      } catch (e) {
+        if (e instanceof ConfigError) throw e;
+        throw new ConfigError(`persistentvolumeclaim "${name}": ${(e as Error).message}`);
+      }
+      out.set(v.name, { dir: claimDir, readOnly: v.persistentVolumeClaim.readOnly ?? false });
     } else if (v.configMap) {
       const cm = await src.configMap(v.configMap.name);
       if (!cm && !v.configMap.optional) throw new ConfigError(`configmap "${v.configMap.name}" not found`);
