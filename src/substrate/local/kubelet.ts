@@ -635,10 +635,11 @@ export class Kubelet {
         if (user) ownVolume(b.source, user, pod.spec.securityContext?.fsGroup);
       }
     }
-    const binds = [...image, ...containerBinds(spec, rt.volumes ?? new Map()), ...this.gpuSharingBinds(pod, rt, spec, gpus, vars, user)];
-    // the cluster's ServiceAccount admission plugin mounts a projected volume (kube-api-access-*) at
-    // the service-account path, under /var/run, a symlink to /run on most systems: bwrap mounts at the link's target
-    for (const b of binds) if (b.target === serviceAccountMountPath) b.target = resolvedMountPath(b.target);
+    // a volume's mount point under a symlink (the cluster's ServiceAccount admission plugin mounts
+    // kube-api-access-* under /var/run, a symlink to /run on most systems) is at the link's target,
+    // as a container runtime resolves it in the container's root
+    const volumeBinds = containerBinds(spec, rt.volumes ?? new Map()).map((b) => ({ ...b, target: resolvedMountPath(b.target) }));
+    const binds = [...image, ...volumeBinds, ...this.gpuSharingBinds(pod, rt, spec, gpus, vars, user)];
     // a volume the Pod mounts at the service-account path itself wins, as on a cluster
     if (this.inCluster && !binds.some((b) => b.target === serviceAccountMountPath || b.target === resolvedMountPath(serviceAccountMountPath))) {
       const sa = await this.opts.client.find(Kinds.ServiceAccount, { namespace: rt.namespace, name: pod.spec.serviceAccountName ?? 'default' });
