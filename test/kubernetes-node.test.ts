@@ -182,7 +182,7 @@ describe('skiff node: a node agent in a Kubernetes cluster', { skip }, () => {
       const p = await eventually(`pod ${name} finished`, async () => {
         const x = await getJson('pod', name);
         return ['Succeeded', 'Failed'].includes(x.status?.phase) ? x : undefined;
-      }, 120_000);
+      }, 240_000);
       const log = await kubectl('logs', name);
       assert.equal(p.status?.phase, 'Succeeded', `${name}: ${log}\n${JSON.stringify(p.status)}`);
       return { pod: p, log };
@@ -204,7 +204,7 @@ describe('skiff node: a node agent in a Kubernetes cluster', { skip }, () => {
       await kubectl('apply', '-f', file);
     }, { timeout: 120_000 });
 
-    it('a Pod whose ServiceAccount may list Pods lists them with load_incluster_config(), with a token the cluster bound to it', { timeout: 180_000 }, async () => {
+    it('a Pod whose ServiceAccount may list Pods lists them with load_incluster_config(), with a token the cluster bound to it', { timeout: 300_000 }, async () => {
       const { pod: p, log } = await finished('sa-allowed');
       // the ServiceAccount admission plugin's volume, which the agent honoured
       const vol = (p.spec?.volumes as { name: string; projected?: { sources: { serviceAccountToken?: { expirationSeconds: number } }[] } }[]).find((v) => v.name.startsWith('kube-api-access-'));
@@ -231,14 +231,14 @@ describe('skiff node: a node agent in a Kubernetes cluster', { skip }, () => {
       assert.match(lines(log, 'LISTED') ?? '', /\bsa-allowed\b/);
     });
 
-    it('a Pod whose ServiceAccount has no RoleBinding is refused (403)', { timeout: 180_000 }, async () => {
+    it('a Pod whose ServiceAccount has no RoleBinding is refused (403)', { timeout: 300_000 }, async () => {
       const { log } = await finished('sa-refused');
       assert.equal(lines(log, 'TOKEN'), 'True');
       assert.equal(lines(log, 'REFUSED'), '403');
       assert.equal(lines(log, 'LISTED'), undefined);
     });
 
-    it('automountServiceAccountToken: false gives no token', { timeout: 180_000 }, async () => {
+    it('automountServiceAccountToken: false gives no token', { timeout: 300_000 }, async () => {
       const { pod: p, log } = await finished('sa-none');
       assert.ok(!(p.spec?.volumes ?? []).some((v: { name: string }) => v.name.startsWith('kube-api-access-')));
       assert.equal(lines(log, 'TOKEN'), 'False');
