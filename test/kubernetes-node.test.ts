@@ -3,7 +3,9 @@
 // cluster's Job controller sees it complete, `kubectl logs` and `kubectl exec` reach the agent through
 // the API server, a deleted Pod is stopped and removed, and a killed agent's Node goes NotReady by
 // the controller-manager's node lifecycle while its Pods run on, to be adopted by the restarted
-// agent. Skipped, saying why, where scripts/kubernetes.sh has not built the control plane.
+// agent. Pods get service-account credentials as a kubelet gives them (the admission plugin's
+// projected volume, tokens from TokenRequest, refreshed), and claims of the StorageClass skiff-local
+// get local volumes the agent provisions. Skipped, saying why, where scripts/kubernetes.sh has not built the control plane.
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
