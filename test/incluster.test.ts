@@ -156,4 +156,30 @@ describe('kubeconfig and the in-cluster contract', { skip, timeout: 300_000 }, (
     const podWins = await runPod(pod('token-anyway', check, { serviceAccountName: 'quiet', automountServiceAccountToken: true }));
     assert.match(podWins.log, /ca\.crt\s+namespace\s+token/);
   });
+
+  it('a projected volume of the Pod\'s own: a token for the audience and lifetime it asks, and downward API fields, under /var/run', { skip: sandboxSkip }, async () => {
+    const script = [
+      'import base64, json',
+      'd = "/var/run/secrets/vault"',
+      'c = json.loads(base64.urlsafe_b64decode(open(d + "/token").read().split(".")[1] + "=="))',
+      'print(json.dumps({"aud": c["aud"], "ttl": c["exp"] - c["iat"], "pod": c["kubernetes.io"]["pod"]["name"], "labels": open(d + "/labels").read(), "name": open(d + "/meta/name").read()}))',
+    ].join('\n');
+    const p: Record<string, any> = {
+      ...pod('projected', ['python3', '-c', script], {
+        volumes: [{
+          name: 'vault', projected: {
+            sources: [
+              { serviceAccountToken: { path: 'token', audience: 'vault', expirationSeconds: 600 } },
+              { downwardAPI: { items: [{ path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } }, { path: 'meta/name', fieldRef: { fieldPath: 'metadata.name' } }] } },
+            ],
+          },
+        }],
+      }),
+      metadata: { name: 'projected', namespace: 'default', labels: { app: 'vault-client' } },
+    };
+    p.spec.containers[0].volumeMounts = [{ name: 'vault', mountPath: '/var/run/secrets/vault', readOnly: true }];
+    const r = await runPod(p);
+    assert.equal(r.phase, 'Succeeded', r.log);
+    assert.deepEqual(JSON.parse(r.log.trim()), { aud: ['vault'], ttl: 600, pod: 'projected', labels: 'app="vault-client"', name: 'projected' });
+  });
 });

@@ -68,6 +68,25 @@ export interface Volume {
   persistentVolumeClaim?: { claimName: string; readOnly?: boolean };
   configMap?: { name: string; items?: KeyToPath[]; optional?: boolean; defaultMode?: number };
   secret?: { secretName: string; items?: KeyToPath[]; optional?: boolean; defaultMode?: number };
+  downwardAPI?: { items?: DownwardAPIVolumeFile[]; defaultMode?: number };
+  projected?: { sources?: VolumeProjection[]; defaultMode?: number };
+}
+
+export interface DownwardAPIVolumeFile {
+  path: string;
+  fieldRef?: { fieldPath: string; apiVersion?: string };
+  resourceFieldRef?: { resource: string; containerName?: string; divisor?: string };
+  mode?: number;
+}
+
+/** one source of a projected volume (what the ServiceAccount admission plugin adds as kube-api-access-*) */
+export interface VolumeProjection {
+  secret?: { name: string; items?: KeyToPath[]; optional?: boolean };
+  configMap?: { name: string; items?: KeyToPath[]; optional?: boolean };
+  downwardAPI?: { items?: DownwardAPIVolumeFile[] };
+  serviceAccountToken?: { path: string; audience?: string; expirationSeconds?: number };
+  clusterTrustBundle?: unknown;
+  podCertificate?: unknown;
 }
 
 export interface PodSpec {

@@ -123,9 +123,9 @@ function validateVolumes(v: Validator, vols: unknown, path: string): Set<string>
       if (names.has(vol.name)) v.add(`${p}.name`, 'FieldValueDuplicate', `Duplicate value: "${vol.name}"`);
       names.add(vol.name);
     }
-    const sources = ['emptyDir', 'hostPath', 'persistentVolumeClaim', 'configMap', 'secret'].filter((k) => vol[k] !== undefined && vol[k] !== null);
+    const sources = volumeTypes.filter((k) => vol[k] !== undefined && vol[k] !== null);
     const unsupported = Object.keys(vol).filter((k) => k !== 'name' && !sources.includes(k));
-    if (unsupported.length > 0) v.notSupported(`${p}.${unsupported[0]}`, unsupported[0], ['emptyDir', 'hostPath', 'persistentVolumeClaim', 'configMap', 'secret']);
+    if (unsupported.length > 0) v.notSupported(`${p}.${unsupported[0]}`, unsupported[0], volumeTypes);
     else if (sources.length === 0) v.required(p, 'must specify a volume type');
     else if (sources.length > 1) v.add(`${p}.${sources[1]}`, 'FieldValueForbidden', 'Forbidden: may not specify more than 1 volume type');
     if (vol.hostPath !== undefined && v.object(`${p}.hostPath`, vol.hostPath)) {
@@ -135,19 +135,66 @@ function validateVolumes(v: Validator, vols: unknown, path: string): Set<string>
     if (vol.persistentVolumeClaim !== undefined && v.object(`${p}.persistentVolumeClaim`, vol.persistentVolumeClaim)) v.string(`${p}.persistentVolumeClaim.claimName`, vol.persistentVolumeClaim.claimName, true);
     if (vol.configMap !== undefined && v.object(`${p}.configMap`, vol.configMap)) v.string(`${p}.configMap.name`, vol.configMap.name, true);
     if (vol.secret !== undefined && v.object(`${p}.secret`, vol.secret)) v.string(`${p}.secret.secretName`, vol.secret.secretName, true);
-    for (const src of ['configMap', 'secret'] as const) {
-      const items = vol[src]?.items;
-      if (v.array(`${p}.${src}.items`, items)) {
-        items.forEach((it: any, j: number) => {
-          const ip = `${p}.${src}.items[${j}]`;
-          if (!v.object(ip, it, true)) return;
-          v.string(`${ip}.key`, it.key, true);
-          if (v.string(`${ip}.path`, it.path, true) && (it.path.startsWith('/') || it.path.split('/').includes('..'))) v.invalid(`${ip}.path`, it.path, "must be a relative path without '..'");
-        });
-      }
+    for (const src of ['configMap', 'secret'] as const) keyItems(v, vol[src]?.items, `${p}.${src}.items`);
+    if (vol.downwardAPI !== undefined && v.object(`${p}.downwardAPI`, vol.downwardAPI)) downwardItems(v, vol.downwardAPI.items, `${p}.downwardAPI.items`);
+    if (vol.projected !== undefined && v.object(`${p}.projected`, vol.projected) && v.array(`${p}.projected.sources`, vol.projected.sources)) {
+      vol.projected.sources.forEach((src: any, j: number) => {
+        const sp = `${p}.projected.sources[${j}]`;
+        if (!v.object(sp, src, true)) return;
+        const kinds = projectionTypes.filter((k) => src[k] !== undefined && src[k] !== null);
+        const other = Object.keys(src).find((k) => !kinds.includes(k));
+        if (other) v.notSupported(`${sp}.${other}`, other, projectionTypes);
+        else if (kinds.length !== 1) v.add(sp, 'FieldValueForbidden', 'Forbidden: may not specify more than 1 volume type per source');
+        if (src.configMap !== undefined && v.object(`${sp}.configMap`, src.configMap)) {
+          v.string(`${sp}.configMap.name`, src.configMap.name, true);
+          keyItems(v, src.configMap.items, `${sp}.configMap.items`);
+        }
+        if (src.secret !== undefined && v.object(`${sp}.secret`, src.secret)) {
+          v.string(`${sp}.secret.name`, src.secret.name, true);
+          keyItems(v, src.secret.items, `${sp}.secret.items`);
+        }
+        if (src.downwardAPI !== undefined && v.object(`${sp}.downwardAPI`, src.downwardAPI)) downwardItems(v, src.downwardAPI.items, `${sp}.downwardAPI.items`);
+        const t = src.serviceAccountToken;
+        if (t !== undefined && v.object(`${sp}.serviceAccountToken`, t)) {
+          relativePath(v, `${sp}.serviceAccountToken.path`, t.path);
+          // kube-apiserver's bounds
+          if (t.expirationSeconds !== undefined && (typeof t.expirationSeconds !== 'number' || t.expirationSeconds < 600)) v.invalid(`${sp}.serviceAccountToken.expirationSeconds`, t.expirationSeconds, 'may not specify a duration less than 10 minutes');
+          else if (t.expirationSeconds > 2 ** 32) v.invalid(`${sp}.serviceAccountToken.expirationSeconds`, t.expirationSeconds, 'may not specify a duration larger than 2^32 seconds');
+        }
+      });
     }
   });
   return names;
+}
+
+const volumeTypes = ['emptyDir', 'hostPath', 'persistentVolumeClaim', 'configMap', 'secret', 'downwardAPI', 'projected'];
+const projectionTypes = ['secret', 'configMap', 'downwardAPI', 'serviceAccountToken'];
+
+function relativePath(v: Validator, path: string, value: unknown): void {
+  if (v.string(path, value, true) && ((value as string).startsWith('/') || (value as string).split('/').includes('..'))) v.invalid(path, value, "must be a relative path without '..'");
+}
+
+function keyItems(v: Validator, items: unknown, path: string): void {
+  if (!v.array(path, items)) return;
+  items.forEach((it: any, j: number) => {
+    const ip = `${path}[${j}]`;
+    if (!v.object(ip, it, true)) return;
+    v.string(`${ip}.key`, it.key, true);
+    relativePath(v, `${ip}.path`, it.path);
+  });
+}
+
+function downwardItems(v: Validator, items: unknown, path: string): void {
+  if (!v.array(path, items)) return;
+  items.forEach((it: any, j: number) => {
+    const ip = `${path}[${j}]`;
+    if (!v.object(ip, it, true)) return;
+    relativePath(v, `${ip}.path`, it.path);
+    const refs = ['fieldRef', 'resourceFieldRef'].filter((k) => it[k] !== undefined && it[k] !== null);
+    if (refs.length !== 1) v.invalid(ip, refs.join(', '), 'must specify exactly one of fieldRef and resourceFieldRef');
+    if (it.fieldRef !== undefined && v.object(`${ip}.fieldRef`, it.fieldRef)) v.string(`${ip}.fieldRef.fieldPath`, it.fieldRef.fieldPath, true);
+    if (it.resourceFieldRef !== undefined && v.object(`${ip}.resourceFieldRef`, it.resourceFieldRef)) v.string(`${ip}.resourceFieldRef.resource`, it.resourceFieldRef.resource, true);
+  });
 }
 
 /** Validates a PodSpec at `path`; used by Pod and by every kind that carries a pod template. */

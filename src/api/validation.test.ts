@@ -105,3 +105,39 @@ describe('validation', () => {
     await assert.rejects(c.create({ ...job({}), metadata: { name: 'x', namespace: 'nope' } }), /namespaces "nope" not found/);
   });
 });
+
+describe('projected and downwardAPI volumes', () => {
+  const pod = (volumes: unknown[]) => ({
+    apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default' },
+    spec: { containers: [{ name: 'main', image: 'python', command: ['true'] }], volumes },
+  });
+
+  it('accepts the volume the ServiceAccount admission plugin adds, and a downwardAPI volume', async () => {
+    const c = await client();
+    await c.create(pod([
+      { name: 'kube-api-access-x', projected: { defaultMode: 420, sources: [
+        { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
+        { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+        { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+      ] } },
+      { name: 'info', downwardAPI: { items: [{ path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } }] } },
+    ]) as never);
+  });
+
+  it('refuses a short-lived token, an absolute path, two kinds in one source and an item with no reference, naming the fields', async () => {
+    const c = await client();
+    await assert.rejects(c.create(pod([
+      { name: 'a', projected: { sources: [{ serviceAccountToken: { expirationSeconds: 60, path: '/token' } }, { secret: { name: 's' }, configMap: { name: 'c' } }, { clusterTrustBundle: {} }] } },
+      { name: 'b', downwardAPI: { items: [{ path: 'x' }] } },
+    ]) as never), (e: unknown) => {
+      assert.deepEqual(fields(e), [
+        'spec.volumes[0].projected.sources[0].serviceAccountToken.path',
+        'spec.volumes[0].projected.sources[0].serviceAccountToken.expirationSeconds',
+        'spec.volumes[0].projected.sources[1]',
+        'spec.volumes[0].projected.sources[2].clusterTrustBundle',
+        'spec.volumes[1].downwardAPI.items[0]',
+      ]);
+      return true;
+    });
+  });
+});

@@ -16,3 +16,22 @@ void test('the Node an agent registers: capacity, the kubelet\'s conditions, its
   assert.equal(n.status?.nodeInfo?.kubeletVersion, 'skiff-1.2.3');
   assert.equal(n.status?.nodeInfo?.containerRuntimeVersion, 'skiff://1.2.3');
 });
+
+void test('deploy/kubernetes/node-agent grants every access the agent checks for at start-up', async () => {
+  const { readFileSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const { parseAllDocuments } = await import('yaml');
+  const { agentAccessNeeds } = await import('./node-agent.js');
+  const { repoRoot } = await import('./main.js');
+  type Rule = { apiGroups: string[]; resources: string[]; verbs: string[] };
+  const docs = parseAllDocuments(readFileSync(join(repoRoot, 'deploy', 'kubernetes', 'node-agent', 'rbac.yaml'), 'utf8')).map((d) => d.toJS() as { kind: string; metadata: { namespace?: string }; rules?: Rule[] });
+  const clusterRules = docs.filter((d) => d.kind === 'ClusterRole').flatMap((d) => d.rules ?? []);
+  const roles = docs.filter((d) => d.kind === 'Role');
+  const grants = (rules: Rule[], n: { group: string; resource: string; subresource?: string; verb: string }): boolean =>
+    rules.some((r) => r.apiGroups.includes(n.group) && r.verbs.includes(n.verb) && r.resources.includes(n.subresource ? `${n.resource}/${n.subresource}` : n.resource));
+  for (const n of agentAccessNeeds) {
+    const rules = n.namespace ? [...clusterRules, ...roles.filter((r) => r.metadata.namespace === n.namespace).flatMap((r) => r.rules ?? [])] : clusterRules;
+    assert.ok(grants(rules, n), `rbac.yaml grants ${n.verb} ${n.resource}${n.subresource ? `/${n.subresource}` : ''}${n.namespace ? ` in ${n.namespace}` : ''}`);
+  }
+  assert.ok(agentAccessNeeds.some((n) => n.resource === 'serviceaccounts' && n.subresource === 'token' && n.verb === 'create'));
+});

@@ -10,12 +10,14 @@ import { X509Certificate } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { lookup } from 'node:dns/promises';
+import { isIP, type AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import os from 'node:os';
 import { join } from 'node:path';
 import { ApiError, StatusReason, isNotFound } from '../api/errors.js';
 import { Kinds, defaultRegistry } from '../api/index.js';
+import type { Pod } from '../api/core-types.js';
 import type { StoredObject } from '../api/meta.js';
 import { Manager } from '../control/controller.js';
 import { EventRecorder } from '../control/events.js';
@@ -30,9 +32,11 @@ import { artifactSecret, secretS3Store } from '../workloads/pipelines/artifact-r
 import { PodLauncher, nodeLauncher } from '../workloads/pipelines/launcher.js';
 import { LocalSubstrate } from '../substrate/local/index.js';
 import { isLoopbackCidr, parseIpv4Cidr, podNetwork } from '../substrate/local/network.js';
+import type { IssuedToken } from '../substrate/local/projected-tokens.js';
 import { every, type Timer } from '../util/timers.js';
 import { KeyUsage, createCertificate, keyPairFromPem, newKeyPair, privateKeyPem, toPem } from '../util/x509.js';
 import { compileConfig } from './config.js';
+import { claimVolumeDir, startNodeVolumes } from './node-volumes.js';
 import { serveKubeletExec } from './kube/kubelet-exec.js';
 import { servePodLog } from './kube/pods.js';
 import { rejectUpgrade } from './kube/upgrade.js';
@@ -89,6 +93,82 @@ const leaseDurationSeconds = 40;
 const rfc3339 = (d = new Date()): string => d.toISOString().replace(/\.\d+Z$/, 'Z');
 /** a Lease's MicroTime: RFC 3339 with microseconds */
 const microTime = (d = new Date()): string => d.toISOString().replace(/\.(\d+)Z$/, (_, ms: string) => `.${ms.padEnd(6, '0')}Z`);
+
+/** One thing the agent does through the API server, as a SelfSubjectAccessReview asks it. */
+export interface AgentAccess {
+  group: string;
+  resource: string;
+  subresource?: string;
+  verb: string;
+  /** asked in this namespace only (a Role there suffices) */
+  namespace?: string;
+}
+
+/**
+ * What the agent does as a kubelet would, asked of the cluster's authorizer at start-up: register and
+ * update its Node, renew its Lease, watch Pods and Services (hosts files), write Pods' status and
+ * delete them when they end, read what their volumes name, ask for their service-account tokens
+ * (projected volumes), record Events. deploy/kubernetes/node-agent grants these (a test holds
+ * the two together).
+ */
+export const agentAccessNeeds: readonly AgentAccess[] = [
+  ...['get', 'list', 'create', 'update'].map((verb) => ({ group: '', resource: 'nodes', verb })),
+  { group: '', resource: 'nodes', subresource: 'status', verb: 'update' },
+  ...['get', 'list', 'watch', 'delete'].map((verb) => ({ group: '', resource: 'pods', verb })),
+  { group: '', resource: 'pods', subresource: 'status', verb: 'update' },
+  ...['get', 'list', 'watch'].map((verb) => ({ group: '', resource: 'services', verb })),
+  ...['configmaps', 'secrets', 'serviceaccounts'].map((resource) => ({ group: '', resource, verb: 'get' })),
+  // claims: this node provisions the local volumes of those the scheduler placed here (node-volumes.ts)
+  ...['get', 'list', 'watch'].map((verb) => ({ group: '', resource: 'persistentvolumeclaims', verb })),
+  ...['get', 'list', 'create', 'delete'].map((verb) => ({ group: '', resource: 'persistentvolumes', verb })),
+  { group: 'storage.k8s.io', resource: 'storageclasses', verb: 'get' },
+  { group: '', resource: 'serviceaccounts', subresource: 'token', verb: 'create' },
+  ...['get', 'create', 'update'].map((verb) => ({ group: '', resource: 'events', verb })),
+  ...['get', 'create', 'update'].map((verb) => ({ group: 'coordination.k8s.io', resource: 'leases', verb, namespace: 'kube-node-lease' })),
+];
+
+const describeAccess = (n: AgentAccess): string => `${n.verb} ${n.resource}${n.group ? `.${n.group}` : ''}${n.subresource ? `/${n.subresource}` : ''}${n.namespace ? ` in namespace ${n.namespace}` : ''}`;
+
+/** what RBAC refuses of agentAccessNeeds, as the agent's credentials */
+async function refusedAccess(http: KubeHttp): Promise<string[]> {
+  const answers = await Promise.all(agentAccessNeeds.map(async (n) => {
+    const review = await http.request<{ status?: { allowed?: boolean } }>('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
+      body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { group: n.group, resource: n.resource, verb: n.verb, ...(n.subresource ? { subresource: n.subresource } : {}), ...(n.namespace ? { namespace: n.namespace } : {}) } } },
+    });
+    return review.status?.allowed ? undefined : describeAccess(n);
+  }));
+  return answers.filter((a): a is string => a !== undefined);
+}
+
+/** where Pods on this machine reach the API server: the kubeconfig's server, its name resolved */
+async function apiEndpointFor(server: string): Promise<{ host: string; port: number; ip?: string }> {
+  const url = new URL(server);
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  const port = Number(url.port || (url.protocol === 'http:' ? 80 : 443));
+  if (isIP(host)) return { host, port, ip: host };
+  try {
+    return { host, port, ip: (await lookup(host)).address };
+  } catch {
+    return { host, port };
+  }
+}
+
+/** asks the cluster for a token for the Pod's service account, bound to the Pod, as the kubelet does */
+export async function requestPodToken(http: KubeHttp, pod: Pod & StoredObject, req: { audience?: string; expirationSeconds: number }): Promise<IssuedToken> {
+  const ns = pod.metadata.namespace ?? 'default';
+  const sa = pod.spec.serviceAccountName ?? 'default';
+  const out = await http.request<{ spec?: { expirationSeconds?: number }; status?: { token?: string; expirationTimestamp?: string } }>('POST', `/api/v1/namespaces/${encodeURIComponent(ns)}/serviceaccounts/${encodeURIComponent(sa)}/token`, {
+    body: {
+      apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest',
+      spec: {
+        ...(req.audience ? { audiences: [req.audience] } : {}), expirationSeconds: req.expirationSeconds,
+        boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name, uid: pod.metadata.uid },
+      },
+    },
+  });
+  if (!out.status?.token || !out.status.expirationTimestamp) throw new Error(`the API server answered the TokenRequest for serviceaccount ${ns}/${sa} without a token`);
+  return { token: out.status.token, expirationTimestamp: out.status.expirationTimestamp, expirationSeconds: out.spec?.expirationSeconds ?? req.expirationSeconds };
+}
 
 /** The Node as a kubelet registers it: capacity, conditions, addresses, nodeInfo, its API's port. */
 export function agentNode(name: string, capacity: NodeCapacity, version: string, nodeIp: string, kubeletPort: number): StoredObject {
@@ -178,13 +258,25 @@ export async function startNodeAgent(opts: NodeAgentOptions): Promise<NodeAgent>
     if (e instanceof ApiError) throw new NodeAgentError(`the Kubernetes API server at ${conn.server} (${conn.source}) refuses to list Nodes: ${e.message}`);
     throw new NodeAgentError((e as Error).message);
   }
+  let refused: string[];
+  try {
+    refused = await refusedAccess(http);
+  } catch (e) {
+    http.close();
+    throw new NodeAgentError(`the Kubernetes API server at ${conn.server} (${conn.source}) did not answer a SelfSubjectAccessReview: ${(e as Error).message}`);
+  }
+  if (refused.length) {
+    http.close();
+    throw new NodeAgentError(`RBAC on ${conn.server} refuses what the node agent needs (${conn.source}): ${refused.join(', ')}; bind its user to a role that allows them (deploy/kubernetes/node-agent has one)`);
+  }
+  const apiEndpoint = await apiEndpointFor(conn.server);
   mkdirSync(opts.dataDir, { recursive: true });
   const warnings: string[] = [];
   // the kubelet's informers: every node's Pods (a Pod here resolves a Service's or a peer's Pods
   // wherever they run: their addresses go in its hosts file) and the Services. EndpointSlices cannot
   // stand in for the Pods: the API server refuses loopback addresses in them, and Pod addresses on
   // one machine are loopback ones
-  const store = new KubeStore({ connection: conn, kinds: [Kinds.Pod, Kinds.Service], log });
+  const store = new KubeStore({ connection: conn, kinds: [Kinds.Pod, Kinds.Service, Kinds.PersistentVolumeClaim], log });
   const client = new Client(store, defaultRegistry(), [], { defaultOnRead: true });
   const manager = new Manager(client, log);
   const recorder = new EventRecorder(client, 'kubelet');
@@ -193,7 +285,9 @@ export async function startNodeAgent(opts: NodeAgentOptions): Promise<NodeAgent>
   let statusTimer: Timer | undefined;
   let substrate: LocalSubstrate | undefined;
   let s3Stores: { destroy(): void } | undefined;
+  let volumes: { stop(): void } | undefined;
   const cleanup = async (): Promise<void> => {
+    volumes?.stop();
     leaseTimer?.clear();
     statusTimer?.clear();
     if (kubeletServer) {
@@ -401,9 +495,18 @@ export async function startNodeAgent(opts: NodeAgentOptions): Promise<NodeAgent>
       environments: new Environments(config.environments, { path: defaultPath(), env: { SKIFF_HOME: repoRoot } }),
       ...(existsSync(pythonBase) ? { python: { basePython: pythonBase, ...(config.pythonZygote ? { zygote: { script: join(repoRoot, 'python', 'skiff_zygote.py'), client: join(repoRoot, 'build', 'skiff-pyfork') } } : {}) } } : {}),
       version, crashLoopBaseMs: config.crashLoopBackoffMs, crashLoopMaxMs: config.crashLoopBackoffMaxMs, metricsIntervalMs: config.metricsResolutionMs, log,
-      cluster: { registerNode, hostIp: nodeIp }, podArtifacts,
+      cluster: {
+        registerNode, hostIp: nodeIp, apiEndpoint: { host: apiEndpoint.host, port: apiEndpoint.port },
+        requestToken: (pod, req) => requestPodToken(http, pod, req),
+        claimVolumeDir: (claim) => claimVolumeDir(http, claim),
+      },
+      podArtifacts,
     });
     await substrate.start();
+    // the `kubernetes` Service's names, as cluster DNS answers them, at the API server's address (its
+    // own port, which KUBERNETES_SERVICE_PORT names: no proxy makes it 443)
+    if (apiEndpoint.ip) substrate.setPlatformServices([{ name: 'kubernetes', namespace: 'default', ips: [apiEndpoint.ip] }]);
+    volumes = startNodeVolumes({ http, client, manager, recorder, nodeName, dataDir: opts.dataDir, log });
     manager.start();
     // a heartbeat that fails (the API server is away) is tried again at the next tick; Pods keep running
     leaseTimer = every(opts.leaseRenewMs ?? 10_000, () => void renewLease().catch((e) => log(`node ${nodeName}: renewing its Lease: ${(e as Error).message}`))).unref();

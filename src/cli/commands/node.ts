@@ -58,7 +58,11 @@ serves container logs and exec to the API server, so 'kubectl logs' and 'kubectl
 with different names and data directories register as different nodes. Each node's Pods get
 addresses from the Node's podCIDR (given by the controller-manager's --allocate-node-cidrs, or
 --pod-cidr), a loopback range such as 127.64.3.0/24, and their hosts files name the Pods and
-Services of the whole cluster; see the README for what a cluster of several machines needs. Runs until interrupted
+Services of the whole cluster; see the README for what a cluster of several machines needs. Pods get
+their service-account tokens from the cluster's TokenRequest API (projected volumes, refreshed before
+they expire), and claims of the StorageClass skiff-local placed on this node get local volumes under
+the data directory (deploy/kubernetes/node-agent). The agent's credentials must allow what it does:
+it checks at start-up and names what RBAC refuses. Runs until interrupted
 (Ctrl-C); containers keep running and are adopted by the next start with the same data directory.`,
   flags: [
     { name: 'kubeconfig', type: 'string', valueName: 'FILE', description: 'the cluster to join' },

@@ -28,7 +28,7 @@ export interface InCluster {
   /** the token the kubeconfig's user carries */
   adminToken: string;
   /** what the local substrate needs (src/substrate/local/serviceaccount.ts) */
-  contract: { host: string; port: number; caPem: string; token(pod: Pod & StoredObject, serviceAccount?: StoredObject): string };
+  contract: { host: string; port: number; caPem: string; token(pod: Pod & StoredObject, serviceAccount?: StoredObject, opts?: { expirationSeconds?: number; audiences?: string[] }): string };
   close(): Promise<void>;
 }
 
@@ -89,9 +89,10 @@ export async function startInCluster(opts: { dataDir: string; handler: RequestLi
     adminToken: tokens.issueUser('skiff-admin', ['system:masters']),
     contract: {
       host, port, caPem: pki.caPem,
-      token: (pod, sa) => tokens.issue({
+      token: (pod, sa, opts) => tokens.issue({
         namespace: pod.metadata.namespace ?? 'default', serviceAccount: pod.spec.serviceAccountName ?? 'default', ...(sa ? { serviceAccountUid: sa.metadata.uid } : {}),
         pod: { name: pod.metadata.name, uid: pod.metadata.uid }, ...(pod.spec.nodeName ? { node: pod.spec.nodeName } : {}),
+        ...(opts?.expirationSeconds ? { expirationSeconds: opts.expirationSeconds } : {}), ...(opts?.audiences?.length ? { audiences: opts.audiences } : {}),
       }),
     },
     async close() {

@@ -45,7 +45,8 @@ export function expand(input: string, vars: Record<string, string>): string {
   return out;
 }
 
-function fieldRef(pod: Pod, path: string): string {
+/** a downward API field of the Pod (env's fieldRef, a downwardAPI volume's item) */
+export function fieldRef(pod: Pod, path: string): string {
   const m = /^metadata\.(labels|annotations)\['(.+)'\]$/.exec(path);
   if (m) return (m[1] === 'labels' ? pod.metadata.labels : pod.metadata.annotations)?.[m[2] ?? ''] ?? '';
   switch (path) {
@@ -62,7 +63,8 @@ function fieldRef(pod: Pod, path: string): string {
   throw new ConfigError(`unsupported fieldRef ${JSON.stringify(path)}`);
 }
 
-function resourceRef(pod: Pod, container: Container, ref: { resource: string; containerName?: string; divisor?: string }): string {
+/** a container's resource limit or request, in units of the divisor (rounded up) */
+export function resourceRef(pod: Pod, container: Container, ref: { resource: string; containerName?: string; divisor?: string }): string {
   const c = ref.containerName ? pod.spec.containers.find((x) => x.name === ref.containerName) ?? container : container;
   const [kind, res] = ref.resource.split('.') as ['limits' | 'requests', string];
   const raw = c.resources?.[kind]?.[res] ?? (kind === 'requests' ? c.resources?.limits?.[res] : undefined);

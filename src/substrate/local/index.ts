@@ -62,6 +62,12 @@ export interface LocalSubstrateOptions {
     registerNode(capacity: NodeCapacity): Promise<string | undefined>;
     /** the node's address, each Pod's hostIP */
     hostIp: string;
+    /** where Pods reach the cluster's API server (KUBERNETES_SERVICE_HOST and _PORT) */
+    apiEndpoint?: { host: string; port: number };
+    /** a token for a Pod's service account from the cluster's TokenRequest API, bound to the Pod */
+    requestToken?: KubeletOptions['requestToken'];
+    /** the directory of the PersistentVolume a bound claim names */
+    claimVolumeDir?: KubeletOptions['claimVolumeDir'];
   };
   /** KFP's launcher on this node: the artifacts of the task Pods that carry its plan */
   podArtifacts?: KubeletOptions['podArtifacts'];
@@ -114,7 +120,12 @@ export class LocalSubstrate implements Substrate, PodMetricsSource {
       onContainerStart: () => this.usage.wake(),
       ...(this.opts.isolation ? { isolation: this.opts.isolation } : {}),
       ...(this.opts.podArtifacts ? { podArtifacts: this.opts.podArtifacts } : {}),
-      ...(this.opts.cluster ? { removeStopped: true, hostIp: this.opts.cluster.hostIp, clusterNames: true } : {}),
+      ...(this.opts.cluster ? {
+        removeStopped: true, hostIp: this.opts.cluster.hostIp, clusterNames: true,
+        ...(this.opts.cluster.apiEndpoint ? { apiEndpoint: this.opts.cluster.apiEndpoint } : {}),
+        ...(this.opts.cluster.requestToken ? { requestToken: this.opts.cluster.requestToken } : {}),
+        ...(this.opts.cluster.claimVolumeDir ? { claimVolumeDir: this.opts.cluster.claimVolumeDir } : {}),
+      } : {}),
     });
     await this.agent.setUpNetwork();
     if (this.opts.cluster) {

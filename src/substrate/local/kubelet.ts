@@ -40,7 +40,8 @@ import { TerminalSizer } from './tty.js';
 import { after, type Timer } from '../../util/timers.js';
 import { containerBinds, prepareVolumes } from './volumes.js';
 import { hostPathOf, readFilesAt } from './pod-files.js';
-import { automounts, inClusterEnv, serviceAccountBind, serviceAccountMountPath, type InClusterContract } from './serviceaccount.js';
+import { automounts, inClusterEnv, resolvedMountPath, serviceAccountBind, serviceAccountMountPath, type InClusterContract } from './serviceaccount.js';
+import { ProjectedTokens, type IssuedToken, type TokenSource } from './projected-tokens.js';
 import type { LiveContainer } from './usage.js';
 import { NamespaceUids, containerUser, ownVolume, podTmpDir, type IsolationOptions, type PodUser } from './isolation.js';
 import { PodNetworks, applyRuleset } from './podnet.js';
@@ -79,6 +80,13 @@ export interface KubeletOptions {
   /** one node of several (`skiff node`): hosts files name the Pods of every node the informers see,
    *  and the Services they back, not only this node's */
   clusterNames?: boolean;
+  /** on a cluster: where Pods reach the cluster's API server (KUBERNETES_SERVICE_HOST and _PORT) */
+  apiEndpoint?: { host: string; port: number };
+  /** on a cluster: a token for a Pod's service account from the cluster's TokenRequest API, bound
+   *  to the Pod (projected volumes' serviceAccountToken sources) */
+  requestToken?: (pod: Pod & StoredObject, req: { audience?: string; expirationSeconds: number }) => Promise<IssuedToken>;
+  /** on a cluster: the directory of the PersistentVolume a bound claim names (volumes.ts) */
+  claimVolumeDir?: (claim: StoredObject) => Promise<string>;
   /** a container started or was adopted (the usage monitor samples while any runs) */
   onContainerStart?: () => void;
   /** tenancy: Pods run as unprivileged users, in network namespaces of their own, seeing the host
@@ -127,6 +135,8 @@ export class Kubelet {
   /** container runs (state dirs) whose `stdinOnce` stdin an attach session has had */
   private readonly stdinTaken = new Set<string>();
   private readonly podsDir: string;
+  /** projected service-account tokens, asked for again before they expire */
+  private readonly tokens: ProjectedTokens;
   private controller?: Controller;
   private readonly sandboxed: boolean;
   private hostsTimer?: Timer;
@@ -154,6 +164,7 @@ export class Kubelet {
   constructor(private readonly opts: KubeletOptions) {
     this.podsDir = join(opts.dataDir, 'pods');
     mkdirSync(this.podsDir, { recursive: true });
+    this.tokens = new ProjectedTokens({ log: opts.log });
     this.sandboxed = bwrapAvailable();
     const iso = opts.isolation;
     if (iso) {
@@ -250,6 +261,7 @@ export class Kubelet {
     if (this.uidByKey.get(k) && this.uidByKey.get(k) !== pod.metadata.uid) await this.forget(this.uidByKey.get(k) ?? '');
     const rt = this.runtimeFor(pod);
     if (terminalPhase(pod)) {
+      this.tokens.forget(rt.uid);
       this.killAll(rt, 'SIGKILL');
       // its launcher's steps are over (reported in its phase)
       this.artifactSteps.delete(rt.uid);
@@ -302,6 +314,7 @@ export class Kubelet {
     for (const step of Object.values(this.artifactSteps.get(uid) ?? {})) if (step.state === 'running') step.abort.abort(new Error('the Pod is gone'));
     this.artifactSteps.delete(uid);
     const rt = this.pods.get(uid);
+    this.tokens.forget(uid);
     // a record still being written would make the directory again after it is removed
     await rt?.recorded?.catch(() => undefined);
     if (rt) {
@@ -386,6 +399,25 @@ export class Kubelet {
     };
   }
 
+  /** where a Pod's projected service-account tokens come from: the cluster's TokenRequest API on a
+   *  cluster, else this server's own signing key (its in-cluster endpoint), else nowhere */
+  private tokenSource(pod: Pod & StoredObject): TokenSource | undefined {
+    const { requestToken } = this.opts;
+    if (requestToken) return (req) => requestToken(pod, req);
+    const local = this.inCluster;
+    if (!local) return undefined;
+    return async (req) => {
+      const sa = await this.opts.client.find(Kinds.ServiceAccount, { namespace: pod.metadata.namespace ?? 'default', name: pod.spec.serviceAccountName ?? 'default' });
+      if (!sa) throw new Error(`serviceaccount "${pod.spec.serviceAccountName ?? 'default'}" not found`);
+      const nowSeconds = Math.floor(Date.now() / 1000);
+      return {
+        token: local.token(pod, sa, { expirationSeconds: req.expirationSeconds, ...(req.audience ? { audiences: [req.audience] } : {}) }),
+        expirationTimestamp: new Date((nowSeconds + req.expirationSeconds) * 1000).toISOString(),
+        expirationSeconds: req.expirationSeconds,
+      };
+    };
+  }
+
   /** the next step for a live pod: init containers in order, then all containers, with restarts */
   private async drive(pod: Pod & StoredObject, rt: PodRuntime): Promise<Result> {
     const { client, recorder } = this.opts;
@@ -413,10 +445,16 @@ export class Kubelet {
       try {
         if (this.opts.isolation) this.checkHostPaths(pod);
         const src = await this.configSources(ns);
+        const token = this.tokenSource(pod);
         rt.volumes = await prepareVolumes(pod, rt.dir, {
           ...src,
           claim: (name) => client.find(Kinds.PersistentVolumeClaim, { namespace: ns, name }),
           claimDir: (namespace, claim) => join(this.opts.dataDir, 'volumes', namespace, claim),
+          ...(this.opts.claimVolumeDir ? { claimVolumeDir: this.opts.claimVolumeDir } : {}),
+          ...(token ? {
+            serviceAccountToken: token,
+            onToken: (t) => this.tokens.track(rt.uid, t.file, t.issued, token, t.ask, t.mode),
+          } : {}),
         });
         if (this.opts.isolation) this.ownVolumes(pod, rt);
         const mounts = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].flatMap((c) => c.volumeMounts ?? []);
@@ -655,7 +693,7 @@ export class Kubelet {
       // kfp.Client() takes KF_PIPELINES_ENDPOINT over its in-cluster default, and then sends no token:
       // given only where the Service's name does not resolve (no hosts file outside a sandbox)
       const kfpEndpoint = sandboxed && this.kfpByName ? undefined : this.apiServer;
-      const podVars: Record<string, string> = { ...base0, HOSTNAME: pod.spec.hostname ?? rt.name, ...inClusterEnv(this.inCluster, kfpEndpoint), ...podNetworkEnv(pod, rt.ip, base0.LD_PRELOAD, sandboxed, rt.net !== undefined) };
+      const podVars: Record<string, string> = { ...base0, HOSTNAME: pod.spec.hostname ?? rt.name, ...inClusterEnv(this.inCluster ?? this.opts.apiEndpoint, kfpEndpoint), ...podNetworkEnv(pod, rt.ip, base0.LD_PRELOAD, sandboxed, rt.net !== undefined) };
       if (this.apiServer) podVars.SKIFF_SERVER = this.apiServer;
       gpus = this.containerGpus(pod, spec);
       if (gpus.indices.length) podVars.CUDA_VISIBLE_DEVICES = gpus.indices.join(',');
@@ -696,9 +734,13 @@ export class Kubelet {
         if (user) ownVolume(b.source, user, pod.spec.securityContext?.fsGroup);
       }
     }
-    const binds = [...image, ...containerBinds(spec, rt.volumes ?? new Map()), ...this.gpuSharingBinds(pod, rt, spec, gpus, vars, user)];
+    // a volume's mount point under a symlink (the cluster's ServiceAccount admission plugin mounts
+    // kube-api-access-* under /var/run, a symlink to /run on most systems) is at the link's target,
+    // as a container runtime resolves it in the container's root
+    const volumeBinds = containerBinds(spec, rt.volumes ?? new Map()).map((b) => ({ ...b, target: resolvedMountPath(b.target) }));
+    const binds = [...image, ...volumeBinds, ...this.gpuSharingBinds(pod, rt, spec, gpus, vars, user)];
     // a volume the Pod mounts at the service-account path itself wins, as on a cluster
-    if (this.inCluster && !binds.some((b) => b.target === serviceAccountMountPath)) {
+    if (this.inCluster && !binds.some((b) => b.target === serviceAccountMountPath || b.target === resolvedMountPath(serviceAccountMountPath))) {
       const sa = await this.opts.client.find(Kinds.ServiceAccount, { namespace: rt.namespace, name: pod.spec.serviceAccountName ?? 'default' });
       if (automounts(pod, sa)) {
         const bind = serviceAccountBind(pod, rt.dir, this.inCluster, sa);
@@ -1019,6 +1061,7 @@ export class Kubelet {
   /** the server is stopping: no more timers (containers keep running for the next server) */
   stop(): void {
     this.stopped = true;
+    this.tokens.stop();
     this.policyTimer?.clear();
     this.hostsTimer?.clear();
     this.policyTimer = undefined;

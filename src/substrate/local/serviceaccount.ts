@@ -16,8 +16,9 @@ export interface InClusterContract {
   port: number;
   /** PEM of the CA that signed the endpoint's certificate */
   caPem: string;
-  /** a token for the Pod's service account (the object, when it exists) */
-  token(pod: Pod & StoredObject, serviceAccount?: StoredObject): string;
+  /** a token for the Pod's service account (the object, when it exists); a projected volume asks
+   *  for its own lifetime and audience */
+  token(pod: Pod & StoredObject, serviceAccount?: StoredObject, opts?: { expirationSeconds?: number; audiences?: string[] }): string;
 }
 
 export const serviceAccountMountPath = '/var/run/secrets/kubernetes.io/serviceaccount';

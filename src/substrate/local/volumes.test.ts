@@ -26,3 +26,68 @@ it('a container\'s volume binds go shallowest mount point first, keeping the lis
     { source: '/h/ckpt', target: '/var/log/katib/checkpoints/', readOnly: false },
   ]);
 });
+
+it('a projected volume as the ServiceAccount admission plugin adds it: the token asked for, the cluster CA, the namespace', async () => {
+  const { mkdtempSync, readFileSync, rmSync, statSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { prepareVolumes } = await import('./volumes.js');
+  const dir = mkdtempSync(join(tmpdir(), 'skiff-projected-'));
+  try {
+    const pod = {
+      apiVersion: 'v1', kind: 'Pod',
+      metadata: { name: 'p', namespace: 'team', uid: 'u1', labels: { app: 'x', tier: 'a"b' } },
+      spec: {
+        containers: [{ name: 'main', image: 'python:3', resources: { limits: { memory: '64Mi' } } }],
+        volumes: [{
+          name: 'kube-api-access-abcde',
+          projected: {
+            defaultMode: 0o644,
+            sources: [
+              { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
+              { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+              { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+            ],
+          },
+        }, {
+          name: 'info',
+          downwardAPI: { items: [{ path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } }, { path: 'mem', resourceFieldRef: { containerName: 'main', resource: 'limits.memory', divisor: '1Mi' } }] },
+        }],
+      },
+    };
+    const asked: unknown[] = [];
+    const written: string[] = [];
+    const vols = await prepareVolumes(pod as never, dir, {
+      configMap: async (name) => (name === 'kube-root-ca.crt' ? { data: { 'ca.crt': 'PEM' } } as never : undefined),
+      secret: async () => undefined,
+      claim: async () => undefined,
+      claimDir: () => '',
+      serviceAccountToken: async (req) => {
+        asked.push(req);
+        return { token: 'jwt', expirationTimestamp: new Date(Date.now() + 3607_000).toISOString(), expirationSeconds: 3607 };
+      },
+      onToken: (t) => written.push(t.file),
+    });
+    const sa = vols.get('kube-api-access-abcde');
+    assert.equal(sa?.readOnly, true);
+    assert.equal(readFileSync(join(sa?.dir ?? '', 'token'), 'utf8'), 'jwt');
+    assert.equal(statSync(join(sa?.dir ?? '', 'token')).mode & 0o777, 0o644);
+    assert.equal(readFileSync(join(sa?.dir ?? '', 'ca.crt'), 'utf8'), 'PEM');
+    assert.equal(readFileSync(join(sa?.dir ?? '', 'namespace'), 'utf8'), 'team');
+    assert.deepEqual(asked, [{ expirationSeconds: 3607 }]);
+    assert.deepEqual(written, [join(sa?.dir ?? '', 'token')]);
+    const info = vols.get('info')?.dir ?? '';
+    assert.equal(readFileSync(join(info, 'labels'), 'utf8'), 'app="x"\ntier="a\\"b"');
+    assert.equal(readFileSync(join(info, 'mem'), 'utf8'), '64');
+    // a node without a way to ask for tokens refuses the source, naming the volume
+    await assert.rejects(prepareVolumes(pod as never, dir, { configMap: async () => ({ data: { 'ca.crt': 'PEM' } }) as never, secret: async () => undefined, claim: async () => undefined, claimDir: () => '' }),
+      /projected volume "kube-api-access-abcde" source 0: this node cannot issue service-account tokens/);
+    // a refused TokenRequest is a mount failure saying why
+    await assert.rejects(prepareVolumes(pod as never, dir, {
+      configMap: async () => ({ data: { 'ca.crt': 'PEM' } }) as never, secret: async () => undefined, claim: async () => undefined, claimDir: () => '',
+      serviceAccountToken: async () => { throw new Error('serviceaccounts "default" is forbidden'); },
+    }), /failed to fetch token: serviceaccounts "default" is forbidden/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -2,9 +2,10 @@
 // through bind mounts.
 import { chmodSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, posix } from 'node:path';
-import type { Container, Pod, Volume } from '../../api/core-types.js';
+import type { Container, DownwardAPIVolumeFile, Pod, Volume } from '../../api/core-types.js';
 import type { StoredObject } from '../../api/meta.js';
-import { ConfigError } from './env.js';
+import { ConfigError, fieldRef, resourceRef } from './env.js';
+import { writeTokenFile, type IssuedToken, type TokenSource } from './projected-tokens.js';
 
 export interface VolumeSources {
   configMap(name: string): Promise<StoredObject | undefined>;
@@ -12,7 +13,17 @@ export interface VolumeSources {
   claim(name: string): Promise<StoredObject | undefined>;
   /** the directory backing a bound claim */
   claimDir(namespace: string, claim: string): string;
+  /** on a cluster: the directory of the PersistentVolume a claim is bound to, instead of claimDir */
+  claimVolumeDir?(claim: StoredObject): Promise<string>;
+  /** a token for the Pod's service account (a projected volume's serviceAccountToken); without
+   *  one such a source is refused */
+  serviceAccountToken?: TokenSource;
+  /** a token file was written: the caller keeps it fresh */
+  onToken?(t: { file: string; issued: IssuedToken; ask: { audience?: string; expirationSeconds: number }; mode: number }): void;
 }
+
+/** what the ServiceAccount admission plugin asks for, and the kubelet's default for a projected token */
+const defaultTokenSeconds = 3600;
 
 export interface BindMount {
   source: string;
@@ -33,6 +44,88 @@ function writeKeys(dir: string, entries: [string, Buffer][], items: { key: strin
     mkdirSync(dirname(file), { recursive: true });
     writeFileSync(file, data);
     chmodSync(file, m);
+  }
+}
+
+/** a downward API file's content: one field, a resource, or labels/annotations as key="value" lines */
+function downwardValue(pod: Pod, item: DownwardAPIVolumeFile, what: string): string {
+  if (item.fieldRef) {
+    const path = item.fieldRef.fieldPath;
+    if (path === 'metadata.labels' || path === 'metadata.annotations') {
+      const map = (path === 'metadata.labels' ? pod.metadata.labels : pod.metadata.annotations) ?? {};
+      return Object.keys(map).sort().map((k) => `${k}=${JSON.stringify(map[k])}`).join('\n');
+    }
+    try {
+      return fieldRef(pod, path);
+    } catch (e) {
+      throw new ConfigError(`${what}: ${(e as Error).message}`);
+    }
+  }
+  if (item.resourceFieldRef) {
+    const name = item.resourceFieldRef.containerName;
+    const c = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((x) => x.name === name);
+    if (!c) throw new ConfigError(`${what}: resourceFieldRef.containerName ${JSON.stringify(name ?? '')} names no container of the Pod`);
+    return resourceRef(pod, c, item.resourceFieldRef);
+  }
+  throw new ConfigError(`${what}: item "${item.path}" has neither fieldRef nor resourceFieldRef`);
+}
+
+function writeDownward(dir: string, pod: Pod, items: DownwardAPIVolumeFile[] | undefined, mode: number, what: string): void {
+  mkdirSync(dir, { recursive: true });
+  for (const item of items ?? []) {
+    const file = join(dir, item.path);
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, downwardValue(pod, item, what));
+    chmodSync(file, item.mode ?? mode);
+  }
+}
+
+function configMapEntries(cm: StoredObject | undefined): [string, Buffer][] {
+  return [
+    ...Object.entries((cm?.data as Record<string, string>) ?? {}).map(([k, s]) => [k, Buffer.from(s)] as [string, Buffer]),
+    ...Object.entries((cm?.binaryData as Record<string, string>) ?? {}).map(([k, s]) => [k, Buffer.from(s, 'base64')] as [string, Buffer]),
+  ];
+}
+
+const secretEntries = (s: StoredObject | undefined): [string, Buffer][] =>
+  Object.entries((s?.data as Record<string, string>) ?? {}).map(([k, d]) => [k, Buffer.from(d, 'base64')] as [string, Buffer]);
+
+/** a projected volume: secrets, ConfigMaps, downward API fields and service-account tokens in one directory */
+async function writeProjected(v: Volume, dir: string, pod: Pod, src: VolumeSources): Promise<void> {
+  const proj = v.projected ?? {};
+  const mode = proj.defaultMode ?? 0o644;
+  mkdirSync(dir, { recursive: true });
+  for (const [i, s] of (proj.sources ?? []).entries()) {
+    const what = `projected volume "${v.name}" source ${i}`;
+    if (s.secret) {
+      const secret = await src.secret(s.secret.name);
+      if (!secret && !s.secret.optional) throw new ConfigError(`secret "${s.secret.name}" not found`);
+      if (secret) writeKeys(dir, secretEntries(secret), s.secret.items, mode, `secret "${s.secret.name}"`, s.secret.optional ?? false);
+    } else if (s.configMap) {
+      const cm = await src.configMap(s.configMap.name);
+      if (!cm && !s.configMap.optional) throw new ConfigError(`configmap "${s.configMap.name}" not found`);
+      if (cm) writeKeys(dir, configMapEntries(cm), s.configMap.items, mode, `configmap "${s.configMap.name}"`, s.configMap.optional ?? false);
+    } else if (s.downwardAPI) {
+      writeDownward(dir, pod, s.downwardAPI.items, mode, what);
+    } else if (s.serviceAccountToken) {
+      const t = s.serviceAccountToken;
+      if (!t.path) throw new ConfigError(`${what}: serviceAccountToken.path is required`);
+      if (!src.serviceAccountToken) throw new ConfigError(`${what}: this node cannot issue service-account tokens`);
+      const ask = { ...(t.audience ? { audience: t.audience } : {}), expirationSeconds: t.expirationSeconds ?? defaultTokenSeconds };
+      let issued: IssuedToken;
+      try {
+        issued = await src.serviceAccountToken(ask);
+      } catch (e) {
+        throw new ConfigError(`failed to fetch token: ${(e as Error).message}`);
+      }
+      const file = join(dir, t.path);
+      mkdirSync(dirname(file), { recursive: true });
+      writeTokenFile(file, issued.token, mode);
+      src.onToken?.({ file, issued, ask, mode });
+    } else {
+      const kind = Object.keys(s)[0] ?? 'an empty source';
+      throw new ConfigError(`${what}: ${kind} is not supported on this node`);
+    }
   }
 }
 
@@ -61,21 +154,29 @@ export async function prepareVolumes(pod: Pod, podDir: string, src: VolumeSource
       const claim = await src.claim(name);
       if (!claim) throw new ConfigError(`persistentvolumeclaim "${name}" not found`);
       if (claim.status?.phase !== 'Bound') throw new ConfigError(`persistentvolumeclaim "${name}" is not bound yet`);
-      out.set(v.name, { dir: src.claimDir(ns, name), readOnly: v.persistentVolumeClaim.readOnly ?? false });
+      let claimDir: string;
+      try {
+        claimDir = src.claimVolumeDir ? await src.claimVolumeDir(claim) : src.claimDir(ns, name);
+      } catch (e) {
+        if (e instanceof ConfigError) throw e;
+        throw new ConfigError(`persistentvolumeclaim "${name}": ${(e as Error).message}`);
+      }
+      out.set(v.name, { dir: claimDir, readOnly: v.persistentVolumeClaim.readOnly ?? false });
     } else if (v.configMap) {
       const cm = await src.configMap(v.configMap.name);
       if (!cm && !v.configMap.optional) throw new ConfigError(`configmap "${v.configMap.name}" not found`);
-      const entries: [string, Buffer][] = [
-        ...Object.entries((cm?.data as Record<string, string>) ?? {}).map(([k, s]) => [k, Buffer.from(s)] as [string, Buffer]),
-        ...Object.entries((cm?.binaryData as Record<string, string>) ?? {}).map(([k, s]) => [k, Buffer.from(s, 'base64')] as [string, Buffer]),
-      ];
-      writeKeys(dir, entries, v.configMap.items, v.configMap.defaultMode ?? 0o644, `configmap "${v.configMap.name}"`, v.configMap.optional ?? false);
+      writeKeys(dir, configMapEntries(cm), v.configMap.items, v.configMap.defaultMode ?? 0o644, `configmap "${v.configMap.name}"`, v.configMap.optional ?? false);
       out.set(v.name, { dir, readOnly: true });
     } else if (v.secret) {
       const s = await src.secret(v.secret.secretName);
       if (!s && !v.secret.optional) throw new ConfigError(`secret "${v.secret.secretName}" not found`);
-      const entries = Object.entries((s?.data as Record<string, string>) ?? {}).map(([k, d]) => [k, Buffer.from(d, 'base64')] as [string, Buffer]);
-      writeKeys(dir, entries, v.secret.items, v.secret.defaultMode ?? 0o644, `secret "${v.secret.secretName}"`, v.secret.optional ?? false);
+      writeKeys(dir, secretEntries(s), v.secret.items, v.secret.defaultMode ?? 0o644, `secret "${v.secret.secretName}"`, v.secret.optional ?? false);
+      out.set(v.name, { dir, readOnly: true });
+    } else if (v.downwardAPI) {
+      writeDownward(dir, pod, v.downwardAPI.items, v.downwardAPI.defaultMode ?? 0o644, `downwardAPI volume "${v.name}"`);
+      out.set(v.name, { dir, readOnly: true });
+    } else if (v.projected) {
+      await writeProjected(v, dir, pod, src);
       out.set(v.name, { dir, readOnly: true });
     }
   }
