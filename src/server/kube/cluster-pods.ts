@@ -325,10 +325,11 @@ export class ClusterPods implements PodLogSource, PodExecSource, PodAttachSource
       if (failure) d.destroy(new PortForwardFailure(failure));
       else d.push(null);
     });
-    if (ws.readyState === WebSocket.CLOSED) {
-      if (failure) d.destroy(new PortForwardFailure(failure));
-      else d.push(null);
-    }
+    // a failure known already is the connection's refusal
+    if (ws.readyState === WebSocket.CLOSED && failure) throw new PortForwardFailure(failure);
+    if (ws.readyState === WebSocket.CLOSED) d.push(null);
+    // whoever reads the connection hears of a failure; one nobody listens for is no crash
+    d.on('error', () => undefined);
     return d;
   }
 

@@ -265,6 +265,8 @@ function forwardStreams(deps: PortForwardDeps, pod: Pod & StoredObject, transpor
 }
 
 function failure(pod: Pod & StoredObject, port: number, e: unknown): string {
+  // a kubelet's own message, passed on as it wrote it
+  if (e instanceof PortForwardFailure) return e.message;
   return `error forwarding port ${port} to pod ${pod.metadata.name}, uid ${pod.metadata.uid}: ${(e as Error).message ?? String(e)}`;
 }
 
