@@ -52,7 +52,7 @@ export interface NodeAgentOptions {
   /** the kubelet API's port (default 0: any free port, reported in the Node's daemonEndpoints) */
   kubeletPort?: number;
   /** the CA whose client certificates may use the kubelet API (kube-apiserver's --kubelet-client-certificate);
-   *  without one any client that reaches the port may read logs */
+   *  without one any client that reaches the port may read logs, exec, attach and forward ports */
   clientCaFile?: string;
   /** how often the Lease is renewed (default 10 s, as the kubelet's nodeLeaseDurationSeconds / 4) */
   leaseRenewMs?: number;
@@ -206,7 +206,7 @@ export async function startNodeAgent(opts: NodeAgentOptions): Promise<NodeAgent>
     // the kubelet API first: the Node names its port
     const tls = servingCertificate(join(opts.dataDir, 'pki'), nodeName, nodeIp);
     const clientCa = opts.clientCaFile ? readFileSync(opts.clientCaFile, 'utf8') : undefined;
-    if (!clientCa) warnings.push(`the kubelet API at ${nodeIp} does not authenticate its callers (no --client-ca-file): anyone who reaches it may read the logs of this node's Pods`);
+    if (!clientCa) warnings.push(`the kubelet API at ${nodeIp} does not authenticate its callers (no --client-ca-file): anyone who reaches it may read the logs of this node's Pods, run commands in them, attach to them and reach their ports`);
     /** the Pod when it is one of this node's: a kubelet knows no other ("pod does not exist") */
     const ownPod = async (namespace: string, name: string): Promise<StoredObject | undefined> => {
       try {
