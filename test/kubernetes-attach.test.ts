@@ -189,7 +189,7 @@ describe('kubectl attach and port-forward to Pods on a node agent', { skip }, ()
     await assert.rejects(fetchOwn(f.port, '/'));
     // kubectl reports the kubelet's message and gives up on the Pod
     assert.equal(await f.exited, 1);
-    assert.match(f.err(), new RegExp(`an error occurred forwarding ${f.port} -> 9999: error forwarding port 9999 to pod web, uid [0-9a-f-]+: `));
+    assert.match(f.err(), new RegExp(`"An error occurred forwarding" err="error forwarding port 9999 to pod web, uid [0-9a-f-]+: failed to connect to port 9999 of pod default/web at [0-9.]+: connect ECONNREFUSED [0-9.:]+" localPort=${f.port} remotePort=9999`));
     assert.match(f.err(), /lost connection to pod/);
   });
 
@@ -234,10 +234,10 @@ describe('kubectl attach and port-forward to Pods on a node agent', { skip }, ()
 
   it('refuses a container that is not there, as kubectl and the kubelet do', { timeout: 60_000 }, async () => {
     // kubectl checks the name itself, as it does against any cluster (the agent's own answer is below)
-    await assert.rejects(kubectl('attach', 'web', '-c', 'nope'), (e: { stderr?: string }) => /cannot attach to the container: container nope not found in pod web/.test(e.stderr ?? ''));
+    await assert.rejects(kubectl('attach', 'web', '-c', 'nope'), (e: { stderr?: string }) => /cannot attach to the container: container nope is not valid for pod web out of: main/.test(e.stderr ?? ''));
     const atSkiff = start([...viaSkiff(), 'attach', 'web', '-c', 'nope']);
     assert.equal(await atSkiff.exited, 1);
-    assert.match(atSkiff.err(), /cannot attach to the container: container nope not found in pod web/);
+    assert.match(atSkiff.err(), /cannot attach to the container: container nope is not valid for pod web out of: main/);
   });
 
   describe('the agent\'s kubelet API, asked directly', () => {
