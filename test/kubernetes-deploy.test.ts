@@ -60,7 +60,7 @@ function grants(rules: PolicyRule[]): Set<string> {
 const skiffUp = (args: string[]): Daemon => skiffDaemon(['up', ...args], /ready at (http:\/\/\S+)/);
 
 describe('deploy/kubernetes', () => {
-  it('grants Skiff exactly what its start-up check asks, and beyond that only the three grants it explains', () => {
+  it('grants Skiff exactly what its start-up check asks, and beyond that only the grants it explains', () => {
     const granted = grants(skiffClusterRole().rules);
     const needed = new Set(accessNeeds(defaultRegistry().all()).map((n) => `${n.verb} ${n.resource}${n.subresource ? `/${n.subresource}` : ''}.${n.group}`));
     const missing = [...needed].filter((n) => !granted.has(n));
