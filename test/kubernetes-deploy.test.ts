@@ -60,15 +60,16 @@ function grants(rules: PolicyRule[]): Set<string> {
 const skiffUp = (args: string[]): Daemon => skiffDaemon(['up', ...args], /ready at (http:\/\/\S+)/);
 
 describe('deploy/kubernetes', () => {
-  it('grants Skiff exactly what its start-up check asks, and beyond that only the three grants it explains', () => {
+  it('grants Skiff exactly what its start-up check asks, and beyond that only the grants it explains', () => {
     const granted = grants(skiffClusterRole().rules);
     const needed = new Set(accessNeeds(defaultRegistry().all()).map((n) => `${n.verb} ${n.resource}${n.subresource ? `/${n.subresource}` : ''}.${n.group}`));
     const missing = [...needed].filter((n) => !granted.has(n));
     assert.deepEqual(missing, [], 'every access the check asks for is granted');
     const extra = [...granted].filter((g) => !needed.has(g)).sort();
     // an MPIJob launcher's Role may exec into its workers; a Profile binds its users to Kubeflow's roles;
-    // `skiff exec` and `skiff logs` go through the cluster (the start-up check does not ask: Skiff runs without them)
-    assert.deepEqual(extra, ['bind clusterroles.rbac.authorization.k8s.io [kubeflow-admin,kubeflow-edit,kubeflow-view]', 'create pods/exec.', 'get pods/log.']);
+    // `skiff exec`, `skiff logs`, attach and port-forward go through the cluster (the start-up check does
+    // not ask: Skiff runs without them)
+    assert.deepEqual(extra, ['bind clusterroles.rbac.authorization.k8s.io [kubeflow-admin,kubeflow-edit,kubeflow-view]', 'create pods/attach.', 'create pods/exec.', 'create pods/portforward.', 'get pods/log.']);
   });
 
   describe('on a real cluster', { skip }, () => {

@@ -198,7 +198,7 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     log('authentication: a trusted proxy on 127.0.0.1 is trusted for every local process, and Pods share this machine\'s loopback; prefer a proxy that reaches Skiff from another address');
   }
   const authorizer = opts.authorizer ?? rbac;
-  // on a cluster, a Pod's logs and exec come from its API server (which asks the Pod's node)
+  // on a cluster, a Pod's logs, exec, attach and port-forward go through its API server (which asks the Pod's node)
   const clusterPods = cluster ? new ClusterPods(cluster.connection) : undefined;
   const app = new App({ authorizer, ...(authn ? { authn } : {}), client, registry, logs: clusterPods ?? substrate, exec: clusterPods ?? substrate, version, ready: () => ready, bookmarkMs: config.watchBookmarkMs, pipelineRoot, artifacts, ...(s3 ? { s3 } : {}), gateway, metrics, dryRender: dryRenderer(all, settings), usage: substrate, usageHistory });
   // Kueue's visibility API and metrics, read off the queue manager the queues workload started
@@ -213,8 +213,8 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   // Pod subresources that stream both ways (exec, attach, portforward) arrive as upgrade requests (kube/upgrade.ts)
   const upgrades = new Upgrades({
     client, fallback: app.handle,
-    handlers: [remoteCommandUpgrade({ client, exec: clusterPods ?? substrate, attach: substrate, log }), streamMux.upgrade, app.notebooks.upgrade, app.proxy.upgrade],
-    pods: { portforward: (pod, req, socket, head, url) => servePortForward({ forwarder: substrate, log }, pod, req, socket, head, url) },
+    handlers: [remoteCommandUpgrade({ client, exec: clusterPods ?? substrate, attach: clusterPods ?? substrate, log }), streamMux.upgrade, app.notebooks.upgrade, app.proxy.upgrade],
+    pods: { portforward: (pod, req, socket, head, url) => servePortForward({ forwarder: clusterPods ?? substrate, log }, pod, req, socket, head, url) },
   });
   const upgradeListener = app.guardUpgrade(upgrades.listener);
   server.on('upgrade', upgradeListener);

@@ -3,9 +3,10 @@
 // kube-node-lease renewed and its status current, runs the Pods the cluster's scheduler binds to it
 // with the local substrate's kubelet (the same code that runs Pods on one machine, here reading and
 // writing through the cluster's API server), and serves the kubelet API's containerLogs to the API
-// server, so that `kubectl logs` reaches the Pods it runs, and its exec, so that `kubectl exec` does.
-// For pipeline task Pods that carry KFP's launcher plan it is their launcher: their input artifacts
-// downloaded from S3 before their containers start, their outputs uploaded after.
+// server, so that `kubectl logs` reaches the Pods it runs, and its exec, attach and portForward, so
+// that `kubectl exec`, `kubectl attach` and `kubectl port-forward` do. For pipeline task Pods that
+// carry KFP's launcher plan it is their launcher: their input artifacts downloaded from S3 before their
+// containers start, their outputs uploaded after.
 import { X509Certificate } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
@@ -39,7 +40,8 @@ import { compileConfig } from './config.js';
 import { claimVolumeDir, startNodeVolumes } from './node-volumes.js';
 import { serveKubeletExec } from './kube/kubelet-exec.js';
 import { servePodLog } from './kube/pods.js';
-import { rejectUpgrade } from './kube/upgrade.js';
+import { servePortForward } from './kube/portforward.js';
+import { rejectUpgrade, rejectUpgradeText } from './kube/upgrade.js';
 import { defaultPath, repoRoot, skiffVersion } from './main.js';
 
 export interface NodeAgentOptions {
@@ -60,7 +62,7 @@ export interface NodeAgentOptions {
   /** the kubelet API's port (default 0: any free port, reported in the Node's daemonEndpoints) */
   kubeletPort?: number;
   /** the CA whose client certificates may use the kubelet API (kube-apiserver's --kubelet-client-certificate);
-   *  without one any client that reaches the port may read logs */
+   *  without one any client that reaches the port may read logs, exec, attach and forward ports */
   clientCaFile?: string;
   /** how often the Lease is renewed (default 10 s, as the kubelet's nodeLeaseDurationSeconds / 4) */
   leaseRenewMs?: number;
@@ -306,7 +308,17 @@ export async function startNodeAgent(opts: NodeAgentOptions): Promise<NodeAgent>
     // the kubelet API first: the Node names its port
     const tls = servingCertificate(join(opts.dataDir, 'pki'), nodeName, nodeIp);
     const clientCa = opts.clientCaFile ? readFileSync(opts.clientCaFile, 'utf8') : undefined;
-    if (!clientCa) warnings.push(`the kubelet API at ${nodeIp} does not authenticate its callers (no --client-ca-file): anyone who reaches it may read the logs of this node's Pods`);
+    if (!clientCa) warnings.push(`the kubelet API at ${nodeIp} does not authenticate its callers (no --client-ca-file): anyone who reaches it may read the logs of this node's Pods, run commands in them, attach to them and reach their ports`);
+    /** the Pod when it is one of this node's: a kubelet knows no other ("pod does not exist") */
+    const ownPod = async (namespace: string, name: string): Promise<StoredObject | undefined> => {
+      try {
+        const pod = await client.get(Kinds.Pod, { namespace, name });
+        return pod.spec?.nodeName === nodeName ? pod : undefined;
+      } catch (e) {
+        if (isNotFound(e)) return undefined;
+        throw e;
+      }
+    };
     const server = createServer({ cert: tls.cert, key: tls.key, ...(clientCa ? { ca: clientCa, requestCert: true, rejectUnauthorized: true } : {}) }, (req, res) => {
       void serveKubeletApi(req, res).catch((e) => {
         const err = e instanceof ApiError ? e : new ApiError(StatusReason.InternalError, (e as Error).message);
@@ -317,16 +329,26 @@ export async function startNodeAgent(opts: NodeAgentOptions): Promise<NodeAgent>
         }
       });
     });
-    // GET /exec/{namespace}/{pod}/{container}?command=...: `kubectl exec` through the API server
+    // the streaming endpoints kube-apiserver upgrades to SPDY/3.1 (or, for port-forward, also a
+    // WebSocket): /exec/{namespace}/{pod}/{container}?command=... for `kubectl exec`,
+    // /attach/{namespace}/{pod}/{container} for `kubectl attach`, /portForward/{namespace}/{pod}[/{uid}]
+    // for `kubectl port-forward`
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       const url = new URL(req.url ?? '/', 'https://kubelet');
-      const m = /^\/exec\/([^/]+)\/([^/]+)\/([^/]+)\/?$/.exec(url.pathname);
-      if (!m || !substrate) return rejectUpgrade(socket, new ApiError(StatusReason.NotFound, `the node agent does not serve ${url.pathname}`));
-      const [namespace, name, container] = m.slice(1).map(decodeURIComponent) as [string, string, string];
-      const exec = substrate;
-      client.get(Kinds.Pod, { namespace, name }).then((pod) => {
-        if (pod.spec?.nodeName !== nodeName) throw new ApiError(StatusReason.NotFound, `pod "${name}" in namespace "${namespace}" does not run on node ${nodeName}`);
-        serveKubeletExec({ exec, log }, pod, container, req, socket, head, url);
+      const stream = /^\/(exec|attach)\/([^/]+)\/([^/]+)\/([^/]+)\/?$/.exec(url.pathname);
+      const forward = /^\/portForward\/([^/]+)\/([^/]+)(?:\/([^/]+))?\/?$/.exec(url.pathname);
+      if ((!stream && !forward) || !substrate) return rejectUpgrade(socket, new ApiError(StatusReason.NotFound, `the node agent does not serve ${url.pathname}`));
+      const [namespace, name] = (stream ? stream.slice(2, 4) : (forward as RegExpExecArray).slice(1, 3)).map(decodeURIComponent) as [string, string];
+      const local = substrate;
+      ownPod(namespace, name).then((pod) => {
+        if (!pod) return rejectUpgradeText(socket, 404, 'pod does not exist');
+        if (forward) {
+          // a uid in the path names one incarnation of the Pod
+          if (forward[3] && decodeURIComponent(forward[3]) !== pod.metadata.uid) return rejectUpgradeText(socket, 404, 'pod not found');
+          return servePortForward({ forwarder: local, log }, pod, req, socket, head, url, { portsParam: 'port' });
+        }
+        const [, kind, , , container] = stream as RegExpExecArray;
+        serveKubeletExec({ exec: local, attach: local, log }, pod, decodeURIComponent(container ?? ''), req, socket, head, url, kind as 'exec' | 'attach');
       }).catch((e: unknown) => rejectUpgrade(socket, e));
     });
     kubeletServer = server;
@@ -347,8 +369,8 @@ export async function startNodeAgent(opts: NodeAgentOptions): Promise<NodeAgent>
       const m = /^\/containerLogs\/([^/]+)\/([^/]+)\/([^/]+)\/?$/.exec(url.pathname);
       if (!m || req.method !== 'GET') throw new ApiError(StatusReason.NotFound, `the node agent does not serve ${req.method ?? ''} ${url.pathname}`);
       const [namespace, name, container] = m.slice(1).map(decodeURIComponent) as [string, string, string];
-      const pod = await client.get(Kinds.Pod, { namespace, name });
-      if (pod.spec?.nodeName !== nodeName) throw new ApiError(StatusReason.NotFound, `pod "${name}" in namespace "${namespace}" does not run on node ${nodeName}`);
+      const pod = await ownPod(namespace, name);
+      if (!pod) throw new ApiError(StatusReason.NotFound, `pod "${name}" does not exist`);
       url.searchParams.set('container', container);
       if (!substrate) throw new ApiError(StatusReason.ServiceUnavailable, 'the node agent is starting');
       await servePodLog(substrate, pod, req, res, url);

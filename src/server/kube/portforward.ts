@@ -65,13 +65,14 @@ function headerList(v: string | string[] | undefined): string[] {
   return (Array.isArray(v) ? v : v === undefined ? [] : [v]).flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
 }
 
-/** `?ports=8000&ports=9000,9001` as the kubelet reads it */
-export function parsePorts(url: URL): number[] {
-  const raw = url.searchParams.getAll('ports');
-  if (raw.length === 0) throw new ApiError(StatusReason.BadRequest, 'query parameter "ports" is required');
+/** `?ports=8000&ports=9000,9001` as the kubelet reads it (kube-apiserver hands the kubelet its
+ *  `ports` as `port`) */
+export function parsePorts(url: URL, param = 'ports'): number[] {
+  const raw = url.searchParams.getAll(param);
+  if (raw.length === 0) throw new ApiError(StatusReason.BadRequest, `query parameter "${param}" is required`);
   const out: number[] = [];
   for (const r of raw) {
-    if (r === '') throw new ApiError(StatusReason.BadRequest, 'query parameter "ports" cannot be empty');
+    if (r === '') throw new ApiError(StatusReason.BadRequest, `query parameter "${param}" cannot be empty`);
     for (const p of r.split(',')) {
       const n = /^\d+$/.test(p) ? Number(p) : NaN;
       if (!(n <= 65535)) throw new ApiError(StatusReason.BadRequest, `unable to parse "${r}" as a port: ports are integers from 1 to 65535`);
@@ -82,8 +83,13 @@ export function parsePorts(url: URL): number[] {
   return out;
 }
 
-/** An upgrade request to /api/v1/namespaces/{ns}/pods/{name}/portforward. */
-export function servePortForward(deps: PortForwardDeps, pod: StoredObject, req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): void {
+export interface PortForwardOptions {
+  /** the query parameter a WebSocket request names its ports in: `ports` at the API server, `port` at a kubelet */
+  portsParam?: string;
+}
+
+/** An upgrade request to /api/v1/namespaces/{ns}/pods/{name}/portforward (or a kubelet's /portForward/{ns}/{name}). */
+export function servePortForward(deps: PortForwardDeps, pod: StoredObject, req: IncomingMessage, socket: Duplex, head: Buffer, url: URL, opts: PortForwardOptions = {}): void {
   const p = pod as Pod & StoredObject;
   if (!p.spec?.nodeName) return rejectUpgrade(socket, new ApiError(StatusReason.BadRequest, `pod ${p.metadata.name} does not have a host assigned`));
   if (req.method !== 'GET' && req.method !== 'POST') return rejectUpgrade(socket, new ApiError(StatusReason.MethodNotAllowed, `${req.method} is not supported on pods/portforward: use GET (WebSocket) or POST (SPDY)`));
@@ -99,7 +105,7 @@ export function servePortForward(deps: PortForwardDeps, pod: StoredObject, req: 
     }
     let ports: number[];
     try {
-      ports = parsePorts(url);
+      ports = parsePorts(url, opts.portsParam);
     } catch (e) {
       return rejectUpgrade(socket, e);
     }
@@ -202,6 +208,16 @@ interface Pair {
   timer?: Timer;
 }
 
+/** A forwarded connection that failed after it was made, with the message to pass on to the client
+ *  as the kubelet wrote it (a Pod reached through a cluster's API server, whose kubelet reports a
+ *  port where nothing listens on its error channel). */
+export class PortForwardFailure extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PortForwardFailure';
+  }
+}
+
 /** how long the second stream of a connection may keep the first waiting (the kubelet's default) */
 export const streamCreationTimeoutMs = 30_000;
 
@@ -249,6 +265,8 @@ function forwardStreams(deps: PortForwardDeps, pod: Pod & StoredObject, transpor
 }
 
 function failure(pod: Pod & StoredObject, port: number, e: unknown): string {
+  // a kubelet's own message, passed on as it wrote it
+  if (e instanceof PortForwardFailure) return e.message;
   return `error forwarding port ${port} to pod ${pod.metadata.name}, uid ${pod.metadata.uid}: ${(e as Error).message ?? String(e)}`;
 }
 
@@ -305,8 +323,13 @@ async function forwardPair(deps: PortForwardDeps, pod: Pod & StoredObject, sessi
   });
   sock.on('end', () => data.end());
   sock.on('error', (e) => {
-    // a reset from the Pod ends this connection only: kubectl would otherwise stop forwarding altogether
     deps.log?.(`port-forward: connection to port ${port} of pod ${pod.metadata.namespace}/${pod.metadata.name}: ${e.message}`);
+    // the Pod's node could not reach the port: the client hears why, as from a kubelet
+    if (e instanceof PortForwardFailure) {
+      error.write(Buffer.from(e.message));
+      error.end();
+    }
+    // a reset from the Pod ends this connection only: kubectl would otherwise stop forwarding altogether
     data.reset(RstStatus.Cancel);
   });
   sock.on('close', () => {
@@ -352,7 +375,10 @@ function channels(deps: PortForwardDeps, pod: Pod & StoredObject, ws: WebSocket,
         }
       });
       sock.on('drain', () => release(sock));
-      sock.on('error', (e) => deps.log?.(`port-forward: connection to port ${port} of pod ${pod.metadata.namespace}/${pod.metadata.name}: ${e.message}`));
+      sock.on('error', (e) => {
+        deps.log?.(`port-forward: connection to port ${port} of pod ${pod.metadata.namespace}/${pod.metadata.name}: ${e.message}`);
+        if (e instanceof PortForwardFailure) frame(2 * i + 1, Buffer.from(e.message));
+      });
       sock.on('close', () => {
         release(sock);
         done();
