@@ -7,11 +7,12 @@ import { inClusterConnection, KubeconfigError, loadKubeconfig } from './kubeconf
 import type { ClusterConnection } from './kubeconfig.js';
 import { compareVersions } from './paths.js';
 import { ClusterSetupError, prepareCluster } from './setup.js';
-import type { AccessNeed, ClusterInfo } from './setup.js';
+import type { AccessNeed, ClusterInfo, WebhookSetup } from './setup.js';
 import { KubeStore } from './store.js';
 
 export { KubeStore } from './store.js';
 export { ClusterSetupError } from './setup.js';
+export type { WebhookSetup } from './setup.js';
 
 export interface OpenedCluster extends ClusterInfo {
   store: KubeStore;
@@ -34,7 +35,7 @@ export function storageKinds(defs: readonly KindDef[]): KindDef[] {
 }
 
 /** `kubeconfig`: a file, or "in-cluster" for the Pod's own service account. */
-export async function openCluster(kubeconfig: string, defs: readonly KindDef[], log: (m: string) => void, context?: string, extraAccess: readonly AccessNeed[] = []): Promise<OpenedCluster> {
+export async function openCluster(kubeconfig: string, defs: readonly KindDef[], log: (m: string) => void, context?: string, extraAccess: readonly AccessNeed[] = [], webhooks?: WebhookSetup): Promise<OpenedCluster> {
   let conn: ClusterConnection;
   if (kubeconfig === 'in-cluster') {
     const c = inClusterConnection();
@@ -51,7 +52,7 @@ export async function openCluster(kubeconfig: string, defs: readonly KindDef[], 
   const http = new KubeHttp(conn);
   let info: ClusterInfo;
   try {
-    info = await prepareCluster(http, defs, log, extraAccess);
+    info = await prepareCluster(http, defs, log, extraAccess, webhooks);
   } finally {
     http.close();
   }

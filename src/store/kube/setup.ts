@@ -10,6 +10,9 @@ import { crdsFor, managedBy, managedByLabel, specHashAnnotation } from './crds.j
 import type { KubeHttp } from './http.js';
 import { UnreachableError } from './http.js';
 import { qualifiedResource } from './paths.js';
+import type { WebhookEndpoint } from './crds.js';
+import { installValidatingWebhook, validatingWebhookConfiguration, webhookCa, webhookCaSecret } from './webhooks.js';
+import type { WebhookCa } from './webhooks.js';
 
 /** Why Skiff cannot use this cluster, in words that name the server, the object or the permission. */
 export class ClusterSetupError extends Error {
@@ -61,6 +64,8 @@ export function accessNeeds(defs: readonly KindDef[]): AccessNeed[] {
   const needs: AccessNeed[] = [];
   const crd = { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions' };
   for (const verb of ['get', 'list', 'create', 'update']) needs.push({ ...crd, verb });
+  // the validating webhook Skiff registers (src/store/kube/webhooks.ts), made or upgraded at start
+  for (const verb of ['get', 'create', 'update']) needs.push({ group: 'admissionregistration.k8s.io', resource: 'validatingwebhookconfigurations', verb });
   const seen = new Set<string>();
   for (const d of defs) {
     if (d.conversion) continue;
@@ -76,6 +81,11 @@ export function accessNeeds(defs: readonly KindDef[]): AccessNeed[] {
 /** The leader Lease the replicas elect their leader on, in its own namespace (a Role there suffices). */
 export function leaseAccessNeeds(namespace: string): AccessNeed[] {
   return ['get', 'create', 'update'].map((verb) => ({ group: 'coordination.k8s.io', resource: 'leases', verb, namespace }));
+}
+
+/** The webhooks' CA, a Secret in Skiff's namespace (made with the namespace by the first replica). */
+export function webhookAccessNeeds(namespace: string): AccessNeed[] {
+  return ['get', 'create'].map((verb) => ({ group: '', resource: 'secrets', verb, namespace }));
 }
 
 /** What the store does with each kind (and `extra`), asked of the cluster's authorizer as the credentials' user. */
@@ -107,8 +117,8 @@ type LiveCrd = CustomResourceDefinition & { metadata: CustomResourceDefinition['
  * Creates the CRDs that are missing and upgrades Skiff's own that differ; a CRD someone else installed
  * is used as it is when it serves every version Skiff needs, and refused otherwise (before any write).
  */
-export async function installCrds(http: KubeHttp, defs: readonly KindDef[], log: (m: string) => void, timeoutMs = 120_000): Promise<string[]> {
-  const wanted = crdsFor(defs);
+export async function installCrds(http: KubeHttp, defs: readonly KindDef[], log: (m: string) => void, timeoutMs = 120_000, conversion?: WebhookEndpoint): Promise<string[]> {
+  const wanted = crdsFor(defs, conversion);
   const plan: { crd: CustomResourceDefinition; live?: LiveCrd }[] = [];
   const problems: string[] = [];
   for (const crd of wanted) {
@@ -154,11 +164,38 @@ export async function installCrds(http: KubeHttp, defs: readonly KindDef[], log:
   return plan.map((p) => p.crd.metadata.name);
 }
 
-/** Probe, access, CRDs: what `skiff up --kubeconfig` does before its store starts. */
-export async function prepareCluster(http: KubeHttp, defs: readonly KindDef[], log: (m: string) => void, extraAccess: readonly AccessNeed[] = []): Promise<ClusterInfo> {
+/**
+ * The webhooks Skiff serves on a cluster: `namespace` keeps their CA, and `serve` starts the HTTPS
+ * listener with a certificate the CA signs and says where the API server reaches it.
+ */
+export interface WebhookSetup {
+  namespace: string;
+  serve(ca: WebhookCa): Promise<WebhookEndpoint>;
+}
+
+/** Probe, access, CRDs (and the webhooks): what `skiff up --kubeconfig` does before its store starts. */
+export async function prepareCluster(http: KubeHttp, defs: readonly KindDef[], log: (m: string) => void, extraAccess: readonly AccessNeed[] = [], webhooks?: WebhookSetup): Promise<ClusterInfo> {
   const version = await probeCluster(http);
-  await checkAccess(http, defs, extraAccess);
-  const installed = await installCrds(http, defs, log);
+  await checkAccess(http, defs, [...extraAccess, ...(webhooks ? webhookAccessNeeds(webhooks.namespace) : [])]);
+  let endpoint: WebhookEndpoint | undefined;
+  if (webhooks) {
+    let ca: WebhookCa;
+    try {
+      ca = await webhookCa(http, webhooks.namespace);
+    } catch (e) {
+      throw new ClusterSetupError(`cannot read or make the webhooks' CA (Secret ${webhooks.namespace}/${webhookCaSecret}): ${(e as Error).message}`);
+    }
+    endpoint = await webhooks.serve(ca);
+  }
+  const installed = await installCrds(http, defs, log, 120_000, endpoint);
+  if (endpoint) {
+    const config = validatingWebhookConfiguration(defs, endpoint);
+    try {
+      if (await installValidatingWebhook(http, config)) installed.push(`validatingwebhookconfiguration/${config.metadata.name}`);
+    } catch (e) {
+      throw new ClusterSetupError(`cannot register ValidatingWebhookConfiguration ${config.metadata.name}: ${(e as Error).message}`);
+    }
+  }
   return { version, installed };
 }
 
