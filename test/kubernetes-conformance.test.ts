@@ -6,7 +6,7 @@
 // is measured here and explained in README's "On Kubernetes". Skipped, saying why, where
 // scripts/kubernetes.sh has not built the control plane.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -144,19 +144,73 @@ describe('upstream examples applied with kubectl to a cluster with Skiff on it',
     assert.ok(same >= 380, `only ${same} files as on the store`);
   });
 
-  it('fails an Experiment written straight to the cluster that Skiff\'s checks refuse, naming the field', { timeout: 120_000 }, async () => {
-    // Katib's upstream test of its webhook: the cluster stores it; Skiff's controller refuses to run it
+  const kubectlRun = (args: string[], input?: string): ReturnType<typeof runProgram> => runProgram(kubectlBin, ['--kubeconfig', cluster.kubeconfig, ...args], { HOME: dirs[1] as string }, input);
+
+  it('refuses an Experiment written straight to the cluster that Skiff\'s checks refuse, naming the field', { timeout: 120_000 }, async () => {
+    // Katib's upstream test of its webhook: Skiff's validating webhook refuses it as Katib's does
     const file = join(corpus, 'katib', 'test-e2e-testdata', 'invalid-experiment.yaml');
-    const applied = await runProgram(kubectlBin, ['--kubeconfig', cluster.kubeconfig, 'apply', '-f', file], { HOME: dirs[1] as string });
+    const applied = await kubectlRun(['apply', '-f', file]);
+    assert.notEqual(applied.code, 0, 'refused');
+    assert.match(applied.stderr, /Error from server \(Invalid\).*admission webhook "objects\.validate\.skiff\.dev" denied the request: Experiment\.kubeflow\.org "invalid-experiment" is invalid: spec\.algorithm\.algorithmName: Unsupported value: "invalid-algorithm"/);
+    const got = await kubectlRun(['get', 'experiments.kubeflow.org', 'invalid-experiment', '-n', 'kubeflow']);
+    assert.match(got.stderr, /NotFound/, 'nothing was stored');
+    // what Skiff accepts, the cluster stores
+    const valid = readFileSync(file, 'utf8').replace('algorithmName: invalid-algorithm', 'algorithmName: random').replace('name: invalid-experiment', 'name: valid-experiment');
+    const ok = await kubectlRun(['apply', '-f', '-'], valid);
+    assert.equal(ok.code, 0, ok.stderr);
+    // an update is checked too: Katib lets only the trial counts change
+    const changed = await kubectlRun(['apply', '-f', '-'], valid.replace('algorithmName: random', 'algorithmName: grid'));
+    assert.notEqual(changed.code, 0);
+    assert.match(changed.stderr, /denied the request: .*spec: Forbidden: only spec\.parallelTrialCount, spec\.maxTrialCount and spec\.maxFailedTrialCount are editable/);
+    await kubectlRun(['delete', 'experiments.kubeflow.org', 'valid-experiment', '-n', 'kubeflow', '--wait=false']);
+  });
+
+  it('serves Kueue\'s v1beta1 through its conversion webhook: a ClusterQueue applied as v1beta1 is stored as v1beta2 and read back as both', { timeout: 120_000 }, async () => {
+    const cq = [
+      'apiVersion: kueue.x-k8s.io/v1beta1', 'kind: ClusterQueue', 'metadata:', '  name: legacy-cq', 'spec:', '  cohort: legacy-team', '  namespaceSelector: {}',
+      '  resourceGroups:', '  - coveredResources: ["cpu"]', '    flavors:', '    - name: default-flavor', '      resources:', '      - name: cpu', '        nominalQuota: 3', '',
+    ].join('\n');
+    const applied = await kubectlRun(['apply', '-f', '-'], cq);
     assert.equal(applied.code, 0, applied.stderr);
+    const v2 = JSON.parse((await kubectlRun(['get', 'clusterqueues.v1beta2.kueue.x-k8s.io', 'legacy-cq', '-o', 'json'])).stdout) as { apiVersion: string; spec: Record<string, unknown> };
+    assert.equal(v2.apiVersion, 'kueue.x-k8s.io/v1beta2');
+    assert.equal(v2.spec.cohortName, 'legacy-team');
+    assert.equal(v2.spec.cohort, undefined);
+    const v1 = JSON.parse((await kubectlRun(['get', 'clusterqueues.v1beta1.kueue.x-k8s.io', 'legacy-cq', '-o', 'json'])).stdout) as { apiVersion: string; spec: Record<string, unknown> };
+    assert.equal(v1.apiVersion, 'kueue.x-k8s.io/v1beta1');
+    assert.equal(v1.spec.cohort, 'legacy-team');
+    // stored as v1beta2: the CRD says so, and Skiff's controllers (which list v1beta2) act on it
+    const crd = JSON.parse((await kubectlRun(['get', 'crd', 'clusterqueues.kueue.x-k8s.io', '-o', 'json'])).stdout) as { spec: { conversion: { strategy: string } }; status: { storedVersions: string[] } };
+    assert.equal(crd.spec.conversion.strategy, 'Webhook');
+    assert.deepEqual(crd.status.storedVersions, ['v1beta2']);
+    await eventually('Skiff to judge the ClusterQueue (its Active condition)', async () => {
+      const q = JSON.parse((await kubectlRun(['get', 'clusterqueues.v1beta2.kueue.x-k8s.io', 'legacy-cq', '-o', 'json'])).stdout) as { status?: { conditions?: { type: string }[] } };
+      return q.status?.conditions?.some((c) => c.type === 'Active');
+    }, 90_000);
+    // a v1beta1 object Skiff refuses is refused there too, in v1beta1's terms
+    const bad = await kubectlRun(['apply', '-f', '-'], cq.replace('name: legacy-cq', 'name: legacy-bad').replace('nominalQuota: 3', 'nominalQuota: -3'));
+    assert.notEqual(bad.code, 0, 'refused');
+    assert.match(bad.stderr, /nominalQuota/);
+  });
+
+  it('fails an Experiment stored before the webhook was there, without making a Trial', { timeout: 120_000 }, async () => {
+    // an admin removes the webhook (or the Experiment predates Skiff): the controller still refuses to run it
+    const removed = await kubectlRun(['delete', 'validatingwebhookconfiguration', 'skiff']);
+    assert.equal(removed.code, 0, removed.stderr);
+    const file = join(corpus, 'katib', 'test-e2e-testdata', 'invalid-experiment.yaml');
+    const applied = await eventually('the cluster to stop calling the webhook', async () => {
+      const r = await kubectlRun(['apply', '-f', file]);
+      return r.code === 0 ? r : undefined;
+    }, 30_000);
+    assert.equal(applied.code, 0);
     const failed = await eventually('the Experiment Failed', async () => {
-      const r = await runProgram(kubectlBin, ['--kubeconfig', cluster.kubeconfig, 'get', 'experiments.kubeflow.org', 'invalid-experiment', '-n', 'kubeflow', '-o', 'json'], { HOME: dirs[1] as string });
+      const r = await kubectlRun(['get', 'experiments.kubeflow.org', 'invalid-experiment', '-n', 'kubeflow', '-o', 'json']);
       const exp = JSON.parse(r.stdout || '{}') as { status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] } };
       return exp.status?.conditions?.find((c) => c.type === 'Failed' && c.status === 'True');
     }, 90_000);
     assert.equal(failed.reason, 'ExperimentInvalid');
     assert.match(failed.message ?? '', /spec\.algorithm\.algorithmName/);
-    const trials = await runProgram(kubectlBin, ['--kubeconfig', cluster.kubeconfig, 'get', 'trials.kubeflow.org', '-n', 'kubeflow', '-o', 'name'], { HOME: dirs[1] as string });
+    const trials = await kubectlRun(['get', 'trials.kubeflow.org', '-n', 'kubeflow', '-o', 'name']);
     assert.equal(trials.stdout.trim(), '', 'no trial was made');
   });
 });
