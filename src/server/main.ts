@@ -397,7 +397,6 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
         await new Promise<void>((resolve) => podServer?.close(() => resolve()));
       }
       await inCluster?.close();
-      await webhookServer?.close();
       await katibDb?.close();
       await kfpService?.close();
       if (o.containers === 'stop' && local) await substrate.shutdown();
@@ -411,6 +410,8 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
       await substrate.stop();
       clusterPods?.close();
       await store.close();
+      // last: the controllers' final writes are checked by it too
+      await webhookServer?.close();
       s3?.destroy();
       return left;
     },
