@@ -191,7 +191,7 @@ export async function prepareCluster(http: KubeHttp, defs: readonly KindDef[], l
   if (endpoint) {
     const config = validatingWebhookConfiguration(defs, endpoint);
     try {
-      if (await installValidatingWebhook(http, config)) installed.push(`validatingwebhookconfiguration/${config.metadata.name}`);
+      if (await installValidatingWebhook(http, config)) log(`kubernetes: ValidatingWebhookConfiguration ${config.metadata.name} registered (${config.webhooks.length} webhook, failurePolicy Fail)`);
     } catch (e) {
       throw new ClusterSetupError(`cannot register ValidatingWebhookConfiguration ${config.metadata.name}: ${(e as Error).message}`);
     }
