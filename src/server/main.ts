@@ -355,7 +355,14 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     void manager.stopControllers();
     return why;
   }) : undefined;
-  void election?.acquired.then(() => {
+  void election?.acquired.then(async () => {
+    // outside a cluster the webhooks' URL names one replica: the leader points them at itself, so
+    // that the replica they name is one that lives (in a Pod they name the Service: nothing changes)
+    try {
+      await cluster?.pointWebhooksHere?.();
+    } catch (e) {
+      log(`kubernetes: cannot point the webhooks at this replica: ${(e as Error).message}`);
+    }
     if (!stopping) manager.start();
   });
   // on a cluster, its controller-manager's garbage collector follows ownerReferences

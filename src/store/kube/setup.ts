@@ -29,6 +29,8 @@ export interface ClusterInfo {
   version: string;
   /** CRDs created or upgraded (names) */
   installed: string[];
+  /** where the cluster calls this replica's webhooks, when it serves them */
+  webhooks?: WebhookEndpoint;
 }
 
 /** Answers, version and credentials: a ClusterSetupError saying which fails. */
@@ -188,15 +190,18 @@ export async function prepareCluster(http: KubeHttp, defs: readonly KindDef[], l
     endpoint = await webhooks.serve(ca);
   }
   const installed = await installCrds(http, defs, log, 120_000, endpoint);
-  if (endpoint) {
-    const config = validatingWebhookConfiguration(defs, endpoint);
-    try {
-      if (await installValidatingWebhook(http, config)) log(`kubernetes: ValidatingWebhookConfiguration ${config.metadata.name} registered (${config.webhooks.length} webhook, failurePolicy Fail)`);
-    } catch (e) {
-      throw new ClusterSetupError(`cannot register ValidatingWebhookConfiguration ${config.metadata.name}: ${(e as Error).message}`);
-    }
+  if (endpoint) await registerValidatingWebhook(http, defs, endpoint, log);
+  return { version, installed, ...(endpoint ? { webhooks: endpoint } : {}) };
+}
+
+/** the ValidatingWebhookConfiguration at `endpoint`, created or upgraded in place */
+export async function registerValidatingWebhook(http: KubeHttp, defs: readonly KindDef[], endpoint: WebhookEndpoint, log: (m: string) => void): Promise<void> {
+  const config = validatingWebhookConfiguration(defs, endpoint);
+  try {
+    if (await installValidatingWebhook(http, config)) log(`kubernetes: ValidatingWebhookConfiguration ${config.metadata.name} registered at ${'url' in endpoint.client ? endpoint.client.url : `service ${endpoint.client.service.namespace}/${endpoint.client.service.name}`} (failurePolicy Fail)`);
+  } catch (e) {
+    throw new ClusterSetupError(`cannot register ValidatingWebhookConfiguration ${config.metadata.name}: ${(e as Error).message}`);
   }
-  return { version, installed };
 }
 
 export function isClusterSetupError(e: unknown): e is ClusterSetupError {
