@@ -142,11 +142,21 @@ export async function installCrds(http: KubeHttp, defs: readonly KindDef[], log:
   }
   if (problems.length) throw new ClusterSetupError(problems.join('; '));
   for (const { crd, live } of plan) {
-    try {
-      if (live) await http.request('PUT', `${crdPath}/${crd.metadata.name}`, { body: { ...crd, metadata: { ...crd.metadata, resourceVersion: live.metadata.resourceVersion } } });
-      else await http.request('POST', crdPath, { body: crd });
-    } catch (e) {
-      throw new ClusterSetupError(`cannot ${live ? 'upgrade' : 'create'} CRD ${crd.metadata.name}: ${(e as Error).message}`);
+    let current = live;
+    // replicas starting together may write the same CRD (with their own webhook address): a conflict
+    // is read again and written over, a few times
+    for (let attempt = 0; ; attempt++) {
+      try {
+        if (current) await http.request('PUT', `${crdPath}/${crd.metadata.name}`, { body: { ...crd, metadata: { ...crd.metadata, resourceVersion: current.metadata.resourceVersion } } });
+        else await http.request('POST', crdPath, { body: crd });
+        break;
+      } catch (e) {
+        if (attempt < 3 && e instanceof ApiError && (e.reason === StatusReason.Conflict || e.reason === StatusReason.AlreadyExists)) {
+          current = await http.request<LiveCrd>('GET', `${crdPath}/${crd.metadata.name}`);
+          continue;
+        }
+        throw new ClusterSetupError(`cannot ${live ? 'upgrade' : 'create'} CRD ${crd.metadata.name}: ${(e as Error).message}`);
+      }
     }
   }
   // served once Established (and its names accepted)

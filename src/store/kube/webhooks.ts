@@ -75,16 +75,23 @@ const vwcPath = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigur
 
 /** creates the configuration, or replaces Skiff's when it differs (a new address or CA, new kinds); returns whether it wrote */
 export async function installValidatingWebhook(http: KubeHttp, config: ValidatingWebhookConfiguration): Promise<boolean> {
-  let live: ValidatingWebhookConfiguration | undefined;
-  try {
-    live = await http.request<ValidatingWebhookConfiguration>('GET', `${vwcPath}/${config.metadata.name}`);
-  } catch (e) {
-    if (!(e instanceof ApiError && e.reason === StatusReason.NotFound)) throw e;
+  // replicas starting together: a conflict is read again and written over, a few times
+  for (let attempt = 0; ; attempt++) {
+    let live: ValidatingWebhookConfiguration | undefined;
+    try {
+      live = await http.request<ValidatingWebhookConfiguration>('GET', `${vwcPath}/${config.metadata.name}`);
+    } catch (e) {
+      if (!(e instanceof ApiError && e.reason === StatusReason.NotFound)) throw e;
+    }
+    if (live && live.metadata.annotations?.[specHashAnnotation] === config.metadata.annotations[specHashAnnotation]) return false;
+    try {
+      if (live) await http.request('PUT', `${vwcPath}/${config.metadata.name}`, { body: { ...config, metadata: { ...config.metadata, resourceVersion: live.metadata.resourceVersion } } });
+      else await http.request('POST', vwcPath, { body: config });
+      return true;
+    } catch (e) {
+      if (!(attempt < 3 && e instanceof ApiError && (e.reason === StatusReason.Conflict || e.reason === StatusReason.AlreadyExists))) throw e;
+    }
   }
-  if (live && live.metadata.annotations?.[specHashAnnotation] === config.metadata.annotations[specHashAnnotation]) return false;
-  if (live) await http.request('PUT', `${vwcPath}/${config.metadata.name}`, { body: { ...config, metadata: { ...config.metadata, resourceVersion: live.metadata.resourceVersion } } });
-  else await http.request('POST', vwcPath, { body: config });
-  return true;
 }
 
 export interface WebhookCa {
