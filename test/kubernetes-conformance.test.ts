@@ -13,6 +13,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { parseAllDocuments } from 'yaml';
+import { ApiError } from '../src/api/errors.js';
+import { KubeHttp } from '../src/store/kube/http.js';
+import { loadKubeconfig } from '../src/store/kube/kubeconfig.js';
 import { KubeCluster, kubeClusterSkipReason } from '../src/testing/kube-cluster.js';
 import { causeFields, collectionPath, corpus, examples, kubectlCommands, withoutNulls, type Example } from './conformance-examples.js';
 import { TestServer, kubectlBin, runProgram } from './harness.js';
@@ -140,7 +144,22 @@ describe('upstream examples applied with kubectl to a cluster with Skiff on it',
     const file = join(corpus, 'katib', 'test-e2e-testdata', 'invalid-experiment.yaml');
     const applied = await kubectlRun(['apply', '-f', file]);
     assert.notEqual(applied.code, 0, 'refused');
-    assert.match(applied.stderr, /Error from server \(Invalid\).*admission webhook "objects\.validate\.skiff\.dev" denied the request: Experiment\.kubeflow\.org "invalid-experiment" is invalid: spec\.algorithm\.algorithmName: Unsupported value: "invalid-algorithm"/);
+    // kubectl shows a 422's causes as it shows Skiff's own
+    assert.match(applied.stderr, /The Experiment "invalid-experiment" is invalid: spec\.algorithm\.algorithmName: Unsupported value: "invalid-algorithm"/);
+    // the API server's answer: the webhook's Status, named
+    const http = new KubeHttp(loadKubeconfig(cluster.kubeconfig));
+    try {
+      const exp = parseAllDocuments(readFileSync(file, 'utf8'))[0]?.toJS() as Record<string, unknown>;
+      await assert.rejects(http.request('POST', '/apis/kubeflow.org/v1beta1/namespaces/kubeflow/experiments', { body: exp }), (e: unknown) => {
+        assert.ok(e instanceof ApiError, String(e));
+        assert.equal(e.code, 422);
+        assert.match(e.message, /^admission webhook "objects\.validate\.skiff\.dev" denied the request: Experiment\.kubeflow\.org "invalid-experiment" is invalid: spec\.algorithm\.algorithmName: Unsupported value: "invalid-algorithm"/);
+        assert.deepEqual(e.details.causes?.map((c) => c.field), ['spec.algorithm.algorithmName']);
+        return true;
+      });
+    } finally {
+      http.close();
+    }
     const got = await kubectlRun(['get', 'experiments.kubeflow.org', 'invalid-experiment', '-n', 'kubeflow']);
     assert.match(got.stderr, /NotFound/, 'nothing was stored');
     // what Skiff accepts, the cluster stores
@@ -150,7 +169,7 @@ describe('upstream examples applied with kubectl to a cluster with Skiff on it',
     // an update is checked too: Katib lets only the trial counts change
     const changed = await kubectlRun(['apply', '-f', '-'], valid.replace('algorithmName: random', 'algorithmName: grid'));
     assert.notEqual(changed.code, 0);
-    assert.match(changed.stderr, /denied the request: .*spec: Forbidden: only spec\.parallelTrialCount, spec\.maxTrialCount and spec\.maxFailedTrialCount are editable/);
+    assert.match(changed.stderr, /The Experiment "valid-experiment" is invalid: spec: Forbidden: only spec\.parallelTrialCount, spec\.maxTrialCount and spec\.maxFailedTrialCount are editable/);
     await kubectlRun(['delete', 'experiments.kubeflow.org', 'valid-experiment', '-n', 'kubeflow', '--wait=false']);
   });
 
