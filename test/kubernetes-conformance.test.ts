@@ -134,7 +134,7 @@ describe('upstream examples applied with kubectl to a cluster with Skiff on it',
     // a listed file the cluster now refuses as Skiff does: the list is out of date
     const stale = Object.keys(differences).filter((f) => !differ.some((d) => d.startsWith(`${f}:`)));
     assert.deepEqual(stale, [], 'listed files that no longer differ');
-    assert.ok(same >= 380, `only ${same} files as on the store`);
+    assert.ok(same >= 440, `only ${same} files as on the store`);
   });
 
   const kubectlRun = (args: string[], input?: string): ReturnType<typeof runProgram> => runProgram(kubectlBin, ['--kubeconfig', cluster.kubeconfig, ...args], { HOME: dirs[1] as string }, input);
