@@ -329,7 +329,7 @@ describe('Skiff on Kubernetes', { skip }, () => {
         await http.request('POST', `${rbac}/clusterrolebindings`, { body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'all-but-webhooks' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'all-but-webhooks' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'nobody' }] } });
         const bad = skiffUp(['--port', '0', '--data-dir', join(dir, 'data'), '--kubeconfig', cluster.nobodyKubeconfig]);
         assert.notEqual(await bad.exited, 0);
-        assert.match(bad.output(), /RBAC on https:\/\/127\.0\.0\.1:\d+ refuses what Skiff needs \(kubeconfig [^)]+\): get validatingwebhookconfigurations\.admissionregistration\.k8s\.io, create validatingwebhookconfigurations\.admissionregistration\.k8s\.io, update validatingwebhookconfigurations\.admissionregistration\.k8s\.io; bind/);
+        assert.match(bad.output(), /RBAC on https:\/\/127\.0\.0\.1:\d+ refuses what Skiff needs \(kubeconfig \S+ \(context test\)\): get validatingwebhookconfigurations\.admissionregistration\.k8s\.io, create validatingwebhookconfigurations\.admissionregistration\.k8s\.io, update validatingwebhookconfigurations\.admissionregistration\.k8s\.io; bind/);
         await assert.rejects(http.request('GET', vwc), (e: unknown) => e instanceof ApiError && e.code === 404, 'no webhook was registered');
       } finally {
         for (const path of [`${rbac}/clusterrolebindings/all-but-webhooks`, `${rbac}/clusterroles/all-but-webhooks`]) await http.request('DELETE', path).catch(() => undefined);
