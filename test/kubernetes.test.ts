@@ -275,7 +275,9 @@ describe('Skiff on Kubernetes', { skip }, () => {
       await http.request('PATCH', `${crds}/runs.pipelines.kubeflow.org`, { body: { metadata: { annotations: { 'skiff.dev/crd-spec-hash': 'older' } } }, contentType: 'application/merge-patch+json' });
       const upgraded = await openCluster(cluster.kubeconfig, defaultRegistry().all(), log);
       await upgraded.store.close();
-      assert.deepEqual(upgraded.installed, ['runs.pipelines.kubeflow.org']);
+      // (Kueue's CRDs too, where `skiff up` above served their v1beta1 through its conversion webhook:
+      // openCluster without webhooks serves v1beta2 only)
+      assert.deepEqual(upgraded.installed.filter((n) => !n.endsWith('.kueue.x-k8s.io')), ['runs.pipelines.kubeflow.org']);
       // another operator's Suggestion CRD, at a version Skiff does not serve; and one of Skiff's missing
       for (const name of ['suggestions.kubeflow.org', 'taskcaches.pipelines.kubeflow.org']) await http.request('DELETE', `${crds}/${name}`);
       await eventually('the CRDs gone', async () => {
@@ -307,6 +309,30 @@ describe('Skiff on Kubernetes', { skip }, () => {
         assert.notEqual(code, 0);
         assert.match(bad.output(), /RBAC on https:\/\/127\.0\.0\.1:\d+ refuses what Skiff needs .*: get customresourcedefinitions\.apiextensions\.k8s\.io, list customresourcedefinitions/);
       } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('refuses to start when RBAC lets it do everything but register its validating webhook, registering nothing', { timeout: 120_000 }, async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'skiff-kube-rbac-webhook-'));
+      const vwc = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/skiff';
+      const rbac = '/apis/rbac.authorization.k8s.io/v1';
+      // every group Skiff uses, with every verb: all but admissionregistration.k8s.io
+      const groups = [...new Set(['', 'apiextensions.k8s.io', 'coordination.k8s.io', ...defaultRegistry().all().map((d) => d.group)])].filter((g) => g !== 'admissionregistration.k8s.io');
+      try {
+        try {
+          await http.request('DELETE', vwc);
+        } catch (e) {
+          if (!(e instanceof ApiError && e.code === 404)) throw e;
+        }
+        await http.request('POST', `${rbac}/clusterroles`, { body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'all-but-webhooks' }, rules: [{ apiGroups: groups, resources: ['*'], verbs: ['*'] }] } });
+        await http.request('POST', `${rbac}/clusterrolebindings`, { body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'all-but-webhooks' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'all-but-webhooks' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'nobody' }] } });
+        const bad = skiffUp(['--port', '0', '--data-dir', join(dir, 'data'), '--kubeconfig', cluster.nobodyKubeconfig]);
+        assert.notEqual(await bad.exited, 0);
+        assert.match(bad.output(), /RBAC on https:\/\/127\.0\.0\.1:\d+ refuses what Skiff needs \(kubeconfig \S+ \(context test\)\): get validatingwebhookconfigurations\.admissionregistration\.k8s\.io, create validatingwebhookconfigurations\.admissionregistration\.k8s\.io, update validatingwebhookconfigurations\.admissionregistration\.k8s\.io; bind/);
+        await assert.rejects(http.request('GET', vwc), (e: unknown) => e instanceof ApiError && e.code === 404, 'no webhook was registered');
+      } finally {
+        for (const path of [`${rbac}/clusterrolebindings/all-but-webhooks`, `${rbac}/clusterroles/all-but-webhooks`]) await http.request('DELETE', path).catch(() => undefined);
         rmSync(dir, { recursive: true, force: true });
       }
     });

@@ -436,6 +436,9 @@ void test('up on a cluster: the --leader-elect-* flags, and an exit with status 
     // the renew deadline's default (10 s) is longer than this lease
     [['up', '--kubeconfig', 'kc', '--leader-elect-lease-duration', '4s'], /the lease duration must be greater than the renew deadline/],
     [['up', '--kubeconfig', 'kc', '--leader-elect-lease-duration', '4s', '--leader-elect-renew-deadline', '3s', '--leader-elect-retry-period', '3s'], /greater than 1\.2 times the retry period/],
+    [['up', '--webhook-port', '9443'], /--webhook-host and --webhook-port need --kubeconfig or --in-cluster/],
+    [['up', '--kubeconfig', 'kc', '--webhook-port', '94430'], /invalid --webhook-port "94430": expected a number from 0 to 65535/],
+    [['up', '--kubeconfig', 'kc', '--webhook-host', 'https://x/'], /invalid --webhook-host "https:\/\/x\/": expected a host name or an IP address/],
   ] as [string[], RegExp][]) {
     setServerLoader(async () => async () => assert.fail('not started with bad flags'));
     const r = await run(argv);
@@ -453,14 +456,14 @@ void test('up on a cluster: the --leader-elect-* flags, and an exit with status 
     };
   });
   let stderr = '';
-  const code = await main(['up', '--data-dir', join(dir, 'data'), '--kubeconfig', 'kc', '--leader-elect-resource-namespace', 'ml', '--leader-elect-lease-duration', '4s', '--leader-elect-renew-deadline', '3s', '--leader-elect-retry-period', '1s'], {
+  const code = await main(['up', '--data-dir', join(dir, 'data'), '--kubeconfig', 'kc', '--webhook-host', '10.0.0.7', '--webhook-port', '8443', '--leader-elect-resource-namespace', 'ml', '--leader-elect-lease-duration', '4s', '--leader-elect-renew-deadline', '3s', '--leader-elect-retry-period', '1s'], {
     stdout: () => lose('Lease ml/skiff-controllers is held by host_2'),
     stderr: (t) => void (stderr += t),
     signal: new AbortController().signal,
     cwd: dir,
   });
   assert.equal(code, 1);
-  assert.deepEqual(calls, [{ dataDir: join(dir, 'data'), kubeconfig: join(dir, 'kc'), leaderElection: { namespace: 'ml', leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 1000 } }]);
+  assert.deepEqual(calls, [{ dataDir: join(dir, 'data'), kubeconfig: join(dir, 'kc'), webhook: { host: '10.0.0.7', port: 8443 }, leaderElection: { namespace: 'ml', leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 1000 } }]);
   assert.match(stderr, /Leader election on Lease skiff-system\/skiff-controllers as host_1/);
   assert.match(stderr, /leader election lost: Lease ml\/skiff-controllers is held by host_2/);
   assert.equal(stopped, true);

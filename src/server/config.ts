@@ -71,6 +71,14 @@ export interface SkiffOptions {
    * skiff-system; name default skiff-controllers; durations client-go's (15 s, 10 s, 2 s)
    */
   leaderElection?: { namespace?: string; name?: string; leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
+  /**
+   * with a kubeconfig: the HTTPS endpoint of the validating and conversion webhooks Skiff registers on
+   * the cluster (src/server/kube/webhooks.ts). `port`: where it listens (default 9443 in a Pod, a free
+   * port outside); `host`: outside the cluster, the address the API server calls (default the address
+   * Skiff listens on, 127.0.0.1 when that is every address); in a Pod the API server calls `service`
+   * (default skiff, port 443) in the Pod's namespace
+   */
+  webhook?: { host?: string; port?: number; service?: string };
   /** the trusted proxy's user header (Kubeflow's USERID_HEADER, default kubeflow-userid) and its value's prefix (USERID_PREFIX) */
   userIdHeader?: string;
   userIdPrefix?: string;

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { hostname } from 'node:os';
-import type { AddressInfo } from 'node:net';
+import { isIP, type AddressInfo } from 'node:net';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,7 +24,8 @@ import { addScheduler } from '../scheduler/scheduler.js';
 import { addGpuSharesController } from '../scheduler/gpu-shares.js';
 import { Client } from '../store/client.js';
 import { SqliteStore } from '../store/sqlite/store.js';
-import { openCluster } from '../store/kube/index.js';
+import { ClusterSetupError, openCluster } from '../store/kube/index.js';
+import type { WebhookSetup } from '../store/kube/index.js';
 import { leaseAccessNeeds } from '../store/kube/setup.js';
 import { podNamespace } from '../store/kube/kubeconfig.js';
 import type { Store } from '../store/store.js';
@@ -41,6 +42,7 @@ import { informerPolicy, RbacAuthorizer } from './auth/rbac.js';
 import { servePortForward } from './kube/portforward.js';
 import { remoteCommandUpgrade } from './kube/remotecommand.js';
 import { Upgrades } from './kube/upgrade.js';
+import { startWebhookServer, type WebhookServer } from './kube/webhooks.js';
 import { MetricsRegistry } from './metrics.js';
 import { visibilityGroup } from './kube/visibility-api.js';
 import { queueManager } from '../workloads/queues/index.js';
@@ -121,7 +123,31 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   // on a cluster its API server is the store, and its own controllers, scheduler and kubelets do what
   // Skiff's local ones do here: only the workloads' controllers run (see README "On Kubernetes")
   // the leader Lease's namespace is checked with the rest of Skiff's access, before anything is written
-  const cluster = opts.kubeconfig ? await openCluster(opts.kubeconfig, registry.all(), log, undefined, leaseAccessNeeds(leaseNamespace(opts.leaderElection ?? {}))) : undefined;
+  // the webhooks the cluster calls (Skiff's validation and Kueue's conversion) listen before they are
+  // registered, so that the cluster's first call finds them
+  let webhookServer: WebhookServer | undefined;
+  const webhooks: WebhookSetup | undefined = opts.kubeconfig ? {
+    namespace: leaseNamespace(opts.leaderElection ?? {}),
+    serve: async (ca) => {
+      const w = webhookAddress(opts, config.host);
+      const tls = ca.serving(w.dnsNames, w.ips);
+      try {
+        webhookServer = await startWebhookServer({ registry, host: w.listen, port: w.port, certPem: tls.certPem, keyPem: tls.keyPem, log });
+      } catch (e) {
+        throw new ClusterSetupError(`the webhooks cannot listen on ${w.listen}:${w.port}: ${(e as Error).message}`);
+      }
+      const client = w.service ? { service: { ...w.service, port: 443 } } : { url: `https://${w.urlHost}:${webhookServer.port}` };
+      log(`kubernetes: webhooks (validation, conversion) at ${w.service ? `service ${w.service.namespace}/${w.service.name}:443, listening on` : ''} https://${w.listen.includes(':') ? `[${w.listen}]` : w.listen}:${webhookServer.port}`);
+      return { client, caPem: ca.caPem };
+    },
+  } : undefined;
+  let cluster: Awaited<ReturnType<typeof openCluster>> | undefined;
+  try {
+    cluster = opts.kubeconfig ? await openCluster(opts.kubeconfig, registry.all(), log, undefined, leaseAccessNeeds(leaseNamespace(opts.leaderElection ?? {})), webhooks) : undefined;
+  } catch (e) {
+    await webhookServer?.close();
+    throw e;
+  }
   const store: Store = cluster?.store ?? new SqliteStore({ file: join(config.dataDir, 'skiff.db'), historySize: config.watchHistory });
   const local = cluster === undefined;
   const client = new Client(store, registry, undefined, { defaultOnRead: !local });
@@ -329,7 +355,14 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     void manager.stopControllers();
     return why;
   }) : undefined;
-  void election?.acquired.then(() => {
+  void election?.acquired.then(async () => {
+    // outside a cluster the webhooks' URL names one replica: the leader points them at itself, so
+    // that the replica they name is one that lives (in a Pod they name the Service: nothing changes)
+    try {
+      await cluster?.pointWebhooksHere?.();
+    } catch (e) {
+      log(`kubernetes: cannot point the webhooks at this replica: ${(e as Error).message}`);
+    }
     if (!stopping) manager.start();
   });
   // on a cluster, its controller-manager's garbage collector follows ownerReferences
@@ -384,9 +417,32 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
       await substrate.stop();
       clusterPods?.close();
       await store.close();
+      // last: the controllers' final writes are checked by it too
+      await webhookServer?.close();
       s3?.destroy();
       return left;
     },
+  };
+}
+
+/**
+ * Where the webhooks listen and how the API server reaches them: in a Pod, every address, through the
+ * Service in the Pod's namespace; outside, the address Skiff listens on (or `webhook.host`), by URL.
+ */
+function webhookAddress(opts: SkiffOptions, listenHost: string): { listen: string; port: number; urlHost: string; dnsNames: string[]; ips: string[]; service?: { namespace: string; name: string } } {
+  const inPod = opts.kubeconfig === 'in-cluster';
+  const port = opts.webhook?.port ?? (inPod ? 9443 : 0);
+  if (inPod && !opts.webhook?.host) {
+    const namespace = podNamespace() ?? leaseNamespace(opts.leaderElection ?? {});
+    const name = opts.webhook?.service ?? 'skiff';
+    return { listen: '0.0.0.0', port, urlHost: '', dnsNames: [`${name}.${namespace}.svc`, `${name}.${namespace}.svc.cluster.local`, `${name}.${namespace}`], ips: [], service: { namespace, name } };
+  }
+  const everywhere = listenHost === '0.0.0.0' || listenHost === '::';
+  const urlHost = opts.webhook?.host ?? (everywhere ? '127.0.0.1' : listenHost);
+  const ip = isIP(urlHost) !== 0;
+  return {
+    listen: listenHost, port, urlHost: isIP(urlHost) === 6 ? `[${urlHost}]` : urlHost,
+    dnsNames: ip ? ['localhost'] : [urlHost], ips: ip ? [urlHost] : [],
   };
 }
 

@@ -42,6 +42,25 @@ function validateMeta(def: KindDef, obj: KObject): FieldError[] {
   return v.errors;
 }
 
+/**
+ * What every create and update goes through before the store sees it: metadata's checks, the kind's
+ * defaults (filled into `obj`) and its validation; an ApiError (422, the fields in its causes) when
+ * refused. The validating admission webhook Skiff serves on a cluster (src/server/kube/webhooks.ts)
+ * runs this very function on what kubectl writes there directly.
+ */
+export function prepareWrite(def: KindDef, obj: KObject, old?: StoredObject): void {
+  if (typeof obj.metadata !== 'object' || obj.metadata === null || Array.isArray(obj.metadata)) {
+    throw ApiError.invalid(def.kind, def.group, '', [{ field: 'metadata', type: 'FieldValueRequired', message: 'Required value' }]);
+  }
+  const metaErrs = validateMeta(def, obj);
+  if (metaErrs.length) throw ApiError.invalid(def.kind, def.group, obj.metadata.name ?? obj.metadata.generateName ?? '', metaErrs);
+  def.default?.(obj);
+  // validate a generateName as the name it will become
+  const named = obj.metadata.name === undefined ? { ...obj, metadata: { ...obj.metadata, name: `${obj.metadata.generateName ?? ''}x2x4x` } } : obj;
+  const errs = def.validate?.(named, old) ?? [];
+  if (errs.length) throw ApiError.invalid(def.kind, def.group, obj.metadata.name ?? obj.metadata.generateName ?? '', errs);
+}
+
 export interface ClientOptions {
   /**
    * Fill each kind's defaults into what is read, as kube-apiserver fills a CRD's schema defaults when
@@ -88,16 +107,7 @@ export class Client {
   }
 
   private prepare(def: KindDef, obj: KObject, old?: StoredObject): void {
-    if (typeof obj.metadata !== 'object' || obj.metadata === null || Array.isArray(obj.metadata)) {
-      throw ApiError.invalid(def.kind, def.group, '', [{ field: 'metadata', type: 'FieldValueRequired', message: 'Required value' }]);
-    }
-    const metaErrs = validateMeta(def, obj);
-    if (metaErrs.length) throw ApiError.invalid(def.kind, def.group, obj.metadata.name ?? obj.metadata.generateName ?? '', metaErrs);
-    def.default?.(obj);
-    // validate a generateName as the name it will become
-    const named = obj.metadata.name === undefined ? { ...obj, metadata: { ...obj.metadata, name: `${obj.metadata.generateName ?? ''}x2x4x` } } : obj;
-    const errs = def.validate?.(named, old) ?? [];
-    if (errs.length) throw ApiError.invalid(def.kind, def.group, obj.metadata.name ?? obj.metadata.generateName ?? '', errs);
+    prepareWrite(def, obj, old);
   }
 
   async create<T extends KObject = StoredObject>(input: KObject, opts: { dryRun?: boolean } = {}): Promise<T & StoredObject> {

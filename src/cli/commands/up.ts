@@ -9,7 +9,7 @@ import { parseDuration } from '../duration.js';
 import { checkLeaderElectionDurations, leaderElectionDefaults } from '../../control/leader-election.js';
 
 /** The options `skiff up` starts the server with: the server's own (a type only: the server is loaded when `up` runs). */
-export type StartSkiffOptions = Pick<SkiffOptions, 'dataDir' | 'port' | 'host' | 'configFile' | 'tokenAuthFile' | 'oidcIssuerUrl' | 'oidcClientId' | 'oidcUsernameClaim' | 'oidcUsernamePrefix' | 'oidcGroupsClaim' | 'oidcGroupsPrefix' | 'oidcJwksFile' | 'trustedProxies' | 'userIdHeader' | 'userIdPrefix' | 'kubeconfig' | 'leaderElection'>;
+export type StartSkiffOptions = Pick<SkiffOptions, 'dataDir' | 'port' | 'host' | 'configFile' | 'tokenAuthFile' | 'oidcIssuerUrl' | 'oidcClientId' | 'oidcUsernameClaim' | 'oidcUsernamePrefix' | 'oidcGroupsClaim' | 'oidcGroupsPrefix' | 'oidcJwksFile' | 'trustedProxies' | 'userIdHeader' | 'userIdPrefix' | 'kubeconfig' | 'leaderElection' | 'webhook'>;
 export interface RunningSkiff {
   url: string;
   /** who may use the server, in words */
@@ -127,6 +127,8 @@ status 1, for its supervisor to restart it; one stopped with SIGTERM releases th
     { name: 'userid-prefix', type: 'string', valueName: 'PREFIX', description: 'what the header\'s value starts with before the user' },
     { name: 'kubeconfig', type: 'string', valueName: 'FILE', description: 'keep every object in this cluster\'s API server instead of the data directory' },
     { name: 'in-cluster', type: 'boolean', description: 'as --kubeconfig, with the service account of the Pod Skiff runs in' },
+    { name: 'webhook-host', type: 'string', valueName: 'HOST', description: 'with --kubeconfig: the address the API server calls Skiff\'s webhooks at (default the address Skiff listens on; in a Pod, the skiff Service)' },
+    { name: 'webhook-port', type: 'string', valueName: 'N', description: 'with --kubeconfig or --in-cluster: the port the webhooks listen on over HTTPS (default a free one; 9443 in a Pod)' },
     { name: 'leader-elect-resource-namespace', type: 'string', valueName: 'NS', description: 'namespace of the leader Lease (default the Pod\'s: $POD_NAMESPACE or its service account\'s; else skiff-system; made if missing)' },
     { name: 'leader-elect-resource-name', type: 'string', valueName: 'NAME', description: 'name of the leader Lease (default skiff-controllers)' },
     { name: 'leader-elect-lease-duration', type: 'string', valueName: 'DURATION', description: 'how long standbys wait after the Lease last changed before taking it (default 15s)' },
@@ -173,6 +175,21 @@ status 1, for its supervisor to restart it; one stopped with SIGTERM releases th
     if (kubeconfig !== undefined && a.boolean('in-cluster')) throw new UsageError('--kubeconfig and --in-cluster exclude each other');
     if (kubeconfig !== undefined) opts.kubeconfig = kubeconfig;
     else if (a.boolean('in-cluster')) opts.kubeconfig = 'in-cluster';
+    const webhookHost = a.string('webhook-host');
+    const webhookPort = a.string('webhook-port');
+    if ((webhookHost !== undefined || webhookPort !== undefined) && opts.kubeconfig === undefined) throw new UsageError('--webhook-host and --webhook-port need --kubeconfig or --in-cluster: on one machine no cluster calls Skiff');
+    if (webhookHost !== undefined || webhookPort !== undefined) {
+      opts.webhook = {};
+      if (webhookHost !== undefined) {
+        if (!webhookHost || /[/\s]/.test(webhookHost)) throw new UsageError(`invalid --webhook-host "${webhookHost}": expected a host name or an IP address`);
+        opts.webhook.host = webhookHost;
+      }
+      if (webhookPort !== undefined) {
+        const port = Number(webhookPort);
+        if (!/^\d+$/.test(webhookPort) || port > 65535) throw new UsageError(`invalid --webhook-port "${webhookPort}": expected a number from 0 to 65535`);
+        opts.webhook.port = port;
+      }
+    }
     const election = leaderElectionFlags(a, opts.kubeconfig !== undefined);
     if (election) opts.leaderElection = election;
     const proxies = a.string('trusted-proxy');

@@ -6,12 +6,13 @@ import { KubeHttp } from './http.js';
 import { inClusterConnection, KubeconfigError, loadKubeconfig } from './kubeconfig.js';
 import type { ClusterConnection } from './kubeconfig.js';
 import { compareVersions } from './paths.js';
-import { ClusterSetupError, prepareCluster } from './setup.js';
-import type { AccessNeed, ClusterInfo } from './setup.js';
+import { ClusterSetupError, installCrds, prepareCluster, registerValidatingWebhook } from './setup.js';
+import type { AccessNeed, ClusterInfo, WebhookSetup } from './setup.js';
 import { KubeStore } from './store.js';
 
 export { KubeStore } from './store.js';
 export { ClusterSetupError } from './setup.js';
+export type { WebhookSetup } from './setup.js';
 
 export interface OpenedCluster extends ClusterInfo {
   store: KubeStore;
@@ -19,6 +20,12 @@ export interface OpenedCluster extends ClusterInfo {
   source: string;
   /** how the store reaches the API server: for what is not an object (a Pod's logs, exec) */
   connection: ClusterConnection;
+  /**
+   * with webhooks: registers them (and the CRDs' conversion) at this replica's endpoint again, when
+   * another replica has pointed them elsewhere (outside a cluster a URL names one replica: the
+   * replica that becomes leader calls this, so that they point at a live one)
+   */
+  pointWebhooksHere?: () => Promise<void>;
 }
 
 /** the version of each kind the store lists and watches: the one its CRD stores (the local store keeps one per group/plural too) */
@@ -34,7 +41,7 @@ export function storageKinds(defs: readonly KindDef[]): KindDef[] {
 }
 
 /** `kubeconfig`: a file, or "in-cluster" for the Pod's own service account. */
-export async function openCluster(kubeconfig: string, defs: readonly KindDef[], log: (m: string) => void, context?: string, extraAccess: readonly AccessNeed[] = []): Promise<OpenedCluster> {
+export async function openCluster(kubeconfig: string, defs: readonly KindDef[], log: (m: string) => void, context?: string, extraAccess: readonly AccessNeed[] = [], webhooks?: WebhookSetup): Promise<OpenedCluster> {
   let conn: ClusterConnection;
   if (kubeconfig === 'in-cluster') {
     const c = inClusterConnection();
@@ -51,7 +58,7 @@ export async function openCluster(kubeconfig: string, defs: readonly KindDef[], 
   const http = new KubeHttp(conn);
   let info: ClusterInfo;
   try {
-    info = await prepareCluster(http, defs, log, extraAccess);
+    info = await prepareCluster(http, defs, log, extraAccess, webhooks);
   } finally {
     http.close();
   }
@@ -62,5 +69,19 @@ export async function openCluster(kubeconfig: string, defs: readonly KindDef[], 
     await store.close();
     throw new ClusterSetupError(`cannot list Skiff's kinds on ${conn.server}: ${(e as Error).message}`);
   }
-  return { ...info, store, server: conn.server, source: conn.source, connection: conn };
+  const endpoint = info.webhooks;
+  return {
+    ...info, store, server: conn.server, source: conn.source, connection: conn,
+    ...(endpoint ? {
+      pointWebhooksHere: async () => {
+        const h = new KubeHttp(conn);
+        try {
+          await installCrds(h, defs, log, 120_000, endpoint);
+          await registerValidatingWebhook(h, defs, endpoint, log);
+        } finally {
+          h.close();
+        }
+      },
+    } : {}),
+  };
 }

@@ -10,6 +10,9 @@ import { crdsFor, managedBy, managedByLabel, specHashAnnotation } from './crds.j
 import type { KubeHttp } from './http.js';
 import { UnreachableError } from './http.js';
 import { qualifiedResource } from './paths.js';
+import type { WebhookEndpoint } from './crds.js';
+import { installValidatingWebhook, validatingWebhookConfiguration, webhookCa, webhookCaSecret } from './webhooks.js';
+import type { WebhookCa } from './webhooks.js';
 
 /** Why Skiff cannot use this cluster, in words that name the server, the object or the permission. */
 export class ClusterSetupError extends Error {
@@ -26,6 +29,8 @@ export interface ClusterInfo {
   version: string;
   /** CRDs created or upgraded (names) */
   installed: string[];
+  /** where the cluster calls this replica's webhooks, when it serves them */
+  webhooks?: WebhookEndpoint;
 }
 
 /** Answers, version and credentials: a ClusterSetupError saying which fails. */
@@ -61,6 +66,8 @@ export function accessNeeds(defs: readonly KindDef[]): AccessNeed[] {
   const needs: AccessNeed[] = [];
   const crd = { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions' };
   for (const verb of ['get', 'list', 'create', 'update']) needs.push({ ...crd, verb });
+  // the validating webhook Skiff registers (src/store/kube/webhooks.ts), made or upgraded at start
+  for (const verb of ['get', 'create', 'update']) needs.push({ group: 'admissionregistration.k8s.io', resource: 'validatingwebhookconfigurations', verb });
   const seen = new Set<string>();
   for (const d of defs) {
     if (d.conversion) continue;
@@ -76,6 +83,11 @@ export function accessNeeds(defs: readonly KindDef[]): AccessNeed[] {
 /** The leader Lease the replicas elect their leader on, in its own namespace (a Role there suffices). */
 export function leaseAccessNeeds(namespace: string): AccessNeed[] {
   return ['get', 'create', 'update'].map((verb) => ({ group: 'coordination.k8s.io', resource: 'leases', verb, namespace }));
+}
+
+/** The webhooks' CA, a Secret in Skiff's namespace (made with the namespace by the first replica). */
+export function webhookAccessNeeds(namespace: string): AccessNeed[] {
+  return ['get', 'create'].map((verb) => ({ group: '', resource: 'secrets', verb, namespace }));
 }
 
 /** What the store does with each kind (and `extra`), asked of the cluster's authorizer as the credentials' user. */
@@ -107,8 +119,8 @@ type LiveCrd = CustomResourceDefinition & { metadata: CustomResourceDefinition['
  * Creates the CRDs that are missing and upgrades Skiff's own that differ; a CRD someone else installed
  * is used as it is when it serves every version Skiff needs, and refused otherwise (before any write).
  */
-export async function installCrds(http: KubeHttp, defs: readonly KindDef[], log: (m: string) => void, timeoutMs = 120_000): Promise<string[]> {
-  const wanted = crdsFor(defs);
+export async function installCrds(http: KubeHttp, defs: readonly KindDef[], log: (m: string) => void, timeoutMs = 120_000, conversion?: WebhookEndpoint): Promise<string[]> {
+  const wanted = crdsFor(defs, conversion);
   const plan: { crd: CustomResourceDefinition; live?: LiveCrd }[] = [];
   const problems: string[] = [];
   for (const crd of wanted) {
@@ -130,11 +142,21 @@ export async function installCrds(http: KubeHttp, defs: readonly KindDef[], log:
   }
   if (problems.length) throw new ClusterSetupError(problems.join('; '));
   for (const { crd, live } of plan) {
-    try {
-      if (live) await http.request('PUT', `${crdPath}/${crd.metadata.name}`, { body: { ...crd, metadata: { ...crd.metadata, resourceVersion: live.metadata.resourceVersion } } });
-      else await http.request('POST', crdPath, { body: crd });
-    } catch (e) {
-      throw new ClusterSetupError(`cannot ${live ? 'upgrade' : 'create'} CRD ${crd.metadata.name}: ${(e as Error).message}`);
+    let current = live;
+    // replicas starting together may write the same CRD (with their own webhook address): a conflict
+    // is read again and written over, a few times
+    for (let attempt = 0; ; attempt++) {
+      try {
+        if (current) await http.request('PUT', `${crdPath}/${crd.metadata.name}`, { body: { ...crd, metadata: { ...crd.metadata, resourceVersion: current.metadata.resourceVersion } } });
+        else await http.request('POST', crdPath, { body: crd });
+        break;
+      } catch (e) {
+        if (attempt < 3 && e instanceof ApiError && (e.reason === StatusReason.Conflict || e.reason === StatusReason.AlreadyExists)) {
+          current = await http.request<LiveCrd>('GET', `${crdPath}/${crd.metadata.name}`);
+          continue;
+        }
+        throw new ClusterSetupError(`cannot ${live ? 'upgrade' : 'create'} CRD ${crd.metadata.name}: ${(e as Error).message}`);
+      }
     }
   }
   // served once Established (and its names accepted)
@@ -154,12 +176,42 @@ export async function installCrds(http: KubeHttp, defs: readonly KindDef[], log:
   return plan.map((p) => p.crd.metadata.name);
 }
 
-/** Probe, access, CRDs: what `skiff up --kubeconfig` does before its store starts. */
-export async function prepareCluster(http: KubeHttp, defs: readonly KindDef[], log: (m: string) => void, extraAccess: readonly AccessNeed[] = []): Promise<ClusterInfo> {
+/**
+ * The webhooks Skiff serves on a cluster: `namespace` keeps their CA, and `serve` starts the HTTPS
+ * listener with a certificate the CA signs and says where the API server reaches it.
+ */
+export interface WebhookSetup {
+  namespace: string;
+  serve(ca: WebhookCa): Promise<WebhookEndpoint>;
+}
+
+/** Probe, access, CRDs (and the webhooks): what `skiff up --kubeconfig` does before its store starts. */
+export async function prepareCluster(http: KubeHttp, defs: readonly KindDef[], log: (m: string) => void, extraAccess: readonly AccessNeed[] = [], webhooks?: WebhookSetup): Promise<ClusterInfo> {
   const version = await probeCluster(http);
-  await checkAccess(http, defs, extraAccess);
-  const installed = await installCrds(http, defs, log);
-  return { version, installed };
+  await checkAccess(http, defs, [...extraAccess, ...(webhooks ? webhookAccessNeeds(webhooks.namespace) : [])]);
+  let endpoint: WebhookEndpoint | undefined;
+  if (webhooks) {
+    let ca: WebhookCa;
+    try {
+      ca = await webhookCa(http, webhooks.namespace);
+    } catch (e) {
+      throw new ClusterSetupError(`cannot read or make the webhooks' CA (Secret ${webhooks.namespace}/${webhookCaSecret}): ${(e as Error).message}`);
+    }
+    endpoint = await webhooks.serve(ca);
+  }
+  const installed = await installCrds(http, defs, log, 120_000, endpoint);
+  if (endpoint) await registerValidatingWebhook(http, defs, endpoint, log);
+  return { version, installed, ...(endpoint ? { webhooks: endpoint } : {}) };
+}
+
+/** the ValidatingWebhookConfiguration at `endpoint`, created or upgraded in place */
+export async function registerValidatingWebhook(http: KubeHttp, defs: readonly KindDef[], endpoint: WebhookEndpoint, log: (m: string) => void): Promise<void> {
+  const config = validatingWebhookConfiguration(defs, endpoint);
+  try {
+    if (await installValidatingWebhook(http, config)) log(`kubernetes: ValidatingWebhookConfiguration ${config.metadata.name} registered at ${'url' in endpoint.client ? endpoint.client.url : `service ${endpoint.client.service.namespace}/${endpoint.client.service.name}`} (failurePolicy Fail)`);
+  } catch (e) {
+    throw new ClusterSetupError(`cannot register ValidatingWebhookConfiguration ${config.metadata.name}: ${(e as Error).message}`);
+  }
 }
 
 export function isClusterSetupError(e: unknown): e is ClusterSetupError {
