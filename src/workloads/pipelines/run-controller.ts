@@ -559,7 +559,11 @@ export class RunReconciler {
       delete status.taskCounts;
     } else {
       const counts: Partial<Record<RunState, number>> = {};
-      for (const rec of Object.values(pass.tasks)) counts[rec.state] = (counts[rec.state] ?? 0) + 1;
+      // counted in place: no array of every record made for it on each pass
+      for (const path in pass.tasks) {
+        const state = (pass.tasks[path] as TaskStatus).state;
+        counts[state] = (counts[state] ?? 0) + 1;
+      }
       status.taskCounts = counts;
     }
     if (deepEqual(status, pass.run.status)) return;
