@@ -6,6 +6,10 @@
  * execs the real interpreter, so a task never depends on the zygote being up.
  *
  * usage: skiff-pyfork ARGS...      (environment: SKIFF_ZYGOTE=socket path, SKIFF_PYTHON=interpreter)
+ *
+ * native/skiff-shim.c includes this file (SKIFF_PYFORK_IN_SHIM: main is pyfork_main) and runs it in
+ * its forked child, without an exec, when a container's command is this program: the same process,
+ * arguments and environment, one exec a task fewer.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -100,7 +104,11 @@ static int read_all(int fd, unsigned char *p, size_t n) {
   return 0;
 }
 
+#ifdef SKIFF_PYFORK_IN_SHIM
+static int pyfork_main(int argc, char **argv) {
+#else
 int main(int argc, char **argv) {
+#endif
   char **args = argv + 1;
   const char *path = getenv("SKIFF_ZYGOTE");
   if (argc < 2 || !path || !*path || strlen(path) >= sizeof(((struct sockaddr_un *)0)->sun_path)) fallback(args);

@@ -28,6 +28,11 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+
+#define SKIFF_PYFORK_IN_SHIM
+#include "skiff-pyfork.c"
 
 #define CHUNK 16384     /* longer lines are split into P entries, as the CRI runtimes do */
 #define DRAIN_MS 2000   /* a grandchild holding the pipes open must not keep us alive */
@@ -148,6 +153,22 @@ static void fail(const char *what) {
   exit(1);
 }
 
+/* Whether `file` is the skiff-pyfork built beside this shim (the same file), whose code this
+ * shim holds: then the child runs it without an exec. */
+static int is_own_pyfork(const char *file) {
+  const char *base = strrchr(file, '/');
+  if (!base || strcmp(base + 1, "skiff-pyfork") != 0) return 0;
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return 0;
+  self[n] = 0;
+  char *slash = strrchr(self, '/');
+  if (!slash || (size_t)(slash - self) + sizeof "/skiff-pyfork" > sizeof self) return 0;
+  strcpy(slash + 1, "skiff-pyfork");
+  struct stat a, b;
+  return stat(file, &a) == 0 && stat(self, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 int main(int argc, char **argv) {
   int a = 1;
   if (a < argc && strcmp(argv[a], "--spare-child") == 0) { spare_child = 1; a++; }
@@ -190,6 +211,15 @@ int main(int argc, char **argv) {
     if (devnull >= 0) dup2(devnull, 0);
     dup2(outp[1], 1);
     dup2(errp[1], 2);
+    if (is_own_pyfork(cargv[0])) {
+      /* what exec would have done: close the shim's own descriptors (all close-on-exec) */
+      int own[] = {sfd, log_fd, outp[0], outp[1], errp[0], errp[1], devnull};
+      for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) if (own[i] > 2) close(own[i]);
+      prctl(PR_SET_NAME, "skiff-pyfork", 0, 0, 0);
+      int cargc = 0;
+      while (cargv[cargc]) cargc++;
+      exit(pyfork_main(cargc, cargv));
+    }
     execvp(cargv[0], cargv);
     char msg[4096];
     snprintf(msg, sizeof msg, "exec \"%s\": %s\n", cargv[0], strerror(errno));

@@ -27,6 +27,59 @@ os.environ["_KFP_RUNTIME"] = "true"
 import kfp.dsl.executor_main  # noqa: E402,F401  (the point: imported once, before any fork)
 
 
+def warm():
+    """Does once, before any fork, the first-time work every task's executor would repeat: the
+    modules imported on first use (locale, by gettext, by argparse), the regular expressions argparse
+    and logging compile, enum's and inspect's caches (inspect.signature of an annotated function).
+    What it leaves behind are caches only: no handler, logger or parser outlives it."""
+    import argparse
+    import inspect
+    import json
+    import locale  # noqa: F401  gettext imports it the first time argparse asks for a message
+    import logging
+
+    def component(x: int, xs: list, name: str = "", flag: bool = False) -> int:
+        return x
+
+    inspect.signature(component)
+    parser = argparse.ArgumentParser(description="warm")
+    parser.add_argument("--component_module_path", type=str, help="h")
+    parser.add_argument("--function_to_execute", type=str, required=True, help="h")
+    parser.parse_known_args(["--function_to_execute", "f", "--other", "x"])
+    logging.Formatter("[KFP Executor %(asctime)s %(levelname)s]: %(message)s").format(
+        logging.LogRecord("warm", logging.INFO, __file__, 0, "m", None, None)
+    )
+    json.dumps(json.loads('{"inputs": {"parameterValues": {"x": 1}}}'), indent=4)
+
+
+warm()
+
+
+def module_code(name):
+    """What `python -m NAME` runs, found and loaded once: its spec and code object (runpy's own
+    lookup), so that a task does not search sys.path and read and unmarshal the module again.
+    None where runpy has no such helper (it is private): the task then looks the module up itself."""
+    import runpy
+
+    get = getattr(runpy, "_get_module_details", None)
+    if get is None or not hasattr(runpy, "_run_module_code"):
+        return None
+    # runpy warns when the module is imported already (as it is here): it runs as __main__ only
+    imported = sys.modules.pop(name, None)
+    try:
+        _name, spec, code = get(name)
+        return spec, code
+    except Exception:  # noqa: BLE001  the task's own lookup reports whatever is wrong
+        return None
+    finally:
+        if imported is not None:
+            sys.modules[name] = imported
+
+
+# the module every lightweight task runs
+PRELOADED = {"kfp.dsl.executor_main": module_code("kfp.dsl.executor_main")}
+
+
 def recv_exact(conn, n, fds=None):
     buf = b""
     while len(buf) < n:
@@ -99,7 +152,12 @@ def run_child(argv, env, cwd, fds, listener, others):
                 # `python -m M` runs M as __main__ only; the zygote imported M (the kfp executor)
                 # beforehand, and runpy warns into every task's log when it finds M imported already
                 sys.modules.pop(argv[1], None)
-                runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+                loaded = PRELOADED.get(argv[1])
+                if loaded is not None:
+                    # what run_module(alter_sys=True) does once it has found the module
+                    runpy._run_module_code(loaded[1], None, "__main__", loaded[0])
+                else:
+                    runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
             elif len(argv) >= 2 and argv[0] == "-c":
                 sys.argv = ["-c"] + argv[2:]
                 sys.path[0:0] = [""]

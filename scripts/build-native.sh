@@ -11,8 +11,10 @@ trap 'rm -f "${tmps[@]}"' EXIT
 # ~0.4 ms per launch (a plain dynamic build works just as well). Skipped when newer than its source;
 # renamed into place, so a concurrent run never sees a half-written binary.
 build_exe() {
-  local src=$1 out=$2
-  [[ -x "$out" && "$out" -nt "$src" ]] && return 0
+  local src=$1 out=$2 f fresh=1
+  # newer than its source and the sources that includes (skiff-shim.c includes skiff-pyfork.c)
+  for f in "$src" "${@:3}"; do [[ -x "$out" && "$out" -nt "$f" ]] || fresh=; done
+  [[ -n $fresh ]] && return 0
   local tmp="$out.tmp.$$" static=-static
   tmps+=("$tmp")
   echo 'int main(void) { return 0; }' | "$cc" -static -x c -o "$tmp" - 2>/dev/null || static=
@@ -22,7 +24,7 @@ build_exe() {
 }
 
 # The container monitor.
-build_exe native/skiff-shim.c build/skiff-shim
+build_exe native/skiff-shim.c build/skiff-shim native/skiff-pyfork.c
 
 # What starts the monitors, so that the server never forks itself.
 build_exe native/skiff-spawner.c build/skiff-spawner

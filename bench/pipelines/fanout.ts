@@ -37,6 +37,43 @@ function serverPid(dataDir: string): number {
   throw new Error(`no skiff up process for ${dataDir}`);
 }
 
+/** the processes that run a Skiff task beside the server: its skiff-spawner (which forks the shims; its
+ *  children's CPU holds the shims' and skiff-pyfork's) and the warm zygote (whose children are the tasks' Python) */
+function taskProcesses(serverPid: number, dataDir: string): { spawner?: number; zygote?: number } {
+  const found: { spawner?: number; zygote?: number } = {};
+  const serverStart = Number(procStat(serverPid)[19]);
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number)) {
+    try {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      const f = procStat(pid);
+      if ((argv[0] ?? '').endsWith('skiff-spawner') && Number(f[1]) === serverPid) found.spawner = pid;
+      // its socket is in the data dir, or (a long path) /tmp/skiff-zygote-*.sock; it started after the server
+      const socket = argv.find((a) => a.endsWith('.sock')) ?? '';
+      if (argv.some((a) => a.endsWith('skiff_zygote.py')) && (socket.startsWith(dataDir) || (socket.startsWith('/tmp/skiff-zygote-') && Number(f[19]) >= serverStart))) found.zygote = pid;
+    } catch {
+      // gone
+    }
+  }
+  return found;
+}
+
+/** /proc/PID/stat's fields after the command name (which may hold spaces and parentheses): [0] is the state */
+function procStat(pid: number): string[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+/** a process's own CPU time and its waited-for children's, in ticks */
+function treeTicks(pid: number | undefined): { self: number; children: number } {
+  if (pid === undefined) return { self: 0, children: 0 };
+  try {
+    const f = procStat(pid);
+    return { self: Number(f[11]) + Number(f[12]), children: Number(f[13]) + Number(f[14]) };
+  } catch {
+    return { self: 0, children: 0 };
+  }
+}
+
 /** clock ticks, as /proc counts CPU time (USER_HZ is 100 on Linux) */
 const msPerTick = 10;
 
@@ -49,10 +86,7 @@ function machineTicks(): { busy: number; total: number } {
 
 /** the CPU time a process has used (user + system, all its threads), in ticks */
 function processTicks(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // the fields after the command name, which may hold spaces and parentheses
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(f[11]) + Number(f[12]);
+  return treeTicks(pid).self;
 }
 
 function rssBytes(pid: number): number {
@@ -91,14 +125,22 @@ export async function fanOut200(row: Row): Promise<void> {
     const localRun = Number(printed.pop()) * 1000;
     const s = await TestServer.start({ config: { verbose: false } });
     let skiff: number;
-    let cpu: { server: number; busy: number; capacity: number };
+    let cpu: { server: number; busy: number; capacity: number; tasks: number; zygote: number; shims: number };
     try {
       const pid = serverPid(s.dataDir);
       const m0 = machineTicks();
       const s0 = processTicks(pid);
+      // the spawner and the zygote start with the first container: both are new here, and counted whole
       skiff = await runOnSkiff(s, spec, n);
       const m1 = machineTicks();
-      cpu = { server: (processTicks(pid) - s0) * msPerTick, busy: (m1.busy - m0.busy) * msPerTick, capacity: (m1.total - m0.total) * msPerTick };
+      const serverTicks = processTicks(pid) - s0;
+      const tp = taskProcesses(pid, s.dataDir);
+      const z = treeTicks(tp.zygote);
+      const sp = treeTicks(tp.spawner);
+      cpu = {
+        server: serverTicks * msPerTick, busy: (m1.busy - m0.busy) * msPerTick, capacity: (m1.total - m0.total) * msPerTick,
+        tasks: z.children * msPerTick, zygote: z.self * msPerTick, shims: (sp.self + sp.children) * msPerTick,
+      };
     } finally {
       await s.cleanup();
     }
@@ -108,6 +150,9 @@ export async function fanOut200(row: Row): Promise<void> {
     // where Skiff's run spent the machine: the server process (all its threads) and everything else
     // (the tasks' Python, the zygote, shims, the kernel, and whatever else this machine runs)
     row('skiff: CPU of the server process', fmtMs(cpu.server), `${fmtMs(cpu.server / (n + 1))} a task`);
+    // the task side, process by process: the forked Python children (the components' work), the zygote
+    // (accepting and forking; its start, importing kfp, is in it), the spawner with the shims and skiff-pyfork
+    row('skiff: CPU of the tasks\' processes', fmtMs(cpu.tasks + cpu.zygote + cpu.shims), `${fmtMs((cpu.tasks + cpu.zygote + cpu.shims) / (n + 1))} a task: forked Python ${fmtMs(cpu.tasks / (n + 1))}, zygote ${fmtMs(cpu.zygote / (n + 1))} (its start, about 50 ms, included), spawner + shims + skiff-pyfork ${fmtMs(cpu.shims / (n + 1))}`);
     row('skiff: CPU of the whole machine', fmtMs(cpu.busy), `${fmtMs((cpu.busy - cpu.server) / (n + 1))} a task beyond the server; ${fmtMs(cpu.capacity)} of CPU time passed (all cores)`);
   } finally {
     rmSync(dir, { recursive: true, force: true });

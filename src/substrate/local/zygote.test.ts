@@ -1,10 +1,11 @@
 // The warm Python and its client, for real: build/skiff-pyfork against python/skiff_zygote.py.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { launch } from './process.js';
 import { PythonZygote, lightweightComponent } from './zygote.js';
 
 const repo = resolve(process.cwd());
@@ -95,6 +96,44 @@ void describe('Python zygote', { skip: !PythonZygote.available(opts) && 'needs .
     assert.equal(killed.signal, 'SIGKILL');
     await until('the child to be gone after the client was killed', () => processesWith(m2).length === 0);
   });
+
+  void test('as a container, skiff-pyfork runs inside its shim\'s child (no exec) and behaves as the program', async () => {
+    const state = join(dir, 'container');
+    const logFile = join(dir, 'container.log');
+    const marker = `skiff-zygote-test-${process.pid}-shim`;
+    // waiting on a container does not hold the event loop open (a server may exit and leave it running)
+    const hold = setInterval(() => undefined, 1000);
+    try {
+      await containerTask(state, logFile, marker);
+    } finally {
+      clearInterval(hold);
+    }
+  });
+
+  async function containerTask(state: string, logFile: string, marker: string): Promise<void> {
+    const c = await launch({
+      stateDir: state, logFile, cwd: tmpdir(), env: { ...env, PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
+      argv: [opts.client, '-c', 'import os, sys, time; print(sys.argv[1:], os.environ["FOO"], flush=True); sys.stderr.write("err\\n"); sys.stderr.flush(); time.sleep(60)', marker],
+    });
+    await until('the task to start', () => readFileSync(logFile, 'utf8').includes('err'));
+    // the container's process is the shim's forked child running skiff-pyfork's code: no exec
+    assert.equal(readlinkSync(`/proc/${c.pid}/exe`), join(repo, 'build/skiff-shim'));
+    assert.equal(readFileSync(`/proc/${c.pid}/comm`, 'utf8').trim(), 'skiff-pyfork');
+    const log = readFileSync(logFile, 'utf8');
+    assert.match(log, /stdout F \['skiff-zygote-test-\d+-shim'\] bar\n/);
+    assert.match(log, /stderr F err\n/);
+    c.signal('SIGTERM');
+    const exit = await c.exited();
+    assert.equal(exit.signal, 15);
+    await until('the task to be gone after SIGTERM', () => processesWith(marker).length === 0);
+    // the exit code of the task is the container's
+    const d = await launch({ stateDir: join(dir, 'container-2'), logFile: join(dir, 'container-2.log'), cwd: tmpdir(), env: { ...env, PATH: process.env['PATH'] ?? '/usr/bin:/bin' }, argv: [opts.client, '-c', 'import sys; sys.exit(6)'] });
+    assert.equal((await d.exited()).exitCode, 6);
+    // without a zygote it runs the interpreter, as the program would
+    const e = await launch({ stateDir: join(dir, 'container-3'), logFile: join(dir, 'container-3.log'), cwd: tmpdir(), env: { ...env, PATH: process.env['PATH'] ?? '/usr/bin:/bin', SKIFF_ZYGOTE: join(dir, 'nobody.sock') }, argv: [opts.client, '-c', 'print("plain")'] });
+    assert.equal((await e.exited()).exitCode, 0);
+    assert.match(readFileSync(join(dir, 'container-3.log'), 'utf8'), /stdout F plain\n/);
+  }
 
   void test('without a zygote the client runs the interpreter itself', async () => {
     const r = await run(['-c', 'import sys; print("plain"); sys.exit(4)'], { ...env, SKIFF_ZYGOTE: join(dir, 'nobody.sock') });

@@ -327,6 +327,37 @@ describe('Run controller', () => {
     }
   });
 
+  it('finishes a loop whose first iteration is held while later ones end, across a restart, each iteration run once', async () => {
+    const h2 = await harness();
+    try {
+      // iteration 1 is held: the iterations after it settle while one before them does not
+      h2.holdWhen = (p) => p.startsWith('for-loop-1.1.');
+      const m1 = h2.start();
+      const items = ['a', 'b', 'c', 'd', 'e', 'f'];
+      // no cache: every iteration's tasks run as Pods, so a second run of one would show
+      await h2.env.client.create<Run>(makeRun('held-loop').corpus('pipeline_with_parallelfor_parallelism.yaml').parameters({ loop_parameter: items }).enableCaching(false).obj());
+      await h2.env.waitFor('every iteration but the held one done', async () => {
+        const t = await liveTasks(h2.env, 'held-loop');
+        return items.every((_, i) => t[`for-loop-1.${i}`]?.state === (i === 1 ? 'RUNNING' : 'SUCCEEDED'));
+      }, 120_000);
+      await m1.stop();
+      h2.start();
+      h2.holdWhen = undefined;
+      for (const p of await h2.env.client.listAll<Pod>(Kinds.Pod, { namespace: 'default' })) {
+        await h2.env.client.patch(Kinds.Pod, { namespace: 'default', name: p.metadata.name }, { metadata: { labels: { released: 'yes' } } }, 'merge');
+      }
+      const run = await h2.waitDone('held-loop', 180_000);
+      assert.equal(run.status?.state, 'SUCCEEDED', JSON.stringify(run.status?.message));
+      for (const i of items.keys()) assert.equal(state(run, `for-loop-1.${i}`), 'SUCCEEDED');
+      assert.equal(state(run, 'for-loop-1'), 'SUCCEEDED');
+      const loopTasks = [...h2.runs].filter(([path]) => path.startsWith('for-loop-1.'));
+      assert.equal(new Set(loopTasks.map(([path]) => path.split('.')[1])).size, items.length, JSON.stringify(loopTasks));
+      for (const [path, n] of loopTasks) assert.equal(n, 1, `${path} ran ${n} times`);
+    } finally {
+      await h2.close();
+    }
+  });
+
   it('retries a failing task per its retryPolicy, each attempt a new Pod, and gives up after maxRetryCount', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'skiff-retry-'));
     try {

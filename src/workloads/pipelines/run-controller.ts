@@ -154,6 +154,8 @@ export function runTaskName(run: RunObject, taskPath: string): string {
 /** Whether a task's record is unchanged: fields a pass did not touch are the very same values. */
 function sameRecord(a: TaskStatus | undefined, b: TaskStatus): boolean {
   if (!a) return false;
+  // a final record is the stored one itself (see reconcile): nothing to compare
+  if (a === b) return true;
   let n = 0;
   for (const k in b) {
     n++;
@@ -270,6 +272,22 @@ interface Pass {
   staged: string[];
   /** Pods whose ended transfer this pass recorded: forgotten once that is written */
   consumed: string[];
+  /** what earlier passes over this run learnt (RunReconciler.progress) */
+  progress: RunProgress;
+}
+
+/**
+ * What the passes over one run carry from one to the next, in memory only: a hint, never the truth.
+ * A restarted controller starts without it and finds the same from the run's records.
+ */
+interface RunProgress {
+  /** the run's namespace/name: a run gone from the cache is known by that alone */
+  key: string;
+  /** the run's task records the last pass read: fewer now means some were deleted, and the hints go */
+  records: number;
+  /** per loop path: every iteration below this index was settled (SUCCEEDED or SKIPPED) when a pass
+   *  began. A settled record never changes again (a retry keeps it), so a pass starts its walk there. */
+  settledBelow: Map<string, number>;
 }
 
 /** a task record without the mark of a transfer it no longer waits on */
@@ -285,11 +303,19 @@ export class RunReconciler {
   private readonly transfers: TransferTracker;
   /** queues a run for another pass (the controller's enqueue) */
   requeue: (key: ObjectKey) => void = () => undefined;
+  /** per run uid, what earlier passes learnt (RunProgress); dropped when the run ends or goes */
+  private readonly progress = new Map<string, RunProgress>();
 
   constructor(private readonly opts: RunControllerOptions) {
     this.cache = opts.cache ?? new InformerCache(opts.client);
     this.staging = new TaskStaging(opts.artifacts, (ns) => join(opts.pipelineRoot, ns), opts.rootPerNamespace === true);
     this.transfers = new TransferTracker({ concurrency: opts.transferConcurrency ?? 4, onEnd: (key) => this.requeue(key) });
+  }
+
+  /** drops what the passes over a run that is gone from the cache learnt */
+  private forgetProgress(key: ObjectKey): void {
+    const k = `${key.namespace ?? ''}/${key.name}`;
+    for (const [uid, p] of this.progress) if (p.key === k) this.progress.delete(uid);
   }
 
   /** the S3 store of the pass's run (its namespace's credentials), asked for once per pass */
@@ -327,10 +353,13 @@ export class RunReconciler {
     if (!run || run.metadata.deletionTimestamp) {
       // a deleted run's downloads and uploads are nobody's any more
       this.transfers.cancelRun(run ? { uid: run.metadata.uid } : { key });
+      if (run) this.progress.delete(run.metadata.uid);
+      else this.forgetProgress(key);
       return {};
     }
     const generation = run.spec.retryGeneration ?? 0;
     if (isRunDone(run.status?.state)) {
+      this.progress.delete(run.metadata.uid);
       if (generation > (run.status?.retryGeneration ?? 0)) await this.retry(run as RunObject, generation);
       return {};
     }
@@ -343,13 +372,21 @@ export class RunReconciler {
     for (const o of this.cache.owned(Kinds.RunTask, run.metadata.uid) as (RunTask & StoredObject)[]) {
       if (o.metadata.deletionTimestamp) continue;
       records.set(o.spec.path, o);
-      // the pass changes records' own fields only, never what they point at: a shallow copy will do
-      tasks[o.spec.path] = { ...o.status };
+      // the pass changes records' own fields only, never what they point at: a shallow copy will do.
+      // A final record is never changed in place (a pass replaces it, or leaves it), so the stored one
+      // serves as it is: a pass over a large run copies and compares only the records still moving.
+      tasks[o.spec.path] = isFinal(o.status?.state) ? o.status : { ...o.status };
     }
+    let progress = this.progress.get(run.metadata.uid);
+    if (!progress || records.size < progress.records) {
+      progress = { key: `${run.metadata.namespace ?? ''}/${run.metadata.name}`, records: 0, settledBelow: new Map() };
+      this.progress.set(run.metadata.uid, progress);
+    }
+    progress.records = records.size;
     const pass: Pass = {
       run, spec: run.spec.pipelineSpec, status, tasks, records,
       pods: new Map(owned.map((p) => [p.metadata.name, p])),
-      root: '', at: now(), generation: status.retryGeneration ?? 0, toCreate: [], deferred: [], cacheWrites: [], notes: new Map(), remote: false, launcher: false, staged: [], consumed: [],
+      root: '', at: now(), generation: status.retryGeneration ?? 0, toCreate: [], deferred: [], cacheWrites: [], notes: new Map(), remote: false, launcher: false, staged: [], consumed: [], progress,
     };
     // 0. start: refuse what cannot run, before any Pod exists
     if (!status.state) {
@@ -534,7 +571,11 @@ export class RunReconciler {
       delete status.taskCounts;
     } else {
       const counts: Partial<Record<RunState, number>> = {};
-      for (const rec of Object.values(pass.tasks)) counts[rec.state] = (counts[rec.state] ?? 0) + 1;
+      // counted in place: no array of every record made for it on each pass
+      for (const path in pass.tasks) {
+        const state = (pass.tasks[path] as TaskStatus).state;
+        counts[state] = (counts[state] ?? 0) + 1;
+      }
       status.taskCounts = counts;
     }
     if (deepEqual(status, pass.run.status)) return;
@@ -549,12 +590,16 @@ export class RunReconciler {
   private async saveTasks(pass: Pass): Promise<void> {
     const { client } = this.opts;
     const { run } = pass;
-    // each path's depth counted once, not in every comparison of the sort
-    const deepestFirst = Object.entries(pass.tasks).map(([path, rec]) => ({ path, rec, depth: path.split('.').length }))
-      .sort((a, b) => b.depth - a.depth).map(({ path, rec }) => [path, rec] as const);
-    for (const [path, rec] of deepestFirst) {
+    // only the records that changed are ordered (most of a large run's are as stored); each path's
+    // depth counted once, not in every comparison of the sort
+    const changed: { path: string; rec: TaskStatus; depth: number }[] = [];
+    for (const path in pass.tasks) {
+      const rec = pass.tasks[path] as TaskStatus;
+      if (!sameRecord(pass.records.get(path)?.status, rec)) changed.push({ path, rec, depth: path.split('.').length });
+    }
+    changed.sort((a, b) => b.depth - a.depth);
+    for (const { path, rec } of changed) {
       const stored = pass.records.get(path);
-      if (stored && sameRecord(stored.status, rec)) continue;
       const obj: RunTask = stored
         ? { ...stored, status: rec }
         : {
@@ -586,6 +631,7 @@ export class RunReconciler {
     else delete status.failedTask;
     setCondition(status, { type: 'Succeeded', status: state === SUCCEEDED ? 'True' : 'False', reason, message }, pass.at);
     await this.write(pass);
+    this.progress.delete(pass.run.metadata.uid);
     await this.writeCache(pass);
     // an ended run's Pods need no staging any more, those it stopped included; a transfer still
     // running (a terminated run's) is stopped, and its staging removed once it has
@@ -902,10 +948,17 @@ export class RunReconciler {
     let running = 0;
     let unfinished = 0;
     let failedAt: string | undefined;
-    for (const [i, item] of items.entries()) {
+    // the iterations settled before this pass began count for nothing below: the walk starts after them
+    let settledBelow = Math.min(pass.progress.settledBelow.get(path) ?? 0, items.length);
+    const from = settledBelow;
+    for (let i = from; i < items.length; i++) {
+      const item = items[i];
       const ipath = `${path}.${i}`;
       let irec = pass.tasks[ipath];
-      if (isSettled(irec?.state)) continue;
+      if (isSettled(irec?.state)) {
+        if (settledBelow === i) settledBelow = i + 1;
+        continue;
+      }
       if (isFailed(irec?.state)) {
         failedAt ??= ipath;
         continue;
@@ -935,6 +988,7 @@ export class RunReconciler {
         unfinished++;
       }
     }
+    pass.progress.settledBelow.set(path, settledBelow);
     if (unfinished > 0) return;
     rec.finishedAt = pass.at;
     if (failedAt !== undefined) {
