@@ -1,6 +1,7 @@
 // What the tests against a real control plane share: waiting for a condition, and `skiff up` and
 // `skiff node` run as the daemons they are, stopped by their pid.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { skiffBin } from './harness.js';
 
 export async function eventually<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 30_000, everyMs = 250): Promise<T> {
@@ -51,4 +52,31 @@ export async function stopDaemon(d: Daemon | undefined): Promise<void> {
   if (!d || d.proc.exitCode !== null || d.proc.signalCode !== null) return;
   d.proc.kill('SIGTERM');
   await d.exited;
+}
+
+/**
+ * Removes a daemon's data directory once the daemon is stopped. A node agent's containers outlive the
+ * agent, as a kubelet's do (restarted, it adopts them), so those still running from it are stopped
+ * first: every process whose command line names the directory (the containers' shims, each leading a
+ * process group of its own with the container in it, and the agent's Python zygote).
+ */
+export function removeDataDir(dir: string): void {
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number)) {
+    if (pid === process.pid) continue;
+    let argv: string;
+    try {
+      argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      continue; // gone
+    }
+    if (!argv.split('\0').some((a) => a === dir || a.startsWith(`${dir}/`))) continue;
+    for (const target of [-pid, pid]) {
+      try {
+        process.kill(target, 'SIGKILL');
+      } catch {
+        // not a group leader, or gone
+      }
+    }
+  }
+  rmSync(dir, { recursive: true, force: true });
 }

@@ -16,7 +16,7 @@ import { promisify } from 'node:util';
 import type { StoredObject } from '../src/api/meta.js';
 import { KubeCluster, kubeClusterSkipReason } from '../src/testing/kube-cluster.js';
 import { kubectlBin } from './harness.js';
-import { eventually, skiffDaemon, stopDaemon } from './kube-daemons.js';
+import { eventually, removeDataDir, skiffDaemon, stopDaemon } from './kube-daemons.js';
 
 const skip = kubeClusterSkipReason() ?? (existsSync(kubectlBin) ? undefined : `no kubectl at ${kubectlBin}`);
 const run = promisify(execFile);
@@ -140,7 +140,7 @@ describe('kubectl attach and port-forward to Pods on a node agent', { skip }, ()
     await stopDaemon(agent);
     await stopDaemon(up);
     await cluster?.stop();
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    for (const d of dirs) removeDataDir(d);
     for (const f of ['ticker', 'quiet']) rmSync(stopFile(f), { force: true });
   });
 

@@ -9,7 +9,7 @@
 // Experiment controller does with an invalid Experiment stored without the webhook. Skipped, saying
 // why, where scripts/kubernetes.sh has not built the control plane.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -20,7 +20,7 @@ import { loadKubeconfig } from '../src/store/kube/kubeconfig.js';
 import { KubeCluster, kubeClusterSkipReason } from '../src/testing/kube-cluster.js';
 import { causeFields, collectionPath, corpus, examples, kubectlCommands, withoutNulls, type Example } from './conformance-examples.js';
 import { TestServer, kubectlBin, runProgram } from './harness.js';
-import { eventually, skiffDaemon, stopDaemon } from './kube-daemons.js';
+import { eventually, removeDataDir, skiffDaemon, stopDaemon } from './kube-daemons.js';
 
 const skip = kubeClusterSkipReason() ?? (existsSync(kubectlBin) ? undefined : `no kubectl at ${kubectlBin}`) ?? (existsSync(corpus) ? undefined : 'no ../shared/conformance here');
 
@@ -74,7 +74,7 @@ describe('upstream examples applied with kubectl to a cluster with Skiff on it',
     await local?.cleanup();
     await stopDaemon(up);
     await cluster?.stop();
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    for (const d of dirs) removeDataDir(d);
   });
 
   it('the cluster accepts and refuses them as Skiff\'s store does, but for the differences measured', { timeout: 1_200_000 }, async (t) => {

@@ -6,7 +6,7 @@
 // every rank. Skipped, saying why, where scripts/kubernetes.sh has not built the control plane.
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -15,7 +15,7 @@ import type { StoredObject } from '../src/api/meta.js';
 import { parseIpv4Cidr } from '../src/substrate/local/network.js';
 import { KubeCluster, kubeClusterSkipReason } from '../src/testing/kube-cluster.js';
 import { kubectlBin, repoRoot } from './harness.js';
-import { eventually, skiffDaemon, stopDaemon } from './kube-daemons.js';
+import { eventually, removeDataDir, skiffDaemon, stopDaemon } from './kube-daemons.js';
 
 const skip = kubeClusterSkipReason() ?? (existsSync(kubectlBin) ? undefined : `no kubectl at ${kubectlBin}`)
   ?? (existsSync(join(repoRoot, '.venv', 'bin', 'python')) ? undefined : 'no .venv with torch (scripts/setup.sh)');
@@ -65,7 +65,7 @@ describe('skiff node: Pods on two agents reach each other, and DDP trains across
     for (const a of agents) await stopDaemon(a);
     await stopDaemon(up);
     await cluster?.stop();
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    for (const d of dirs) removeDataDir(d);
   });
 
   it('gives each Node its own loopback Pod range', { timeout: 30_000 }, async () => {

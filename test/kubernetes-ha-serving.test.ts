@@ -5,7 +5,7 @@
 // Skipped, saying why, where scripts/kubernetes.sh has not built the control plane.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import type { StoredObject } from '../src/api/meta.js';
 import { KubeCluster, kubeClusterSkipReason } from '../src/testing/kube-cluster.js';
 import { kubectlBin, repoRoot } from './harness.js';
-import { eventually, skiffDaemon, stopDaemon } from './kube-daemons.js';
+import { eventually, removeDataDir, skiffDaemon, stopDaemon } from './kube-daemons.js';
 
 const python = join(repoRoot, '.venv', 'bin', 'python');
 const skip = kubeClusterSkipReason() ?? (existsSync(kubectlBin) ? undefined : `no kubectl at ${kubectlBin}`) ?? (existsSync(python) ? undefined : 'no .venv (scripts/setup.sh makes it): torch exports the ONNX model');
@@ -87,7 +87,7 @@ describe('inference on two replicas: the standby forwards to the leader', { skip
     for (const r of replicas) await stopDaemon(r);
     await stopDaemon(agent);
     await cluster?.stop();
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    for (const d of dirs) removeDataDir(d);
   });
 
   it('answers an inference request sent to the standby; once the leader stops, the former standby answers itself', { timeout: 240_000 }, async () => {

@@ -7,7 +7,7 @@
 // scripts/kubernetes.sh has not built the control plane.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -15,7 +15,7 @@ import { promisify } from 'node:util';
 import type { StoredObject } from '../src/api/meta.js';
 import { KubeCluster, kubeClusterSkipReason } from '../src/testing/kube-cluster.js';
 import { kubectlBin, repoRoot, runCli } from './harness.js';
-import { type Daemon, eventually, skiffDaemon, stopDaemon } from './kube-daemons.js';
+import { type Daemon, eventually, removeDataDir, skiffDaemon, stopDaemon } from './kube-daemons.js';
 
 const python = join(repoRoot, '.venv', 'bin', 'python');
 const skip = kubeClusterSkipReason() ?? (existsSync(kubectlBin) ? undefined : `no kubectl at ${kubectlBin}`) ?? (existsSync(python) ? undefined : 'no .venv (scripts/setup.sh makes it): the kfp SDK compiles the pipeline');
@@ -73,7 +73,7 @@ describe('two replicas of skiff up on a cluster: leader election on a Lease', { 
     for (const r of replicas) await stopDaemon(r);
     await stopDaemon(agent);
     await cluster?.stop();
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    for (const d of dirs) removeDataDir(d);
   });
 
   it('names one holder in the Lease, and only the holder reconciles', { timeout: 120_000 }, async () => {

@@ -6,7 +6,7 @@
 // with a message naming the object. Skipped, saying why, without the control plane or MinIO.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -16,7 +16,7 @@ import type { StoredObject } from '../src/api/meta.js';
 import { KubeCluster, kubeClusterSkipReason } from '../src/testing/kube-cluster.js';
 import { MinioServer, minioSkip } from '../src/testing/minio.js';
 import { kubectlBin, repoRoot, runCli } from './harness.js';
-import { type Daemon, eventually, skiffDaemon, stopDaemon } from './kube-daemons.js';
+import { type Daemon, eventually, removeDataDir, skiffDaemon, stopDaemon } from './kube-daemons.js';
 
 const python = join(repoRoot, '.venv', 'bin', 'python');
 const skip = kubeClusterSkipReason() ?? (minioSkip() || undefined) ?? (existsSync(kubectlBin) ? undefined : `no kubectl at ${kubectlBin}`) ?? (existsSync(python) ? undefined : 'no .venv (scripts/setup.sh makes it): the kfp SDK compiles a pipeline');
@@ -77,7 +77,7 @@ describe('KFP\'s launcher on a node agent: pipeline artifacts in S3 for task Pod
     await cluster?.stop();
     s3?.destroy();
     await minio?.stop();
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    for (const d of dirs) removeDataDir(d);
   });
 
   it('runs an artifact and an output parameter between two tasks on the agent, through MinIO, with no staging on the controller\'s machine', { timeout: 360_000 }, async () => {

@@ -8,7 +8,7 @@
 // get local volumes the agent provisions. Skipped, saying why, where scripts/kubernetes.sh has not built the control plane.
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -20,7 +20,7 @@ import { loadKubeconfig } from '../src/store/kube/kubeconfig.js';
 import { ProjectedTokens } from '../src/substrate/local/projected-tokens.js';
 import { KubeCluster, kubeClusterSkipReason } from '../src/testing/kube-cluster.js';
 import { clientsPython, kubectlBin, repoRoot, runCli } from './harness.js';
-import { eventually, skiffDaemon, stopDaemon } from './kube-daemons.js';
+import { eventually, removeDataDir, skiffDaemon, stopDaemon } from './kube-daemons.js';
 
 const skip = kubeClusterSkipReason() ?? (existsSync(kubectlBin) ? undefined : `no kubectl at ${kubectlBin}`);
 const run = promisify(execFile);
@@ -54,7 +54,7 @@ describe('skiff node: a node agent in a Kubernetes cluster', { skip }, () => {
     await stopDaemon(agent);
     await stopDaemon(up);
     await cluster?.stop();
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    for (const d of dirs) removeDataDir(d);
   });
 
   it('registers a Ready Node with its capacity, addresses and kubelet port, and renews its Lease', { timeout: 60_000 }, async () => {
