@@ -274,7 +274,12 @@ describe('the dashboard: Model Registry with tenancy on', { timeout: 180_000 }, 
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'kubeflow-view' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'carol@example.com' }],
     };
     assert.equal((await s.req('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/rolebindings', rb, admin)).status, 201);
-    const m = await s.req('POST', `${TEAM}/registered_models`, { name: 'iris', owner: 'alice' }, as('alice-token'));
+    // the authorizer learns of a new binding from its watch, a moment after the binding is stored (as on
+    // a cluster): alice's first write is tried again while it is refused
+    const m = await s.until('alice may register a model in team-a', async () => {
+      const r = await s.req('POST', `${TEAM}/registered_models`, { name: 'iris', owner: 'alice' }, as('alice-token'));
+      return r.status === 403 ? undefined : r;
+    });
     assert.equal(m.status, 201, m.text);
     model = m.body.id;
     const v = await s.req('POST', `${TEAM}/model_versions`, { name: 'v1', registeredModelId: model }, as('alice-token'));

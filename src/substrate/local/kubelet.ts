@@ -40,7 +40,7 @@ import { TerminalSizer } from './tty.js';
 import { after, type Timer } from '../../util/timers.js';
 import { containerBinds, prepareVolumes } from './volumes.js';
 import { hostPathOf, readFilesAt } from './pod-files.js';
-import { automounts, inClusterEnv, resolvedMountPath, serviceAccountBind, serviceAccountMountPath, tokenFile, type InClusterContract } from './serviceaccount.js';
+import { automounts, inClusterEnv, resolvedMountPath, serviceAccountBind, serviceAccountMountPath, type InClusterContract } from './serviceaccount.js';
 import { ProjectedTokens, type IssuedToken, type TokenSource } from './projected-tokens.js';
 import type { LiveContainer } from './usage.js';
 import { NamespaceUids, containerUser, ownVolume, podTmpDir, type IsolationOptions, type PodUser } from './isolation.js';
@@ -743,11 +743,13 @@ export class Kubelet {
     if (this.inCluster && !binds.some((b) => b.target === serviceAccountMountPath || b.target === resolvedMountPath(serviceAccountMountPath))) {
       const sa = await this.opts.client.find(Kinds.ServiceAccount, { namespace: rt.namespace, name: pod.spec.serviceAccountName ?? 'default' });
       if (automounts(pod, sa)) {
-        if (sandboxed) binds.push(serviceAccountBind(pod, rt.dir, this.inCluster, sa));
+        const bind = serviceAccountBind(pod, rt.dir, this.inCluster, sa);
+        if (sandboxed) binds.push(bind);
         // outside a sandbox (no bubblewrap, or a task the warm zygote forked) nothing shows the token at
         // the service-account path: the clients that take its path from KF_PIPELINES_SA_TOKEN_PATH
-        // (kfp.Client's ServiceAccountTokenVolumeCredentials, the model registry's client) read it where it is
-        else if (vars.KF_PIPELINES_SA_TOKEN_PATH === `${serviceAccountMountPath}/token`) vars.KF_PIPELINES_SA_TOKEN_PATH = tokenFile(pod, rt.dir, this.inCluster, sa);
+        // (kfp.Client's ServiceAccountTokenVolumeCredentials, the model registry's client) read it where it is,
+        // and components find ca.crt and namespace beside it (the GPU pipeline story's deploy step does)
+        else if (vars.KF_PIPELINES_SA_TOKEN_PATH === `${serviceAccountMountPath}/token`) vars.KF_PIPELINES_SA_TOKEN_PATH = join(bind.source, 'token');
       }
     }
     const lib = rt.net ? undefined : netPreloadPath();

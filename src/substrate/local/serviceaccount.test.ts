@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { Pod } from '../../api/core-types.js';
 import type { StoredObject } from '../../api/meta.js';
-import { automounts, inClusterEnv, resolvedMountPath, serviceAccountBind, serviceAccountMountPath, tokenFile } from './serviceaccount.js';
+import { automounts, inClusterEnv, resolvedMountPath, serviceAccountBind, serviceAccountMountPath } from './serviceaccount.js';
 
 const pod = (spec: Partial<Pod['spec']> = {}): Pod & StoredObject => ({
   apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'team-a', uid: 'u', resourceVersion: '1', creationTimestamp: '' },
@@ -46,25 +46,6 @@ describe('the in-cluster contract', () => {
     serviceAccountBind(pod(), dir, contract);
     assert.equal(readFileSync(join(b.source, 'token'), 'utf8'), 'token-1', 'a restarted container keeps its token');
     assert.equal(existsSync(join(dir, 'serviceaccount.tmp')), false);
-  });
-
-  it('outside a sandbox writes the token alone, once per Pod, and a later bind keeps it', () => {
-    let issued = 0;
-    const contract = { host: '127.0.0.2', port: 6443, caPem: 'CA PEM', token: () => `token-${++issued}` };
-    const podDir = join(dir, 'lone');
-    const file = tokenFile(pod(), podDir, contract);
-    assert.equal(readFileSync(file, 'utf8'), 'token-1');
-    assert.equal(existsSync(join(podDir, 'serviceaccount')), false, 'no directory nothing binds');
-    assert.equal(tokenFile(pod(), podDir, contract), file);
-    assert.equal(readFileSync(file, 'utf8'), 'token-1', 'a restarted container keeps its token');
-    assert.equal(existsSync(`${file}.tmp`), false);
-    // a later container of the Pod in a sandbox: the whole directory, with the token the Pod has
-    const b = serviceAccountBind(pod(), podDir, contract);
-    assert.equal(readFileSync(join(b.source, 'token'), 'utf8'), 'token-1');
-    assert.equal(readFileSync(join(b.source, 'namespace'), 'utf8'), 'team-a');
-    // and one outside a sandbox again reads it from the directory
-    assert.equal(tokenFile(pod(), podDir, contract), join(b.source, 'token'));
-    assert.equal(issued, 1);
   });
 
   it('resolves a symlinked /var/run to where bwrap will mount', () => {

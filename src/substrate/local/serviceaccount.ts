@@ -4,7 +4,7 @@
 // finds KFP's API at its in-cluster Service name (ml-pipeline.kubeflow.svc.cluster.local:8888, in the
 // Pod's hosts file) with the Pod's token; only where that name cannot resolve (a process outside a
 // sandbox) is it told the address instead (KF_PIPELINES_ENDPOINT).
-import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import type { Pod } from '../../api/core-types.js';
 import type { StoredObject } from '../../api/meta.js';
@@ -73,15 +73,6 @@ export function resolvedMountPath(path: string): string {
 /** where the service-account directory is bound in the sandbox (resolved once) */
 let mountTarget: string | undefined;
 
-/** where a Pod's token is written when nothing binds the service-account directory (tokenFile) */
-const loneToken = 'serviceaccount-token';
-
-/** writes `content` at `path` by rename: a reader (or a restarted server) never finds half of it */
-function writeByRename(path: string, content: string, mode: number): void {
-  writeFileSync(`${path}.tmp`, content, { mode });
-  renameSync(`${path}.tmp`, path);
-}
-
 /** writes token, namespace and ca.crt under the Pod's run directory (once: restarts keep the token)
  *  and returns the read-only bind that shows them at the service-account path */
 export function serviceAccountBind(pod: Pod & StoredObject, podDir: string, c: InClusterContract, serviceAccount?: StoredObject): BindMount {
@@ -90,29 +81,10 @@ export function serviceAccountBind(pod: Pod & StoredObject, podDir: string, c: I
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'ca.crt'), c.caPem, { mode: 0o644 });
     writeFileSync(join(dir, 'namespace'), pod.metadata.namespace ?? 'default', { mode: 0o644 });
-    // the token last and by rename: a directory with a token is a finished one; a container of the
-    // Pod that ran outside a sandbox before (tokenFile) had its token already
-    const lone = join(podDir, loneToken);
-    writeByRename(join(dir, 'token'), existsSync(lone) ? readFileSync(lone, 'utf8') : c.token(pod, serviceAccount), 0o644);
+    // the token last and by rename: a directory with a token is a finished one
+    writeFileSync(join(dir, 'token.tmp'), c.token(pod, serviceAccount), { mode: 0o644 });
+    renameSync(join(dir, 'token.tmp'), join(dir, 'token'));
   }
   mountTarget ??= resolvedMountPath(serviceAccountMountPath);
   return { source: dir, target: mountTarget, readOnly: true };
-}
-
-/**
- * The token of a container that runs outside a sandbox (no bubblewrap, or a task forked by the warm
- * zygote): nothing binds the service-account directory there, so clients find the token only by
- * KF_PIPELINES_SA_TOKEN_PATH, and the Pod gets the token alone, one file instead of a directory of
- * three (each file a task creates is CPU time a task). Once per Pod, like serviceAccountBind's; a
- * Pod that has the directory already keeps the token in it.
- */
-export function tokenFile(pod: Pod & StoredObject, podDir: string, c: InClusterContract, serviceAccount?: StoredObject): string {
-  const inDir = join(podDir, 'serviceaccount', 'token');
-  if (existsSync(inDir)) return inDir;
-  const file = join(podDir, loneToken);
-  if (!existsSync(file)) {
-    mkdirSync(podDir, { recursive: true });
-    writeByRename(file, c.token(pod, serviceAccount), 0o644);
-  }
-  return file;
 }
