@@ -11,10 +11,11 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import YAML from 'yaml';
 import { repoRoot } from './harness.js';
+import { conformanceDir } from '../src/conformance-path.js';
 import { serverWithWorkdir } from './workdir.js';
 
 const python = join(repoRoot, '.venv-paddle', 'bin', 'python');
-const upstreamExample = join(repoRoot, '..', 'shared', 'conformance', 'training', 'paddlepaddle', 'simple-cpu.yaml');
+const upstreamExample = join(conformanceDir(), 'training', 'paddlepaddle', 'simple-cpu.yaml');
 
 /** why the test cannot run here, if it cannot: Paddle's environment (python/requirements-paddle.txt) */
 function missing(): string | false {
