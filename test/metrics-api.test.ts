@@ -44,14 +44,17 @@ describe('metrics API and kubectl top', () => {
   });
 
   it('kubectl top pods shows the burner near a core and the holder over 90Mi', async () => {
-    const out = await s.until('kubectl top to have both pods', async () => {
+    // the burner gets what the machine's other work leaves it (a busy CI machine may give it a third of
+    // a core for a while): the window is read again until it shows more than 300m
+    let last = '';
+    const out = await s.until('kubectl top to show both pods, the burner over 300m', async () => {
       const r = await s.kubectl(['top', 'pods', '-A']);
       const t = rows(r.stdout, 2);
-      return r.code === 0 && t.has('default/burner') && t.has('team/holder') ? t : undefined;
-    });
+      last = r.stdout;
+      return r.code === 0 && t.has('team/holder') && millicores(t.get('default/burner')?.[0]) > 300 ? t : undefined;
+    }).catch((e: Error) => assert.fail(`${e.message.split('\n')[0]}; kubectl top printed:\n${last}`));
     const burner = out.get('default/burner') ?? [];
     const holder = out.get('team/holder') ?? [];
-    assert.ok(millicores(burner[0]) > 300, `burner: ${burner.join(' ')}`);
     assert.ok(mebibytes(holder[1]) > 90, `holder: ${holder.join(' ')}`);
     assert.ok(millicores(holder[0]) < millicores(burner[0]), `holder ${holder.join(' ')} against burner ${burner.join(' ')}`);
 
