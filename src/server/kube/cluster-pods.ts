@@ -93,7 +93,7 @@ export class ClusterPods implements PodLogSource, PodExecSource, PodAttachSource
     return res as AsyncIterable<string>;
   }
 
-  exec(pod: StoredObject, opts: PodExecOptions): Promise<PodExecSession> {
+  async exec(pod: StoredObject, opts: PodExecOptions): Promise<PodExecSession> {
     const q = new URLSearchParams();
     for (const c of opts.command) q.append('command', c);
     if (opts.container) q.set('container', opts.container);
@@ -102,57 +102,24 @@ export class ClusterPods implements PodLogSource, PodExecSource, PodAttachSource
     if (!opts.tty) q.set('stderr', 'true');
     if (opts.stdin) q.set('stdin', 'true');
     if (opts.tty) q.set('tty', 'true');
-    const scheme = this.url.protocol === 'https:' ? 'wss:' : 'ws:';
-    const ws = new WebSocket(`${scheme}//${this.url.host}${this.podPath(pod, 'exec')}?${q}`, ['v5.channel.k8s.io'], {
-      headers: this.headers(), ...this.tls(), perMessageDeflate: false,
-    });
     const stdout = new PassThrough();
     const stderr = new PassThrough();
     let status: ExecStatus | undefined;
-    let settle: (v: { exitCode: number; signal?: string }) => void = () => undefined;
-    let fail: (e: Error) => void = () => undefined;
-    const done = new Promise<{ exitCode: number; signal?: string }>((resolve, reject) => {
-      settle = resolve;
-      fail = reject;
-    });
-    // read by whoever runs the command; a failure before anyone does is not unhandled
-    void done.catch(() => undefined);
-    const send = (stream: number, data: Buffer): Promise<void> => new Promise((resolve, reject) => {
-      if (ws.readyState !== WebSocket.OPEN) return resolve();
-      ws.send(Buffer.concat([Buffer.from([stream]), data]), (e) => (e ? reject(e) : resolve()));
-    });
-    return new Promise<PodExecSession>((resolve, reject) => {
-      ws.once('unexpected-response', (_req, res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let body: unknown = text;
-          try {
-            body = JSON.parse(text);
-          } catch {
-            // plain text: the message
-          }
-          reject(errorFromStatus(res.statusCode ?? 500, body, `the cluster's API server refused exec in pod ${pod.metadata.name}: ${res.statusCode ?? ''} ${text.slice(0, 200)}`));
-        });
-      });
-      ws.once('error', (e) => {
-        reject(new ApiError(StatusReason.InternalError, `exec in pod ${pod.metadata.name} through the cluster's API server: ${e.message}`));
-        fail(e);
-      });
-      ws.on('message', (data: Buffer) => {
-        const stream = data[0];
-        const payload = data.subarray(1);
-        if (stream === Stream.stdout) stdout.write(payload);
-        else if (stream === Stream.stderr) stderr.write(payload);
-        else if (stream === Stream.error) {
-          try {
-            status = JSON.parse(payload.toString('utf8')) as ExecStatus;
-          } catch {
-            status = { status: 'Failure', message: payload.toString('utf8') };
-          }
+    const ws = await this.openSocket(pod, 'exec', q, 'v5.channel.k8s.io', `exec in pod ${pod.metadata.name}`, (data) => {
+      const stream = data[0];
+      const payload = data.subarray(1);
+      if (stream === Stream.stdout) stdout.write(payload);
+      else if (stream === Stream.stderr) stderr.write(payload);
+      else if (stream === Stream.error) {
+        try {
+          status = JSON.parse(payload.toString('utf8')) as ExecStatus;
+        } catch {
+          status = { status: 'Failure', message: payload.toString('utf8') };
         }
-      });
+      }
+    });
+    const done = new Promise<{ exitCode: number; signal?: string }>((settle, fail) => {
+      ws.once('error', fail);
       ws.once('close', () => {
         stdout.end();
         stderr.end();
@@ -161,21 +128,25 @@ export class ClusterPods implements PodLogSource, PodExecSource, PodAttachSource
         if (status.reason === 'NonZeroExitCode' && code !== undefined) return settle({ exitCode: Number(code) });
         fail(new ApiError(StatusReason.InternalError, status.message ?? 'the command failed'));
       });
-      ws.once('open', () => {
-        const stdin = opts.stdin
-          ? new Writable({
-            write: (chunk: Buffer, _enc, cb) => void send(Stream.stdin, chunk).then(() => cb(), cb),
-            // v5: the command reads the end of its input
-            final: (cb) => void send(Stream.close, Buffer.from([Stream.stdin])).then(() => cb(), cb),
-          })
-          : undefined;
-        resolve({
-          stdout: stdout as Readable, stderr: stderr as Readable, ...(stdin ? { stdin } : {}), done,
-          kill: () => ws.close(),
-          ...(opts.tty ? { resize: (size: TerminalSize) => send(Stream.resize, Buffer.from(JSON.stringify({ Width: size.width, Height: size.height }))) } : {}),
-        });
-      });
     });
+    // read by whoever runs the command; a failure before anyone does is not unhandled
+    void done.catch(() => undefined);
+    const send = (stream: number, data: Buffer): Promise<void> => new Promise((resolve, reject) => {
+      if (ws.readyState !== WebSocket.OPEN) return resolve();
+      ws.send(Buffer.concat([Buffer.from([stream]), data]), (e) => (e ? reject(e) : resolve()));
+    });
+    const stdin = opts.stdin
+      ? new Writable({
+        write: (chunk: Buffer, _enc, cb) => void send(Stream.stdin, chunk).then(() => cb(), cb),
+        // v5: the command reads the end of its input
+        final: (cb) => void send(Stream.close, Buffer.from([Stream.stdin])).then(() => cb(), cb),
+      })
+      : undefined;
+    return {
+      stdout: stdout as Readable, stderr: stderr as Readable, ...(stdin ? { stdin } : {}), done,
+      kill: () => ws.close(),
+      ...(opts.tty ? { resize: (size: TerminalSize) => send(Stream.resize, Buffer.from(JSON.stringify({ Width: size.width, Height: size.height }))) } : {}),
+    };
   }
 
   /** a WebSocket to the Pod's subresource through the cluster's API server, open; rejects with the
