@@ -30,8 +30,9 @@ export GOMODCACHE=${SKIFF_K8S_GOMODCACHE:-$home/gomod} GOCACHE=${SKIFF_K8S_GOCAC
 export GOFLAGS=-modcacherw CGO_ENABLED=0 GOTOOLCHAIN=local
 mkdir -p "$bin"
 
-# a binary is current when its --version names the pinned version
-has_version() { [ -x "$bin/$1" ] && "$bin/$1" --version 2>/dev/null | grep -q "$2"; }
+# a binary is current when its --version names the pinned version (grep reads all of it: with -q it
+# would stop at the first match, and under pipefail the binary's SIGPIPE on a later line fails the check)
+has_version() { [ -x "$bin/$1" ] && "$bin/$1" --version 2>/dev/null | grep "$2" >/dev/null; }
 
 # --check: exit 0 when every binary (and kwok's Stages, where Go can build kwok) is current, 1 when a
 # build is needed; builds nothing
