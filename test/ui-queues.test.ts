@@ -47,6 +47,13 @@ describe('the dashboard: queues and GPU cards', () => {
     await s.until('two admitted', async () => (await s.get('/apis/kueue.x-k8s.io/v1beta2/clusterqueues/team')).status?.admittedWorkloads === 2);
     await s.create(jobs, job('third', '100m'));
     await s.until('one pending', async () => (await s.get('/apis/kueue.x-k8s.io/v1beta2/clusterqueues/team')).status?.pendingWorkloads === 1);
+    // the queue counts a Workload as pending as soon as it is queued; the reason it waits comes when
+    // admission has tried it, and the pages below show that reason
+    await s.until('third tried', async () => {
+      const w = (await s.get(`/apis/kueue.x-k8s.io/v1beta2/namespaces/${ns}/workloads`)).items
+        .find((x: { metadata: { name: string } }) => x.metadata.name.startsWith('job-third-'));
+      return (w?.status?.conditions ?? []).some((c: { type: string; status: string; message?: string }) => c.type === 'QuotaReserved' && c.status === 'False' && /insufficient unused quota/.test(c.message ?? ''));
+    });
     await s.create(`/api/v1/namespaces/${ns}/pods`, sharedPod);
     await s.until('gpu-share running', async () => (await s.get(`/api/v1/namespaces/${ns}/pods/gpu-share`)).status?.phase === 'Running');
     node = (await s.get('/api/v1/nodes')).items[0].metadata.name;
