@@ -39,7 +39,7 @@
 //        section 13: --k8s-nodes N --k8s-jobs J --k8s-completions C --k8s-parallelism P --k8s-chains R
 import type { ChildProcess } from 'node:child_process';
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultRegistry, Kinds } from '../src/api/index.js';
@@ -204,7 +204,10 @@ async function pipelineChain(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'skiff-bench-kfp-'));
   const compiled = compileChain(python, script, dir);
   const local: number[] = [];
-  for (let i = 0; i < 3; i++) local.push(Number(execFileSync(python, [script, 'local', join(dir, `local-${i}`)], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim().split('\n').pop()) * 1000);
+  // kfp.local runs each task's `mktemp -d` on this machine: given its own TMPDIR, removed with dir
+  const localEnv = { ...process.env, TMPDIR: join(dir, 'tmp') };
+  mkdirSync(localEnv.TMPDIR);
+  for (let i = 0; i < 3; i++) local.push(Number(execFileSync(python, [script, 'local', join(dir, `local-${i}`)], { stdio: ['ignore', 'pipe', 'ignore'], env: localEnv }).toString().trim().split('\n').pop()) * 1000);
   // a bare `import kfp`, and the lean one a task's executor does: the component command sets
   // _KFP_RUNTIME=true, which keeps kfp from importing its REST client
   const timeImport = (env: NodeJS.ProcessEnv): number[] => {

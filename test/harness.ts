@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
+import { removeRuntimeDir } from '../src/substrate/local/runtime-dir.js';
 
 export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const skiffBin = join(repoRoot, 'bin', 'skiff.js');
@@ -84,6 +85,7 @@ export class TestServer {
   async cleanup(): Promise<void> {
     await this.stop();
     killStray(this.dataDir);
+    removeRuntimeDir(this.dataDir);
     // a sandbox still being torn down may leave a mount point behind a moment longer
     rmSync(this.dataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
   }

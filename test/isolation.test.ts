@@ -170,7 +170,8 @@ describe('isolation of Pods on one machine, from inside a tenant\'s Pod', { skip
     const nb = await running('team-b', 'nb-0');
     // the victim's files and process, as the host sees them
     const victimDir = join(s.dataDir, 'pods', victim.metadata.uid);
-    const meta = JSON.parse(readFileSync(join(victimDir, 'containers', 'c', '0', 'meta.json'), 'utf8')) as { pid: number };
+    // its containers' run state is in the runtime directory, which the data directory links as `run`
+    const meta = JSON.parse(readFileSync(join(s.dataDir, 'run', 'pods', victim.metadata.uid, 'containers', 'c', '0', 'meta.json'), 'utf8')) as { pid: number };
     Object.assign(env, {
       DATA_DIR: s.dataDir, TOKEN_FILE: join(s.dataDir, 'tokens.csv'),
       VICTIM_VOLUME: join(victimDir, 'volumes', 'data', 'secret'),

@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { skiffBin } from './harness.js';
+import { removeRuntimeDir } from '../src/substrate/local/runtime-dir.js';
 
 export async function eventually<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 30_000, everyMs = 250): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -78,5 +79,6 @@ export function removeDataDir(dir: string): void {
       }
     }
   }
+  removeRuntimeDir(dir);
   rmSync(dir, { recursive: true, force: true });
 }

@@ -3,7 +3,7 @@
 //   c. 1,000 items on Skiff alone, with the peak resident memory of the `skiff up` process, after
 //      10 and 100 items on the same server: the orchestration cost per task should not grow with the run
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import YAML from 'yaml';
@@ -120,7 +120,10 @@ export async function fanOut200(row: Row): Promise<void> {
   try {
     const spec = compile(dir, n, parallelism);
     const t0 = nowMs();
-    const printed = execFileSync(python, [script, 'local', join(dir, 'local'), String(n), String(parallelism)], { stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 64 << 20 }).toString().trim().split('\n');
+    // kfp.local runs each task's `mktemp -d` on this machine: given its own TMPDIR, removed with dir
+    const env = { ...process.env, TMPDIR: join(dir, 'tmp') };
+    mkdirSync(env.TMPDIR);
+    const printed = execFileSync(python, [script, 'local', join(dir, 'local'), String(n), String(parallelism)], { stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 64 << 20, env }).toString().trim().split('\n');
     const localWall = nowMs() - t0;
     const localRun = Number(printed.pop()) * 1000;
     const s = await TestServer.start({ config: { verbose: false } });

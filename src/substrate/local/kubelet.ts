@@ -31,7 +31,7 @@ import { PodAddresses, hostsFile, netPreloadPath, podNetworkEnv, sandboxPreloadP
 import type { ServiceView } from './network.js';
 import type { BindMount, ContainerProcess, SandboxIsolation } from './process.js';
 import { adopt, bwrapAvailable, execTarget, launch, recordTerminationMessage } from './process.js';
-import type { ContainerRuntime, PodRuntime } from './runtime.js';
+import type { ContainerRuntime, PodDirs, PodRuntime } from './runtime.js';
 import { loadContainer, logFile, readPodRecord, runDir, writePodRecordAsync } from './runtime.js';
 import { decidePhase, podStatus } from './status.js';
 import type { ContainerIO } from './stdin.js';
@@ -40,6 +40,7 @@ import { TerminalSizer } from './tty.js';
 import { after, type Timer } from '../../util/timers.js';
 import { containerBinds, prepareVolumes } from './volumes.js';
 import { hostPathOf, readFilesAt } from './pod-files.js';
+import { runtimeDirFor } from './runtime-dir.js';
 import { automounts, inClusterEnv, resolvedMountPath, serviceAccountBind, serviceAccountMountPath, type InClusterContract } from './serviceaccount.js';
 import { ProjectedTokens, type IssuedToken, type TokenSource } from './projected-tokens.js';
 import type { LiveContainer } from './usage.js';
@@ -52,6 +53,9 @@ export interface KubeletOptions {
   client: Client;
   recorder: Recorder;
   dataDir: string;
+  /** where Pods' service-account files and containers' run state live (runtime-dir.ts); by default
+   *  on a tmpfs, linked from the data directory as `run` */
+  runtimeDir?: string;
   nodeName: string;
   environments: Environments;
   /** GPUs on this node, to hide them from pods that did not ask for one */
@@ -135,6 +139,8 @@ export class Kubelet {
   /** container runs (state dirs) whose `stdinOnce` stdin an attach session has had */
   private readonly stdinTaken = new Set<string>();
   private readonly podsDir: string;
+  /** each Pod's part of the runtime directory: service-account files and its containers' run state */
+  private readonly statePodsDir: string;
   /** projected service-account tokens, asked for again before they expire */
   private readonly tokens: ProjectedTokens;
   private controller?: Controller;
@@ -164,6 +170,8 @@ export class Kubelet {
   constructor(private readonly opts: KubeletOptions) {
     this.podsDir = join(opts.dataDir, 'pods');
     mkdirSync(this.podsDir, { recursive: true });
+    this.statePodsDir = join(opts.runtimeDir ?? runtimeDirFor(opts.dataDir), 'pods');
+    mkdirSync(this.statePodsDir, { recursive: true });
     this.tokens = new ProjectedTokens({ log: opts.log });
     this.sandboxed = bwrapAvailable();
     const iso = opts.isolation;
@@ -204,9 +212,9 @@ export class Kubelet {
     const bound = (await client.listAll<Pod>(Kinds.Pod, { fieldSelector: `spec.nodeName=${nodeName}` })).filter((p) => p.spec.nodeName === nodeName);
     const known = new Set(bound.map((p) => p.metadata.uid));
     for (const p of bound) if (p.status?.podIP && !terminalPhase(p)) this.addresses.claim(p.metadata.uid, p.status.podIP);
-    for (const uid of readdirSync(this.podsDir)) {
+    for (const uid of new Set([...readdirSync(this.podsDir), ...readdirSync(this.statePodsDir)])) {
       if (!known.has(uid)) {
-        this.removePodDir(join(this.podsDir, uid));
+        this.removePodDir(uid);
         await this.net?.remove(uid);
       }
     }
@@ -233,9 +241,15 @@ export class Kubelet {
     return this.controller;
   }
 
-  /** kills whatever a run directory tree still has running and deletes it */
-  private removePodDir(dir: string): void {
-    const cdir = join(dir, 'containers');
+  /** the Pod's directories: on disk (logs, volumes, its record) and in the runtime directory */
+  private podDirs(uid: string): PodDirs {
+    return { pod: join(this.podsDir, uid), state: join(this.statePodsDir, uid) };
+  }
+
+  /** kills whatever a Pod's run directories still have running and deletes them */
+  private removePodDir(uid: string): void {
+    const dirs = this.podDirs(uid);
+    const cdir = join(dirs.state, 'containers');
     if (existsSync(cdir)) {
       for (const name of readdirSync(cdir)) {
         for (const n of readdirSync(join(cdir, name)).filter((f) => /^\d+$/.test(f))) {
@@ -244,7 +258,8 @@ export class Kubelet {
         }
       }
     }
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dirs.state, { recursive: true, force: true });
+    rmSync(dirs.pod, { recursive: true, force: true });
   }
 
   private async reconcile(key: ObjectKey): Promise<Result> {
@@ -290,18 +305,19 @@ export class Kubelet {
   private runtimeFor(pod: Pod & StoredObject): PodRuntime {
     const existing = this.pods.get(pod.metadata.uid);
     if (existing) return existing;
-    const dir = join(this.podsDir, pod.metadata.uid);
+    const dirs = this.podDirs(pod.metadata.uid);
+    const dir = dirs.pod;
     const rec = readPodRecord(dir);
     const ip = rec?.ip ?? pod.status?.podIP ?? this.addresses.allocate(pod.metadata.uid);
     this.addresses.claim(pod.metadata.uid, ip);
     const startTime = rec?.startTime ?? pod.status?.startTime ?? now();
-    const rt: PodRuntime = { uid: pod.metadata.uid, namespace: pod.metadata.namespace ?? '', name: pod.metadata.name, dir, ip, startTime, containers: new Map(), hostsFile: join(dir, 'hosts') };
+    const rt: PodRuntime = { uid: pod.metadata.uid, namespace: pod.metadata.namespace ?? '', name: pod.metadata.name, dir, stateDir: dirs.state, ip, startTime, containers: new Map(), hostsFile: join(dir, 'hosts') };
     // without a record a restarted server takes the address and start from the Pod's status
     if (!rec) rt.recorded = writePodRecordAsync(dir, { uid: rt.uid, namespace: rt.namespace, name: rt.name, ip, startTime }).catch((e: unknown) => this.opts.log?.(`kubelet: pod ${rt.namespace}/${rt.name}: writing its record: ${(e as Error).message}`));
     // a container adopted after a restart may be sandboxed: its hosts file is there
     if (rec) rt.usesHosts = existsSync(rt.hostsFile);
-    for (const c of pod.spec.initContainers ?? []) rt.containers.set(c.name, { ...loadContainer(dir, c.name, true), fallbackToLogs: c.terminationMessagePolicy === 'FallbackToLogsOnError' });
-    for (const c of pod.spec.containers) rt.containers.set(c.name, { ...loadContainer(dir, c.name, false), fallbackToLogs: c.terminationMessagePolicy === 'FallbackToLogsOnError' });
+    for (const c of pod.spec.initContainers ?? []) rt.containers.set(c.name, { ...loadContainer(dirs, c.name, true), fallbackToLogs: c.terminationMessagePolicy === 'FallbackToLogsOnError' });
+    for (const c of pod.spec.containers) rt.containers.set(c.name, { ...loadContainer(dirs, c.name, false), fallbackToLogs: c.terminationMessagePolicy === 'FallbackToLogsOnError' });
     for (const c of rt.containers.values()) if (c.proc) this.watchExit(rt, c, c.proc);
     if ([...rt.containers.values()].some((c) => c.proc)) this.opts.onContainerStart?.();
     this.pods.set(rt.uid, rt);
@@ -323,7 +339,7 @@ export class Kubelet {
       this.uidByKey.delete(keyString({ namespace: rt.namespace, name: rt.name }));
     }
     this.addresses.release(uid);
-    this.removePodDir(join(this.podsDir, uid));
+    this.removePodDir(uid);
     await this.net?.remove(uid);
     this.scheduleHosts();
   }
@@ -743,7 +759,7 @@ export class Kubelet {
     if (this.inCluster && !binds.some((b) => b.target === serviceAccountMountPath || b.target === resolvedMountPath(serviceAccountMountPath))) {
       const sa = await this.opts.client.find(Kinds.ServiceAccount, { namespace: rt.namespace, name: pod.spec.serviceAccountName ?? 'default' });
       if (automounts(pod, sa)) {
-        const bind = serviceAccountBind(pod, rt.dir, this.inCluster, sa);
+        const bind = serviceAccountBind(pod, rt.stateDir, this.inCluster, sa);
         if (sandboxed) binds.push(bind);
         // outside a sandbox (no bubblewrap, or a task the warm zygote forked) nothing shows the token at
         // the service-account path: the clients that take its path from KF_PIPELINES_SA_TOKEN_PATH
@@ -769,11 +785,12 @@ export class Kubelet {
       rt.usesHosts = true;
       if (!existsSync(rt.hostsFile)) this.writeHostsFor(pod, rt, [], []);
     }
-    const stateDir = runDir(rt.dir, spec.name, n);
+    const stateDir = runDir(rt.stateDir, spec.name, n);
     let io = { argv, env: vars };
     if (needsStdin(spec as ContainerIO)) {
       try {
-        io = withStdin(argv, vars, stateDir, spec as ContainerIO);
+        // the FIFO is on disk beside the log, not with the run state: a sandbox has its own /dev/shm
+        io = withStdin(argv, vars, runDir(rt.dir, spec.name, n), spec as ContainerIO);
         // the FIFO is in the hidden run directory: the container sees it where it is, as its own
         const fifo = io.argv[3];
         if (user && fifo) {
@@ -1151,9 +1168,10 @@ export class Kubelet {
     const p = pod as Pod & StoredObject;
     const cname = podLogContainer(p, opts.container);
     const name = cname;
-    const dir = join(this.podsDir, p.metadata.uid);
+    const dirs = this.podDirs(p.metadata.uid);
+    const dir = dirs.pod;
     const rt = this.pods.get(p.metadata.uid);
-    const c = rt?.containers.get(cname) ?? (existsSync(dir) ? loadContainer(dir, cname, false) : undefined);
+    const c = rt?.containers.get(cname) ?? (existsSync(dir) ? loadContainer(dirs, cname, false) : undefined);
     const cur = c?.current;
     if (!cur) {
       const reason = c?.waiting?.reason ?? 'ContainerCreating';
@@ -1199,7 +1217,7 @@ export class Kubelet {
     if (terminalPhase(p)) throw new ApiError(StatusReason.BadRequest, `cannot exec into a container in a completed pod; current phase is ${p.status?.phase}`);
     const c = this.pods.get(p.metadata.uid)?.containers.get(cname);
     const cur = c?.current;
-    const target = cur && !cur.exit && c?.proc ? execTarget(runDir(join(this.podsDir, p.metadata.uid), cname, cur.n)) : null;
+    const target = cur && !cur.exit && c?.proc ? execTarget(runDir(this.podDirs(p.metadata.uid).state, cname, cur.n)) : null;
     if (!target) throw new ApiError(StatusReason.BadRequest, `container "${cname}" in pod "${p.metadata.name}" is not running`);
     let child;
     try {
@@ -1241,6 +1259,7 @@ export class Kubelet {
     };
     const podDir = join(this.podsDir, p.metadata.uid);
     const spec: ContainerIO = [...(p.spec.initContainers ?? []), ...p.spec.containers].find((x) => x.name === cname) ?? {};
+    // where its stdin FIFO is (startOrBackOff)
     const stateDir = runDir(podDir, cname, n);
     let stdin: Writable | undefined;
     if (opts.stdin && spec.stdin && !(spec.stdinOnce && this.stdinTaken.has(stateDir))) {

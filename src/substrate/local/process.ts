@@ -143,6 +143,8 @@ export async function launch(spec: LaunchSpec): Promise<ContainerProcess> {
     for (const f of ['pid', 'exit', 'exec-error', 'meta.json']) fs.rmSync(path.join(stateDir, f), { force: true });
   }
   const logFile = path.resolve(spec.logFile);
+  // the log is kept apart from the run state (which may be on a tmpfs), and its folder made here too
+  await fs.promises.mkdir(path.dirname(logFile), { recursive: true });
   const startedAt = new Date().toISOString();
   const sandboxed = spec.sandbox !== undefined && bwrapAvailable();
   const cwd = path.resolve('/', spec.cwd ?? '/');

@@ -40,7 +40,10 @@ export interface PodRuntime {
   uid: string;
   namespace: string;
   name: string;
+  /** on disk: logs, the scratch directory, volumes, its record */
   dir: string;
+  /** in the runtime directory: service-account files and the containers' run state */
+  stateDir: string;
   ip: string;
   containers: Map<string, ContainerRuntime>;
   volumes?: Map<string, { dir: string; readOnly: boolean }>;
@@ -59,8 +62,16 @@ export interface PodRuntime {
   startTime: string;
 }
 
-export function runDir(podDir: string, container: string, n: number): string {
-  return join(podDir, 'containers', container, String(n));
+/** a Pod's directories: `pod` on disk (logs, scratch, volumes, pod.json) and `state` in the node's
+ *  runtime directory (runtime-dir.ts: service-account files, containers' run state) */
+export interface PodDirs {
+  pod: string;
+  state: string;
+}
+
+/** a container run's state directory, under the Pod's `state` directory */
+export function runDir(stateDir: string, container: string, n: number): string {
+  return join(stateDir, 'containers', container, String(n));
 }
 
 export function logFile(podDir: string, container: string, n: number): string {
@@ -81,10 +92,20 @@ export function readPodRecord(dir: string): { uid: string; namespace: string; na
   }
 }
 
-function runNumbers(podDir: string, container: string): number[] {
-  const dir = join(podDir, 'containers', container);
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir).filter((f) => /^\d+$/.test(f)).map(Number).sort((a, b) => a - b);
+/** the container's runs: their state directories, and their logs (a run whose state a reboot took
+ *  still has its log, and reads as lost) */
+function runNumbers(dirs: PodDirs, container: string): number[] {
+  const found = new Set<number>();
+  const list = (dir: string, pattern: RegExp): void => {
+    if (!existsSync(dir)) return;
+    for (const f of readdirSync(dir)) {
+      const m = pattern.exec(f);
+      if (m) found.add(Number(m[1]));
+    }
+  };
+  list(join(dirs.state, 'containers', container), /^(\d+)$/);
+  list(join(dirs.pod, 'containers', container), /^(\d+)\.log$/);
+  return [...found].sort((a, b) => a - b);
 }
 
 function startedAtOf(stateDir: string): string {
@@ -96,9 +117,10 @@ function startedAtOf(stateDir: string): string {
 }
 
 /** Re-attaches to a container's runs as the disk records them. */
-export function loadContainer(podDir: string, name: string, init: boolean): ContainerRuntime {
+export function loadContainer(dirs: PodDirs, name: string, init: boolean): ContainerRuntime {
   const rt: ContainerRuntime = { name, init };
-  const runs = runNumbers(podDir, name);
+  const podDir = dirs.state;
+  const runs = runNumbers(dirs, name);
   const latest = runs[runs.length - 1];
   if (latest === undefined) return rt;
   const stateDir = runDir(podDir, name, latest);
