@@ -28,7 +28,7 @@
 //      the cluster grows (bench/kubernetes.ts; --k8s-nodes 1000 --k8s-jobs 100 --k8s-completions 100
 //      for the issue's 10,000 Pods on 1,000 Nodes)
 //   --busy: a CPU burner on every core for the whole run, to see what holds on a loaded machine
-// Usage: npm run bench [-- --objects 100000 --runs 30 --bare-runs 30 --serving-seconds 8 --only 4,5,6 --busy]
+// Usage: npm run bench [-- --objects 100000 --runs 30 --bare-runs 30 --serving-seconds 8 --only 4,5,6 --busy --fanout-pairs 3]
 //        section 9: --ui-runs 1000 --ui-tasks 1000 --ui-loads 5 --ui-list-selector SEL --ui-run-selector SEL|auto
 //        section 8's model-server HTTP comparison alone: --only 8 --serving-http-only [--serving-http-rounds 5]
 //        section 7's TFJob comparison alone: --only 7 --training-tf-only [--training-tf-pairs 3]
@@ -251,7 +251,7 @@ if (wanted(2)) await applyToStart();
 if (wanted(3)) await storeBench();
 if (wanted(4)) await pipelineChain();
 if (existsSync(join(repoRoot, '.venv', 'bin', 'python'))) {
-  if (wanted(5)) await fanOut200(row);
+  if (wanted(5)) await fanOut200(row, arg('fanout-pairs', 3));
   if (wanted(6)) await fanOut1000(row);
 }
 if (wanted(7)) {
