@@ -15,7 +15,7 @@ import type { Outcome } from '../../testing/fake-agent.js';
 import { TestEnv } from '../../testing/fake-agent.js';
 import type { PipelineSpec } from '../../api/kfp/ir.js';
 import { LocalArtifactStore } from '../../artifacts/local.js';
-import { RunAnnotations, addRunController } from './run-controller.js';
+import { RunAnnotations, addRunController, runsKfpExecutor } from './run-controller.js';
 import { makeRun, shellPipeline } from './testing.js';
 
 const repo = resolve(process.cwd());
@@ -531,5 +531,20 @@ describe('Run controller', () => {
     } finally {
       await h2.close();
     }
+  });
+});
+
+describe('which tasks make their own output folders', () => {
+  // the commands kfp 2.x compiles: a lightweight component without and with its pip bootstrap
+  const lean = ['sh', '-ec', 'program_path=$(mktemp -d)\n\nprintf "%s" "$0" > "$program_path/ephemeral_component.py"\n_KFP_RUNTIME=true python3 -m kfp.dsl.executor_main                         --component_module_path                         "$program_path/ephemeral_component.py"                         "$@"\n', 'def f(): pass\n'];
+  const bootstrap = ['sh', '-c', '\nif ! [ -x "$(command -v pip)" ]; then\n    python3 -m ensurepip\nfi\n\nPIP_DISABLE_PIP_VERSION_CHECK=1 python3 -m pip install --quiet --no-warn-script-location \'kfp==2.17.0\' && "$0" "$@"\n', 'sh', '-ec', 'program_path=$(mktemp -d)\nprintf "%s" "$0" > "$program_path/ephemeral_component.py"\n_KFP_RUNTIME=true python3 -m kfp.dsl.executor_main --component_module_path "$program_path/ephemeral_component.py" "$@"\n'];
+  it('kfp\'s executor does (its tasks skip the launcher\'s folders)', () => {
+    assert.equal(runsKfpExecutor(lean), true);
+    assert.equal(runsKfpExecutor(bootstrap), true);
+  });
+  it('a container component\'s command does not (the launcher makes them, as KFP\'s does)', () => {
+    assert.equal(runsKfpExecutor(['sh', '-c', 'mkdir -p "$(dirname "$0")" && echo hi > "$0"']), false);
+    assert.equal(runsKfpExecutor(['python3', '-m', 'kfp.dsl.executor_main']), false);
+    assert.equal(runsKfpExecutor(['echo', 'python3 -m kfp.dsl.executor_mainly']), false);
   });
 });
