@@ -249,9 +249,11 @@ export class Kubelet {
   /** kills whatever a Pod's run directories still have running and deletes them */
   private removePodDir(uid: string): void {
     const dirs = this.podDirs(uid);
-    const cdir = join(dirs.state, 'containers');
-    if (existsSync(cdir)) {
+    // run state is in the runtime directory; a container started before it existed has its own on disk
+    for (const cdir of [join(dirs.state, 'containers'), join(dirs.pod, 'containers')]) {
+      if (!existsSync(cdir)) continue;
       for (const name of readdirSync(cdir)) {
+        if (!statSync(join(cdir, name)).isDirectory()) continue;
         for (const n of readdirSync(join(cdir, name)).filter((f) => /^\d+$/.test(f))) {
           const found = adopt(join(cdir, name, n));
           if ('exited' in found) found.signal('SIGKILL');
@@ -307,13 +309,14 @@ export class Kubelet {
     if (existing) return existing;
     const dirs = this.podDirs(pod.metadata.uid);
     const dir = dirs.pod;
-    const rec = readPodRecord(dir);
+    // the record is run state (a server from before the runtime directory kept it on disk)
+    const rec = readPodRecord(dirs.state) ?? readPodRecord(dir);
     const ip = rec?.ip ?? pod.status?.podIP ?? this.addresses.allocate(pod.metadata.uid);
     this.addresses.claim(pod.metadata.uid, ip);
     const startTime = rec?.startTime ?? pod.status?.startTime ?? now();
     const rt: PodRuntime = { uid: pod.metadata.uid, namespace: pod.metadata.namespace ?? '', name: pod.metadata.name, dir, stateDir: dirs.state, ip, startTime, containers: new Map(), hostsFile: join(dir, 'hosts') };
     // without a record a restarted server takes the address and start from the Pod's status
-    if (!rec) rt.recorded = writePodRecordAsync(dir, { uid: rt.uid, namespace: rt.namespace, name: rt.name, ip, startTime }).catch((e: unknown) => this.opts.log?.(`kubelet: pod ${rt.namespace}/${rt.name}: writing its record: ${(e as Error).message}`));
+    if (!rec) rt.recorded = writePodRecordAsync(dirs.state, { uid: rt.uid, namespace: rt.namespace, name: rt.name, ip, startTime }).catch((e: unknown) => this.opts.log?.(`kubelet: pod ${rt.namespace}/${rt.name}: writing its record: ${(e as Error).message}`));
     // a container adopted after a restart may be sandboxed: its hosts file is there
     if (rec) rt.usesHosts = existsSync(rt.hostsFile);
     for (const c of pod.spec.initContainers ?? []) rt.containers.set(c.name, { ...loadContainer(dirs, c.name, true), fallbackToLogs: c.terminationMessagePolicy === 'FallbackToLogsOnError' });
@@ -1217,7 +1220,7 @@ export class Kubelet {
     if (terminalPhase(p)) throw new ApiError(StatusReason.BadRequest, `cannot exec into a container in a completed pod; current phase is ${p.status?.phase}`);
     const c = this.pods.get(p.metadata.uid)?.containers.get(cname);
     const cur = c?.current;
-    const target = cur && !cur.exit && c?.proc ? execTarget(runDir(this.podDirs(p.metadata.uid).state, cname, cur.n)) : null;
+    const target = cur && !cur.exit && c?.proc ? execTarget(c.proc.stateDir) : null;
     if (!target) throw new ApiError(StatusReason.BadRequest, `container "${cname}" in pod "${p.metadata.name}" is not running`);
     let child;
     try {

@@ -87,4 +87,14 @@ describe('the runtime directory', () => {
     assert.equal(c.last?.n, 0);
     assert.equal(c.last?.exit?.exitCode, 0);
   });
+
+  it('adopts a run a server from before the runtime directory started, where it left its state', () => {
+    const dirs = { pod: tmp('skiff-rtpod-'), state: tmp('skiff-rtstate-') };
+    mkdirSync(runDir(dirs.pod, 'main', 0), { recursive: true });
+    writeFileSync(join(runDir(dirs.pod, 'main', 0), 'exit'), JSON.stringify({ exitCode: 3, signal: 0, finishedAt: '2026-01-01T00:00:00Z' }));
+    writeFileSync(logFile(dirs.pod, 'main', 0), '');
+    const c = loadContainer(dirs, 'main', false);
+    assert.equal(c.current?.n, 0);
+    assert.equal(c.current?.exit?.exitCode, 3);
+  });
 });

@@ -1,6 +1,6 @@
 // Where a node keeps what lives only as long as its processes do: each Pod's service-account files
-// (token, ca.crt, namespace) and its containers' run state (the shim's pid and exit files, meta.json,
-// the stdin FIFO). A kubelet mounts projected volumes on a tmpfs and a container runtime keeps its
+// (token, ca.crt, namespace), its record (pod.json: its address and start) and its containers' run
+// state (the shim's pid and exit files, meta.json). A kubelet mounts projected volumes on a tmpfs and a container runtime keeps its
 // state under /run; Skiff does the same, on a tmpfs when the machine has one. A token never reaches
 // the disk, and starting a container costs no file-system journal writes: on an ext4 data directory
 // they were about a third of the server's CPU time per task, and grew with the disk's churn.

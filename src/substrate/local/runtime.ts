@@ -62,8 +62,8 @@ export interface PodRuntime {
   startTime: string;
 }
 
-/** a Pod's directories: `pod` on disk (logs, scratch, volumes, pod.json) and `state` in the node's
- *  runtime directory (runtime-dir.ts: service-account files, containers' run state) */
+/** a Pod's directories: `pod` on disk (logs, scratch, volumes) and `state` in the node's
+ *  runtime directory (runtime-dir.ts: service-account files, containers' run state, pod.json) */
 export interface PodDirs {
   pod: string;
   state: string;
@@ -104,7 +104,7 @@ function runNumbers(dirs: PodDirs, container: string): number[] {
     }
   };
   list(join(dirs.state, 'containers', container), /^(\d+)$/);
-  list(join(dirs.pod, 'containers', container), /^(\d+)\.log$/);
+  list(join(dirs.pod, 'containers', container), /^(\d+)(\.log)?$/);
   return [...found].sort((a, b) => a - b);
 }
 
@@ -116,14 +116,22 @@ function startedAtOf(stateDir: string): string {
   }
 }
 
+/** a run's state directory: in the runtime directory, or beside its log where a server from before
+ *  the runtime directory started it (that container may still be running: it is adopted there) */
+function stateDirOf(dirs: PodDirs, container: string, n: number): string {
+  const state = runDir(dirs.state, container, n);
+  if (existsSync(state)) return state;
+  const legacy = runDir(dirs.pod, container, n);
+  return existsSync(legacy) ? legacy : state;
+}
+
 /** Re-attaches to a container's runs as the disk records them. */
 export function loadContainer(dirs: PodDirs, name: string, init: boolean): ContainerRuntime {
   const rt: ContainerRuntime = { name, init };
-  const podDir = dirs.state;
   const runs = runNumbers(dirs, name);
   const latest = runs[runs.length - 1];
   if (latest === undefined) return rt;
-  const stateDir = runDir(podDir, name, latest);
+  const stateDir = stateDirOf(dirs, name, latest);
   const found = adopt(stateDir);
   const startedAt = startedAtOf(stateDir);
   if ('exited' in found) {
@@ -134,8 +142,8 @@ export function loadContainer(dirs: PodDirs, name: string, init: boolean): Conta
   }
   const prev = runs[runs.length - 2];
   if (prev !== undefined) {
-    const p = adopt(runDir(podDir, name, prev));
-    rt.last = { n: prev, startedAt: startedAtOf(runDir(podDir, name, prev)), exit: 'exited' in p ? undefined : p };
+    const p = adopt(stateDirOf(dirs, name, prev));
+    rt.last = { n: prev, startedAt: startedAtOf(stateDirOf(dirs, name, prev)), exit: 'exited' in p ? undefined : p };
     if ('exited' in p) p.signal('SIGKILL'); // an older run still alive is a leak: only the latest may run
   }
   return rt;
