@@ -46,7 +46,8 @@ export class TestServer {
   async launch(opts: { samePort?: boolean } = {}): Promise<void> {
     const port = opts.samePort && this.url ? new URL(this.url).port : '0';
     this.output = '';
-    const proc = spawn(process.execPath, [skiffBin, 'up', '--port', port, '--data-dir', this.dataDir, '--config', this.configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // a test file the runner kills at its timeout takes its servers with it
+    const proc = spawn(process.execPath, [skiffBin, 'up', '--port', port, '--data-dir', this.dataDir, '--config', this.configFile], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SKIFF_STOP_WITH_PARENT: '1' } });
     this.proc = proc;
     this.url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`server did not start:\n${this.output}`)), 20_000);
