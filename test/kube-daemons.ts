@@ -26,7 +26,8 @@ export interface Daemon { proc: ChildProcess; output: () => string; ready: Promi
  *  pattern's first group (or the whole match) */
 export function skiffDaemon(args: string[], readyPattern: RegExp): Daemon {
   let out = '';
-  const proc = spawn(process.execPath, [skiffBin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // a test file the runner kills at its timeout takes its daemons with it
+  const proc = spawn(process.execPath, [skiffBin, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SKIFF_STOP_WITH_PARENT: '1' } });
   const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
   const ready = new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`skiff ${args[0]} did not start:\n${out}`)), 150_000);

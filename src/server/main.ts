@@ -201,9 +201,12 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
   let serverUrl = 'http://127.0.0.1:0';
   const started: (StartedWorkload | void)[] = [];
   const settings = { ...config, pipelineRoot, tenancy: config.authn !== undefined, podIsolation: Boolean(isolation && typeof isolation !== 'string'), cluster: !local };
+  // on a cluster, a Pod's logs, exec, attach and port-forward go through its API server (which asks the Pod's node)
+  const clusterPods = cluster ? new ClusterPods(cluster.connection) : undefined;
   for (const w of all) {
     started.push(await w.setup({
-      client, manager, log, podLogs: substrate, podFiles: substrate,
+      // Katib's StdOut collector reads a trial's log where its Pod runs: on a cluster, through the API server
+      client, manager, log, podLogs: clusterPods ?? substrate, podFiles: substrate,
       recorder: (component) => new EventRecorder(client, component),
       settings, artifacts, ...(s3 ? { s3 } : {}),
       endpoints: { server: () => serverUrl, pods: () => podGateway },
@@ -224,8 +227,6 @@ export async function startSkiff(opts: SkiffOptions = {}): Promise<Skiff> {
     log('authentication: a trusted proxy on 127.0.0.1 is trusted for every local process, and Pods share this machine\'s loopback; prefer a proxy that reaches Skiff from another address');
   }
   const authorizer = opts.authorizer ?? rbac;
-  // on a cluster, a Pod's logs, exec, attach and port-forward go through its API server (which asks the Pod's node)
-  const clusterPods = cluster ? new ClusterPods(cluster.connection) : undefined;
   const app = new App({ authorizer, ...(authn ? { authn } : {}), client, registry, logs: clusterPods ?? substrate, exec: clusterPods ?? substrate, version, ready: () => ready, bookmarkMs: config.watchBookmarkMs, pipelineRoot, artifacts, ...(s3 ? { s3 } : {}), gateway, metrics, dryRender: dryRenderer(all, settings), usage: substrate, usageHistory });
   // Kueue's visibility API and metrics, read off the queue manager the queues workload started
   app.kube.discovery.addGroup(visibilityGroup({ client, positions: () => queueManager()?.engine.positions() }));

@@ -211,7 +211,7 @@ status 1, for its supervisor to restart it; one stopped with SIGTERM releases th
       if (running.cluster) {
         const c = running.cluster;
         await ctx.err(`Objects are kept in the Kubernetes cluster at ${c.server} (${c.version})${c.crdsInstalled.length ? `; CRDs installed or upgraded: ${c.crdsInstalled.length}` : '; its CRDs are current'}\n`);
-        await ctx.err('Pods are created in the cluster and placed by its scheduler on its nodes (machines without a container engine join with \'skiff node --kubeconfig FILE --name NAME\'); pod logs and exec through Skiff do not reach them yet: use kubectl logs and kubectl exec\n');
+        await ctx.err('Pods are created in the cluster and placed by its scheduler on its nodes (machines without a container engine join with \'skiff node --kubeconfig FILE --name NAME\'); their logs, exec, attach and port-forward go through the cluster\'s API server to their node\n');
       }
       const { kubeconfigPath } = await import('../../server/kube/incluster.js');
       if (existsSync(kubeconfigPath(dataDir))) await ctx.err(`kubectl and Kubernetes clients: export KUBECONFIG=${kubeconfigPath(dataDir)}\n`);

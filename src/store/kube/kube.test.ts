@@ -10,6 +10,9 @@ import { errorFromStatus } from './http.js';
 import { storageKinds } from './index.js';
 import { inClusterConnection, KubeconfigError, loadKubeconfig, podNamespace } from './kubeconfig.js';
 import { collectionPath, compareVersions, isBuiltInGroup, objectPath } from './paths.js';
+import { withoutClientUid } from './store.js';
+import { prepareWrite } from '../client.js';
+import type { KObject } from '../../api/meta.js';
 
 describe('kubernetes store: kubeconfig', () => {
   const dir = mkdtempSync(join(tmpdir(), 'skiff-kubeconfig-'));
@@ -145,5 +148,27 @@ describe('kubernetes store: CRDs', () => {
     const kinds = storageKinds(defs);
     assert.equal(kinds.filter((k) => k.group === 'kubeflow.org' && k.plural === 'mpijobs').map((k) => k.version).join(), 'v1');
     assert.equal(kinds.filter((k) => k.plural === 'clusterqueues').map((k) => k.version).join(), 'v1beta2');
+  });
+});
+
+describe('kubernetes store: a new object\'s uid is the cluster\'s', () => {
+  it('a Job goes to the API server without the selector and labels defaulting made from Skiff\'s uid', () => {
+    const def = defaultRegistry().forObject('batch/v1', 'Job');
+    assert.ok(def);
+    const job: KObject = {
+      apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'trial-1', namespace: 'default', uid: 'client-made-uid', labels: { 'katib.kubeflow.org/trial': 'trial-1' } },
+      spec: { template: { metadata: { labels: { app: 'x' } }, spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } },
+    };
+    prepareWrite(def, job);
+    assert.equal((job.spec as any).template.metadata.labels['controller-uid'], 'client-made-uid');
+    withoutClientUid(job, 'client-made-uid');
+    assert.equal((job.spec as any).selector, undefined);
+    assert.deepEqual((job.spec as any).template.metadata.labels, { app: 'x', 'batch.kubernetes.io/job-name': 'trial-1', 'job-name': 'trial-1' });
+  });
+  it('keeps a selector the user wrote', () => {
+    const job: KObject = { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j', uid: 'u1' }, spec: { manualSelector: true, selector: { matchLabels: { app: 'x' } }, template: { metadata: { labels: { app: 'x' } } } } };
+    withoutClientUid(job, 'u1');
+    assert.deepEqual((job.spec as any).selector, { matchLabels: { app: 'x' } });
+    assert.deepEqual((job.spec as any).template.metadata.labels, { app: 'x' });
   });
 });

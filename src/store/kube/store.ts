@@ -225,6 +225,8 @@ export class KubeStore implements Store {
   async create(res: ResourceRef, input: KObject): Promise<StoredObject> {
     const obj = clone(input);
     const ns = this.ns(res, obj.metadata);
+    // what defaulting derived from a client-made uid is the cluster's to derive from its own
+    if (obj.metadata.uid) withoutClientUid(obj, obj.metadata.uid);
     // the cluster assigns these; a client-made uid would be replaced anyway
     for (const f of ['uid', 'resourceVersion', 'creationTimestamp', 'generation', 'deletionTimestamp'] as const) delete obj.metadata[f];
     if (!res.namespaced) delete obj.metadata.namespace;
@@ -391,4 +393,19 @@ export class KubeStore implements Store {
     this.listeners.clear();
     this.http.close();
   }
+}
+
+/**
+ * Takes out of a new object what defaulting derived from the uid the client gave it: a Job's generated
+ * selector and the `controller-uid` labels of its Pod template. The API server generates them from the
+ * uid it assigns, and refuses a Job that brings other values ("must be '<uid>'", "`selector` not
+ * auto-generated"). A selector the user wrote (manualSelector) has no such uid and stays.
+ */
+export function withoutClientUid(obj: KObject, uid: string): void {
+  const spec = obj.spec as { selector?: { matchLabels?: Record<string, string>; matchExpressions?: unknown[] }; template?: { metadata?: { labels?: Record<string, string> } } } | undefined;
+  if (!spec || typeof spec !== 'object') return;
+  const sel = spec.selector;
+  if (sel && !sel.matchExpressions?.length && Object.values(sel.matchLabels ?? {}).includes(uid)) delete spec.selector;
+  const labels = spec.template?.metadata?.labels;
+  if (labels) for (const [k, v] of Object.entries(labels)) if (v === uid) delete labels[k];
 }
