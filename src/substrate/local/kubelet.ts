@@ -53,9 +53,6 @@ export interface KubeletOptions {
   client: Client;
   recorder: Recorder;
   dataDir: string;
-  /** where Pods' service-account files and containers' run state live (runtime-dir.ts); by default
-   *  on a tmpfs, linked from the data directory as `run` */
-  runtimeDir?: string;
   nodeName: string;
   environments: Environments;
   /** GPUs on this node, to hide them from pods that did not ask for one */
@@ -136,7 +133,7 @@ export class Kubelet {
   private addresses: PodAddresses;
   private readonly net?: PodNetworks;
   private readonly uids?: NamespaceUids;
-  /** container runs (state dirs) whose `stdinOnce` stdin an attach session has had */
+  /** container runs (their FIFO's directories) whose `stdinOnce` stdin an attach session has had */
   private readonly stdinTaken = new Set<string>();
   private readonly podsDir: string;
   /** each Pod's part of the runtime directory: service-account files and its containers' run state */
@@ -170,7 +167,8 @@ export class Kubelet {
   constructor(private readonly opts: KubeletOptions) {
     this.podsDir = join(opts.dataDir, 'pods');
     mkdirSync(this.podsDir, { recursive: true });
-    this.statePodsDir = join(opts.runtimeDir ?? runtimeDirFor(opts.dataDir), 'pods');
+    // the runtime directory (runtime-dir.ts): on a tmpfs, linked from the data directory as `run`
+    this.statePodsDir = join(runtimeDirFor(opts.dataDir), 'pods');
     mkdirSync(this.statePodsDir, { recursive: true });
     this.tokens = new ProjectedTokens({ log: opts.log });
     this.sandboxed = bwrapAvailable();
@@ -792,9 +790,9 @@ export class Kubelet {
     let io = { argv, env: vars };
     if (needsStdin(spec as ContainerIO)) {
       try {
-        // the FIFO is on disk beside the log, not with the run state: a sandbox has its own /dev/shm
+        // the FIFO is on disk beside the log, not with the run state: a sandbox has its own /dev/shm,
+        // and sees the rest of the host where it is, FIFO included, as its own
         io = withStdin(argv, vars, runDir(rt.dir, spec.name, n), spec as ContainerIO);
-        // the FIFO is in the hidden run directory: the container sees it where it is, as its own
         const fifo = io.argv[3];
         if (user && fifo) {
           chownSync(fifo, user.uid, user.gid);
@@ -1263,15 +1261,15 @@ export class Kubelet {
     const podDir = join(this.podsDir, p.metadata.uid);
     const spec: ContainerIO = [...(p.spec.initContainers ?? []), ...p.spec.containers].find((x) => x.name === cname) ?? {};
     // where its stdin FIFO is (startOrBackOff)
-    const stateDir = runDir(podDir, cname, n);
+    const fifoDir = runDir(podDir, cname, n);
     let stdin: Writable | undefined;
-    if (opts.stdin && spec.stdin && !(spec.stdinOnce && this.stdinTaken.has(stateDir))) {
+    if (opts.stdin && spec.stdin && !(spec.stdinOnce && this.stdinTaken.has(fifoDir))) {
       // a container reported running may not have opened its FIFO yet (its `sh` step has not run):
       // the writer cannot open before a reader has, so it tries again for a while
-      for (const t0 = Date.now(); !(stdin = openStdin(stateDir)) && !done() && !signal.aborted && Date.now() - t0 < STDIN_OPEN_WAIT_MS;) {
+      for (const t0 = Date.now(); !(stdin = openStdin(fifoDir)) && !done() && !signal.aborted && Date.now() - t0 < STDIN_OPEN_WAIT_MS;) {
         await new Promise((r) => setTimeout(r, 20));
       }
-      if (stdin && spec.stdinOnce) this.stdinTaken.add(stateDir);
+      if (stdin && spec.stdinOnce) this.stdinTaken.add(fifoDir);
     }
     const pid = c?.proc?.pid;
     const sizer = spec.tty && pid ? new TerminalSizer({ pid, exitCode: null, signalCode: null }) : undefined;

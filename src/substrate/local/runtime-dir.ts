@@ -1,9 +1,11 @@
 // Where a node keeps what lives only as long as its processes do: each Pod's service-account files
 // (token, ca.crt, namespace), its record (pod.json: its address and start) and its containers' run
-// state (the shim's pid and exit files, meta.json). A kubelet mounts projected volumes on a tmpfs and a container runtime keeps its
-// state under /run; Skiff does the same, on a tmpfs when the machine has one. A token never reaches
-// the disk, and starting a container costs no file-system journal writes: on an ext4 data directory
-// they were about a third of the server's CPU time per task, and grew with the disk's churn.
+// state (the shim's pid and exit files, meta.json). A kubelet mounts projected volumes on a tmpfs
+// and a container runtime keeps its state under /run; Skiff does the same, on a tmpfs when the
+// machine has one. The mounted service-account token never reaches the disk (projected volumes a
+// Pod declares are written with its other volumes), and starting a container costs no file-system
+// journal writes: on an ext4 data directory they were about a third of the server's CPU time per
+// task, and grew with the disk's churn.
 //
 // The directory survives a server's restart (the containers it describes do too) but not a reboot
 // (nor do they): after one, a container whose state is gone reads as lost (exit 137, as a kubelet
@@ -17,7 +19,7 @@ const TMPFS_MAGIC = 0x01021994;
 /** the file in a runtime directory naming the data directory it belongs to */
 const OWNER_FILE = 'data-dir';
 /** the link in a data directory to its runtime directory */
-export const RUNTIME_LINK = 'run';
+const RUNTIME_LINK = 'run';
 
 function isTmpfs(dir: string): boolean {
   try {

@@ -142,8 +142,9 @@ export function loadContainer(dirs: PodDirs, name: string, init: boolean): Conta
   }
   const prev = runs[runs.length - 2];
   if (prev !== undefined) {
-    const p = adopt(stateDirOf(dirs, name, prev));
-    rt.last = { n: prev, startedAt: startedAtOf(stateDirOf(dirs, name, prev)), exit: 'exited' in p ? undefined : p };
+    const prevDir = stateDirOf(dirs, name, prev);
+    const p = adopt(prevDir);
+    rt.last = { n: prev, startedAt: startedAtOf(prevDir), exit: 'exited' in p ? undefined : p };
     if ('exited' in p) p.signal('SIGKILL'); // an older run still alive is a leak: only the latest may run
   }
   return rt;
