@@ -250,25 +250,51 @@ func run(argv []string) int {
 		say("starting %s: %v", argv[0], err)
 		return 127
 	}
-	err = cmd.Wait()
+	ws, err := wait(cmd)
 	sigs.set(nil)
 	if err != nil {
-		var exit *exec.ExitError
-		if !errors.As(err, &exit) {
-			return failed(fmt.Errorf("waiting for %s: %v", argv[0], err))
-		}
-		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			say("%s was killed by %s; nothing uploaded", argv[0], signalName(ws.Signal()))
-			return 128 + int(ws.Signal())
-		}
-		say("%s exited with %d; nothing uploaded", argv[0], exit.ExitCode())
-		return exit.ExitCode()
+		return failed(fmt.Errorf("waiting for %s: %v", argv[0], err))
+	}
+	if ws.Signaled() {
+		say("%s was killed by %s; nothing uploaded", argv[0], signalName(ws.Signal()))
+		return 128 + int(ws.Signal())
+	}
+	if code := ws.ExitStatus(); code != 0 {
+		say("%s exited with %d; nothing uploaded", argv[0], code)
+		return code
 	}
 
 	if err := upload(ctx, store, plan); err != nil {
 		return failed(err)
 	}
 	return 0
+}
+
+// wait waits for the command. As the container's PID 1 (the launcher is the main container's
+// command), the processes the command leaves behind become the launcher's children: they are reaped
+// as they exit, so that none stays a zombie, until the command itself exits.
+func wait(cmd *exec.Cmd) (syscall.WaitStatus, error) {
+	if os.Getpid() != 1 {
+		err := cmd.Wait()
+		var exit *exec.ExitError
+		if err == nil || errors.As(err, &exit) {
+			return cmd.ProcessState.Sys().(syscall.WaitStatus), nil
+		}
+		return 0, err
+	}
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		if pid == cmd.Process.Pid {
+			return ws, nil
+		}
+	}
 }
 
 // upload: every output artifact from where the component wrote it, then the output parameter

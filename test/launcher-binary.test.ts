@@ -6,7 +6,7 @@
 // credentials kept from it, and its errors naming what failed. Skipped, saying why, without the
 // binary or MinIO.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, rmdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +16,11 @@ import { launcherBinary, launcherSkip } from '../src/testing/launcher-binary.js'
 import { MinioServer, minioSkip } from '../src/testing/minio.js';
 
 const skip = launcherSkip() || minioSkip();
+/** why the launcher cannot be PID 1 of a PID namespace here (unshare needs the privilege), or false */
+const pid1Skip = ((): string | false => {
+  const r = spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true'], { encoding: 'utf8', timeout: 60_000 });
+  return r.status === 0 ? false : `unshare --pid --fork cannot run here: ${(r.error?.message ?? r.stderr).trim()}`;
+})();
 
 interface Plan {
   pipelineRoot: string;
@@ -46,8 +51,12 @@ describe('skiff-launcher, KFP\'s launcher inside a task Pod, against MinIO', { s
   let minio: MinioServer;
   let s3: S3Client;
 
-  /** runs the launcher with a plan and the S3 settings (`env` overrides them; undefined removes one) */
-  const launch = (args: string[], plan: unknown, env: Record<string, string | undefined> = {}, started?: (kill: (s: NodeJS.Signals) => void) => void): Promise<Result> => {
+  /**
+   * runs the launcher with a plan and the S3 settings (`env` overrides them; undefined removes one);
+   * `started` gets a function that signals it; `pid1`: as PID 1 of a PID namespace of its own, as in
+   * a container
+   */
+  const launch = (args: string[], plan: unknown, env: Record<string, string | undefined> = {}, started?: (kill: (s: NodeJS.Signals) => void) => void, pid1 = false): Promise<Result> => {
     const e: Record<string, string | undefined> = {
       ...process.env,
       SKIFF_LAUNCHER_PLAN: typeof plan === 'string' ? plan : JSON.stringify(plan),
@@ -58,14 +67,18 @@ describe('skiff-launcher, KFP\'s launcher inside a task Pod, against MinIO', { s
     };
     for (const k of Object.keys(e)) if (e[k] === undefined) delete e[k];
     return new Promise((ok, fail) => {
-      const p = spawn(launcherBinary(), args, { env: e as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+      const p = pid1
+        ? spawn('unshare', ['--pid', '--fork', '--mount-proc', launcherBinary(), ...args], { env: e as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] })
+        : spawn(launcherBinary(), args, { env: e as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';
       let stderr = '';
       p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
       p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
       p.once('error', fail);
       p.once('close', (code, signal) => ok({ code, signal, stdout, stderr }));
-      started?.((s) => p.kill(s));
+      // in its namespace the launcher is the child unshare forked
+      const launcher = (): number => (pid1 ? Number(readFileSync(`/proc/${p.pid}/task/${p.pid}/children`, 'utf8').trim().split(/\s+/)[0]) : (p.pid as number));
+      started?.((s) => process.kill(launcher(), s));
     });
   };
   const put = async (bucket: string, key: string, body: string): Promise<void> => {
@@ -333,5 +346,31 @@ describe('skiff-launcher, KFP\'s launcher inside a task Pod, against MinIO', { s
     assert.equal(r.code, 7, r.stderr);
     assert.equal(readFileSync(join(t, 'term'), 'utf8'), 'got-term\n');
     assert.deepEqual(await keys('mlpipeline', 'v2/p/signal/'), []);
+  });
+
+  it('as PID 1 of its container: reaps what the command leaves behind, passes SIGTERM on and the exit code through, uploads after a zero exit', { skip: pid1Skip }, async () => {
+    const t = join(dir, 'pid1');
+    mkdirSync(t, { recursive: true });
+    const plan: Plan = { ...emptyPlan('minio://mlpipeline/v2', t), executorOutput: { path: join(t, 'output_metadata.json'), uri: 'minio://mlpipeline/v2/p/pid1/output_metadata.json' } };
+    // an orphan: the inner sh exits at once, its background subshell becomes PID 1's child and exits
+    // later; then the command looks (for up to 10s) for a zombie left in the namespace
+    const script = [
+      `sh -c '(sleep 0.2; touch ${t}/orphan-done) & exit 0'`,
+      `while [ ! -e ${t}/orphan-done ]; do sleep 0.1; done`,
+      'i=0; while [ $i -lt 100 ]; do z=0; for f in /proc/[0-9]*/stat; do read -r l < "$f" 2>/dev/null || continue; case "$l" in *") Z "*) z=1;; esac; done; [ $z = 0 ] && break; i=$((i+1)); sleep 0.1; done',
+      `echo $z > ${t}/zombie`, `echo '{}' > ${t}/output_metadata.json`,
+    ].join('; ');
+    const r = await launch(['run', '--', 'sh', '-c', script], plan, {}, undefined, true);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(readFileSync(join(t, 'zombie'), 'utf8'), '0\n', 'a process the command left behind stayed a zombie');
+    assert.deepEqual(await keys('mlpipeline', 'v2/p/pid1/'), ['v2/p/pid1/output_metadata.json']);
+    const failing = await launch(['run', '--', 'sh', '-c', 'exit 5'], plan, {}, undefined, true);
+    assert.equal(failing.code, 5);
+    // the kernel drops a signal PID 1 has no handler for: the launcher's handlers pass it on
+    const term = await launch(['run', '--', 'sh', '-c', `trap 'echo got-term > ${t}/term; exit 9' TERM; touch ${t}/ready; while :; do sleep 0.1; done`], plan, {}, (kill) => {
+      void waitFor(join(t, 'ready')).then(() => kill('SIGTERM'));
+    }, true);
+    assert.equal(term.code, 9, term.stderr);
+    assert.equal(readFileSync(join(t, 'term'), 'utf8'), 'got-term\n');
   });
 });
