@@ -239,7 +239,7 @@ func run(argv []string) int {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = ChildEnv(os.Environ())
-	// the child is known to the signal handler before it can start, so that no signal is lost between
+	// a signal that comes while the command starts waits for it, and is passed on to it
 	sigs.mu.Lock()
 	err = cmd.Start()
 	if err == nil {
