@@ -66,4 +66,8 @@ it('artifacts: a default root in a directory or in S3, an S3 server to hold it, 
   assert.throws(() => artifactsConfig({ pipelineRoot: 'gs://b/p' }), /must be an absolute directory, file:\/\/\/path, minio:\/\/bucket\/path or s3:\/\/bucket\/path/);
   assert.throws(() => artifactsConfig({ s3: { endpoint: 'minio:9000' } }), /artifacts\.s3\.endpoint: "minio:9000" is not an http:\/\/ or https:\/\/ URL/);
   assert.throws(() => artifactsConfig({ s3: { accessKey: 'k' } }), /accessKey and secretKey go together/);
+  // the launcher inside task Pods: an image, and the S3 server they reach
+  assert.deepEqual(artifactsConfig({ s3: { endpoint: 'http://minio:9000' }, launcherImage: 'registry.example/skiff:1.2' }), { s3: { endpoint: 'http://minio:9000' }, launcherImage: 'registry.example/skiff:1.2' });
+  assert.throws(() => artifactsConfig({ launcherImage: 'registry.example/skiff:1.2' }), /^Error: artifacts\.launcherImage: needs artifacts\.s3/);
+  assert.throws(() => artifactsConfig({ s3: {}, launcherImage: 'two words' }), /artifacts\.launcherImage: "two words" is not an image name/);
 });

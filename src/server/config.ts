@@ -112,6 +112,12 @@ export interface ArtifactsOptions {
     /** bucket in the path rather than the host name (default true: MinIO and most servers but AWS want it) */
     forcePathStyle?: boolean;
   };
+  /**
+   * on a cluster, task Pods of runs whose root is in S3 carry KFP's launcher themselves: an init
+   * container from this image (Skiff's own, which has `skiff-launcher` on its PATH) copies it in.
+   * Absent: the `skiff node` agent that runs a task Pod is its launcher (real kubelets are not).
+   */
+  launcherImage?: string;
 }
 
 export interface GpuSharingOptions {
@@ -150,7 +156,7 @@ export interface SkiffConfig {
   /** with tenancy: whether Pods are isolated by the kernel (src/substrate/local/isolation.ts) */
   podIsolation: boolean;
   podNetwork?: string;
-  artifacts: { pipelineRoot?: string; s3?: S3Settings };
+  artifacts: { pipelineRoot?: string; s3?: S3Settings; launcherImage?: string };
 }
 
 /** the authentication options, when any turns tenancy on */
@@ -353,7 +359,7 @@ function gpuSharingConfig(g: GpuSharingOptions | undefined, relative: (p: string
 /** the config's `artifacts:` section, checked: a root Skiff can write, an endpoint it can call */
 export function artifactsConfig(a: ArtifactsOptions | undefined): SkiffConfig['artifacts'] {
   if (a === undefined || a === null) return {};
-  if (typeof a !== 'object') throw new Error('artifacts: must be a map (pipelineRoot, s3)');
+  if (typeof a !== 'object') throw new Error('artifacts: must be a map (pipelineRoot, s3, launcherImage)');
   const out: SkiffConfig['artifacts'] = {};
   const s3 = a.s3;
   if (s3 !== undefined && s3 !== null) {
@@ -386,6 +392,11 @@ export function artifactsConfig(a: ArtifactsOptions | undefined): SkiffConfig['a
       throw new Error(`artifacts.pipelineRoot: "${root}" must be an absolute directory, file:///path, minio://bucket/path or s3://bucket/path`);
     }
     out.pipelineRoot = root;
+  }
+  if (a.launcherImage !== undefined) {
+    if (typeof a.launcherImage !== 'string' || !/^\S+$/.test(a.launcherImage)) throw new Error(`artifacts.launcherImage: "${String(a.launcherImage)}" is not an image name`);
+    if (!out.s3) throw new Error('artifacts.launcherImage: needs artifacts.s3, the S3 server the launcher in each task Pod reaches');
+    out.launcherImage = a.launcherImage;
   }
   return out;
 }

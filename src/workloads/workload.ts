@@ -37,8 +37,9 @@ export interface PlatformSettings {
   nodeName: string;
   /** the local directory of pipeline artifacts and task outputs */
   pipelineRoot: string;
-  /** the config's `artifacts`: `pipelineRoot` is the root of runs that name none (a directory or an S3 URI) */
-  artifacts?: { pipelineRoot?: string };
+  /** the config's `artifacts`: `pipelineRoot` is the root of runs that name none (a directory or an S3 URI);
+   *  `s3` the S3 server's endpoint and region; `launcherImage` puts KFP's launcher inside task Pods on a cluster */
+  artifacts?: { pipelineRoot?: string; s3?: { endpoint?: string; region?: string }; launcherImage?: string };
   /** whether Pods are isolated (tenancy): each namespace's runs then write under `<pipelineRoot>/<namespace>` */
   podIsolation?: boolean;
   jobPodBackoffMs: number;

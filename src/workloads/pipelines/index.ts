@@ -14,6 +14,14 @@ export const pipelinesWorkload: Workload = {
       client, recorder: recorder('pipeline-runner'), pipelineRoot: settings.pipelineRoot, rootPerNamespace: settings.podIsolation === true, artifacts,
       // on a cluster a task Pod may run on any node: its node is its launcher
       launcherInPod: settings.cluster === true,
+      // Pods that real kubelets run carry the launcher themselves, reaching S3 where Skiff does
+      ...(settings.cluster === true && settings.artifacts?.launcherImage ? {
+        inPodLauncher: {
+          image: settings.artifacts.launcherImage,
+          region: settings.artifacts.s3?.region ?? 'us-east-1',
+          endpoint: settings.artifacts.s3?.endpoint ?? `https://s3.${settings.artifacts.s3?.region ?? 'us-east-1'}.amazonaws.com`,
+        },
+      } : {}),
       ...(settings.artifacts?.pipelineRoot ? { defaultPipelineRoot: settings.artifacts.pipelineRoot } : {}), ...(s3 ? { s3 } : {}),
     });
     addRecurringRunController(manager, { client, recorder: recorder('recurring-run-controller') });

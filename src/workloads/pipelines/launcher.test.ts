@@ -8,7 +8,8 @@ import { LocalArtifactStore } from '../../artifacts/local.js';
 import { S3ArtifactStore } from '../../artifacts/s3.js';
 import { MinioServer, minioSkip } from '../../testing/minio.js';
 import { buildExecutorInput } from './executor-input.js';
-import { PodLauncher, launcherAnnotation, launcherPlan, launcherVolumes, podLauncherPlan, uriForLocalPath, type PodPathResolver } from './launcher.js';
+import type { Container, Volume } from '../../api/core-types.js';
+import { PodLauncher, inPodLauncher, launcherAnnotation, launcherError, launcherPlan, launcherVolumes, podLauncherPlan, uriForLocalPath, type PodPathResolver } from './launcher.js';
 
 const ei = (): ReturnType<typeof buildExecutorInput> => buildExecutorInput({
   inputArtifacts: {
@@ -58,6 +59,41 @@ describe('KFP\'s launcher on the node: the plan on a task Pod', () => {
     assert.throws(() => podLauncherPlan(pod({ ...plan, pipelineRoot: '/local/root' })), /pipelineRoot \(an s3:\/\/ or minio:\/\/ URI\) is missing or malformed/);
     assert.throws(() => podLauncherPlan(pod({ ...plan, downloads: [{ uri: 3 }] })), /downloads is missing or malformed/);
     assert.throws(() => podLauncherPlan(pod({ ...plan, executorOutput: undefined })), /executorOutput is missing or malformed/);
+  });
+
+  it('puts the launcher inside a Pod for a real kubelet: an init container copies it, the command runs under it', () => {
+    const plan = launcherPlan(ei(), 'minio://mlpipeline/v2');
+    const spec: { volumes?: Volume[]; initContainers?: Container[]; containers: Container[] } = {
+      volumes: [{ name: 'data', emptyDir: {} }],
+      containers: [{ name: 'main', image: 'python:3.11', command: ['sh', '-c', 'echo $0'], args: ['hi'], env: [{ name: 'A', value: '1' }] }],
+    };
+    inPodLauncher(spec, plan, { image: 'registry.example/skiff:1', endpoint: 'http://minio.kubeflow:9000', region: 'us-east-1' });
+    assert.deepEqual(spec.volumes?.map((v) => [v.name, Boolean(v.emptyDir)]), [['data', true], ['kfp-artifacts-minio', true], ['kfp-artifacts-s3', true], ['skiff-launcher', true]]);
+    assert.deepEqual(spec.initContainers, [{ name: 'kfp-launcher', image: 'registry.example/skiff:1', command: ['skiff-launcher', 'copy', '/skiff-launcher/launch'], volumeMounts: [{ name: 'skiff-launcher', mountPath: '/skiff-launcher' }] }]);
+    const main = spec.containers[0] as Container;
+    // the command wrapped, the args as they were (they follow the command)
+    assert.deepEqual(main.command, ['/skiff-launcher/launch', 'run', '--', 'sh', '-c', 'echo $0']);
+    assert.deepEqual(main.args, ['hi']);
+    assert.equal(main.image, 'python:3.11');
+    const env = Object.fromEntries((main.env ?? []).map((e) => [e.name, e.value ?? e.valueFrom]));
+    assert.equal(env['A'], '1');
+    assert.deepEqual(JSON.parse(String(env['SKIFF_LAUNCHER_PLAN'])), plan);
+    assert.equal(env['SKIFF_S3_ENDPOINT'], 'http://minio.kubeflow:9000');
+    assert.equal(env['SKIFF_S3_REGION'], 'us-east-1');
+    // the credentials never in the Pod's spec: from KFP's Secret in the namespace
+    assert.deepEqual(env['SKIFF_S3_ACCESS_KEY_ID'], { secretKeyRef: { name: 'mlpipeline-minio-artifact', key: 'accesskey' } });
+    assert.deepEqual(env['SKIFF_S3_SECRET_ACCESS_KEY'], { secretKeyRef: { name: 'mlpipeline-minio-artifact', key: 'secretkey' } });
+    assert.deepEqual(main.volumeMounts?.map((m) => m.mountPath), ['/minio', '/s3', '/skiff-launcher']);
+    assert.equal(main.terminationMessagePolicy, 'FallbackToLogsOnError');
+    // an image's entrypoint is not known here: nothing to wrap
+    assert.throws(() => inPodLauncher({ containers: [{ name: 'main', image: 'x', args: ['a'] }] }, plan, { image: 'i', endpoint: 'http://e', region: 'r' }), /its container has no command/);
+  });
+
+  it('finds the launcher\'s error as the last line of a failed container\'s message, not the command\'s', () => {
+    assert.equal(launcherError('training...\nskiff-launcher: uploading its output artifact m to minio://b/m: no bucket\n'), 'skiff-launcher: uploading its output artifact m to minio://b/m: no bucket');
+    // the launcher's progress before a command that failed is not the error
+    assert.equal(launcherError('skiff-launcher: downloaded input artifact data (1 object)\nTraceback ...\nValueError: x'), undefined);
+    assert.equal(launcherError(undefined), undefined);
   });
 
   describe('with MinIO', { skip: minioSkip() }, () => {

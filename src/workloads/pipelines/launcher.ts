@@ -7,13 +7,19 @@
 // the node agent that runs the Pod does the launcher's part on its own machine (PodLauncher), before
 // the containers start and after they have exited 0, before it reports the Pod Succeeded. The Run
 // controller then reads the output parameters and the executor output from S3, never from a disk.
+//
+// Pods that a real kubelet runs (the user's image, no Skiff on the node) get the launcher inside
+// them instead, as KFP does it (`launcher.image` in Skiff's config; `inPodLauncher` below): an init
+// container from Skiff's image copies the static `skiff-launcher` binary (launcher/, Go) into an
+// emptyDir, and the main container's command runs under it with the plan and the S3 server in its
+// environment and the credentials from the namespace's mlpipeline-minio-artifact Secret.
 import { posix } from 'node:path';
-import type { Volume, VolumeMount } from '../../api/core-types.js';
+import type { Container, EnvVar, Volume, VolumeMount } from '../../api/core-types.js';
 import { parseS3Uri } from '../../artifacts/s3-uri.js';
 import type { ArtifactStore } from '../../artifacts/store.js';
 import type { PodArtifacts } from '../../substrate/local/kubelet.js';
 import { copyAcross } from '../../artifacts/transfer.js';
-import type { RootStore } from './artifact-roots.js';
+import { artifactSecret, type RootStore } from './artifact-roots.js';
 import { localPathForUri, type ArtifactList, type ExecutorInput } from './executor-input.js';
 import { readBackOutputs } from './read-back.js';
 
@@ -72,6 +78,62 @@ export function launcherPlan(ei: ExecutorInput, pipelineRoot: string): LauncherP
     parameterFiles: Object.values(ei.outputs.parameters).map((p) => file(p.outputFile)),
     executorOutput: file(ei.outputs.outputFile),
   };
+}
+
+/** What the launcher inside a Pod needs: its image, and the S3 server as the Pod reaches it. */
+export interface InPodLauncher {
+  /** an image with `skiff-launcher` on its PATH (Skiff's own image has it in /usr/local/bin) */
+  image: string;
+  /** `http(s)://host:port` of the S3 server, as Pods reach it */
+  endpoint: string;
+  region: string;
+}
+
+/** where the init container puts the launcher for the main container: an emptyDir both mount */
+export const inPodLauncherDir = '/skiff-launcher';
+/** the Secret and keys the launcher's credentials come from, in the run's namespace (KFP's) */
+export const inPodLauncherSecret = { name: artifactSecret, accessKey: 'accesskey', secretKey: 'secretkey' } as const;
+
+/**
+ * A task Pod that carries its own launcher: the init container `kfp-launcher` copies the binary into
+ * the emptyDir at /skiff-launcher, and the main container's command runs under it (`launch run --
+ * <command>`, its args unchanged), with the plan in SKIFF_LAUNCHER_PLAN, the S3 server in
+ * SKIFF_S3_ENDPOINT and SKIFF_S3_REGION, and the credentials from the namespace's
+ * mlpipeline-minio-artifact Secret. The launcher takes its own variables out of the command's
+ * environment. A failed container's log tail is its termination message, so a launcher error (its
+ * last line, `skiff-launcher: ...`) reaches the task's message. Throws when the container has no
+ * command: the image's entrypoint is not known here, so there is nothing to wrap.
+ */
+export function inPodLauncher(spec: { volumes?: Volume[]; initContainers?: Container[]; containers: Container[] }, plan: LauncherPlan, l: InPodLauncher): void {
+  const main = spec.containers[0];
+  if (!main?.command?.length) throw new Error('its container has no command for the launcher in the Pod to run (the image\'s entrypoint is not known to Skiff)');
+  const { volumes, mounts: artifactMounts } = launcherVolumes();
+  const binMount: VolumeMount = { name: 'skiff-launcher', mountPath: inPodLauncherDir };
+  spec.volumes = [...(spec.volumes ?? []), ...volumes, { name: 'skiff-launcher', emptyDir: {} }];
+  spec.initContainers = [...(spec.initContainers ?? []), {
+    name: 'kfp-launcher', image: l.image, command: ['skiff-launcher', 'copy', `${inPodLauncherDir}/launch`], volumeMounts: [binMount],
+  }];
+  const secret = (key: string): EnvVar['valueFrom'] => ({ secretKeyRef: { name: inPodLauncherSecret.name, key } });
+  main.command = [`${inPodLauncherDir}/launch`, 'run', '--', ...main.command];
+  main.env = [
+    ...(main.env ?? []),
+    { name: 'SKIFF_LAUNCHER_PLAN', value: JSON.stringify(plan) },
+    { name: 'SKIFF_S3_ENDPOINT', value: l.endpoint },
+    { name: 'SKIFF_S3_REGION', value: l.region },
+    { name: 'SKIFF_S3_ACCESS_KEY_ID', valueFrom: secret(inPodLauncherSecret.accessKey) },
+    { name: 'SKIFF_S3_SECRET_ACCESS_KEY', valueFrom: secret(inPodLauncherSecret.secretKey) },
+  ];
+  main.volumeMounts = [...(main.volumeMounts ?? []), ...artifactMounts, binMount];
+  main.terminationMessagePolicy = 'FallbackToLogsOnError';
+}
+
+/**
+ * The launcher's own error in a failed container's termination message: the last line, when the
+ * launcher wrote it (it prints its error after everything else, the command's output included).
+ */
+export function launcherError(message: string | undefined): string | undefined {
+  const last = (message ?? '').trimEnd().split('\n').at(-1) ?? '';
+  return last.startsWith('skiff-launcher: ') ? last : undefined;
 }
 
 /** Reads a Pod's plan from its annotation: undefined when it has none; an error naming the field when it is malformed. */

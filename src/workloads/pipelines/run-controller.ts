@@ -40,7 +40,7 @@ import type { ArtifactList, ExecutorInput, InputArtifactArg, InputParameterArg, 
 import { buildExecutorInput, localPathForUri, normalizePipelineRoot, taskRootUri } from './executor-input.js';
 import { isS3Root, namespaceS3Store, resolvePipelineRoot, type RootStore, type RootStores } from './artifact-roots.js';
 import { TaskStaging } from './staging.js';
-import { launcherAnnotation, launcherPlan, launcherVolumes, uriForLocalPath } from './launcher.js';
+import { type InPodLauncher, inPodLauncher, inPodLauncherSecret, launcherAnnotation, launcherError, launcherPlan, launcherVolumes, uriForLocalPath } from './launcher.js';
 import { TransferTracker, type TransferOutcome } from './transfers.js';
 import { importArtifact } from './importer.js';
 import type { ComponentSpec, PipelineContainerSpec, PipelineSpec, PipelineTaskSpec, RetryPolicy } from '../../api/kfp/ir.js';
@@ -69,6 +69,11 @@ export interface RunControllerOptions {
    * (launcher.ts), and its outputs are read from S3; no staging directory on this machine
    */
   launcherInPod?: boolean;
+  /**
+   * with launcherInPod: the launcher goes inside each task Pod (an init container from this image),
+   * for nodes that are real kubelets rather than `skiff node` agents (launcher.ts)
+   */
+  inPodLauncher?: InPodLauncher;
   /** an S3 root's downloads and uploads running at once, over all runs (default 4) */
   transferConcurrency?: number;
   /** the Manager's informers: Runs, their Pods and their task records are read from memory */
@@ -210,7 +215,11 @@ function toRunArtifact(a: { name: string; uri: string; type?: object; metadata?:
 
 function exitMessage(pod: PodObject): string {
   const t = pod.status?.containerStatuses?.find((s: { state?: { terminated?: { exitCode: number } } }) => s.state?.terminated && s.state.terminated.exitCode !== 0)?.state?.terminated;
-  if (t) return `container exited with code ${t.exitCode}${t.reason ? ` (${t.reason})` : ''}`;
+  if (t) {
+    // the launcher inside the Pod failed around the command: its own message says what
+    const launcher = launcherError(t.message);
+    return `container exited with code ${t.exitCode}${t.reason ? ` (${t.reason})` : ''}${launcher ? `: ${launcher}` : ''}`;
+  }
   const reason = pod.status?.reason;
   return `pod ${pod.status?.phase ?? 'failed'}${reason ? ` (${reason}${pod.status?.message ? `: ${pod.status.message}` : ''})` : ''}`;
 }
@@ -268,6 +277,8 @@ interface Pass {
   launcher: boolean;
   /** the S3 store of the run's root, with its namespace's credentials (asked for once per pass) */
   s3Store?: Promise<RootStore>;
+  /** with the launcher in the Pods: why the namespace's Secret cannot give them S3 credentials (undefined: it can) */
+  launcherSecret?: Promise<string | undefined>;
   /** staging directories of Pods whose results this pass recorded: removed once that is written */
   staged: string[];
   /** Pods whose ended transfer this pass recorded: forgotten once that is written */
@@ -324,6 +335,17 @@ export class RunReconciler {
     if (!s3) return Promise.reject(new Error(`pipeline root ${pass.root} is in S3, and Skiff has no S3 server configured (artifacts.s3 in its config)`));
     pass.s3Store ??= namespaceS3Store(this.opts.client, s3, pass.run.metadata.namespace ?? 'default', pass.root);
     return pass.s3Store;
+  }
+
+  /** why the run's namespace cannot give the launcher in its Pods S3 credentials; undefined when it can */
+  private async launcherSecretProblem(pass: Pass): Promise<string | undefined> {
+    const namespace = pass.run.metadata.namespace ?? 'default';
+    const { name, accessKey, secretKey } = inPodLauncherSecret;
+    const secret = await this.opts.client.find<KObject & { data?: Record<string, string> }>(Kinds.Secret, { namespace, name });
+    const wanted = `the launcher in its Pod reads the S3 credentials from the Secret ${name} in namespace ${namespace} (keys ${accessKey} and ${secretKey})`;
+    if (!secret) return `${wanted}, which does not exist`;
+    const lacking = [accessKey, secretKey].filter((k) => !secret.data?.[k]);
+    return lacking.length ? `${wanted}, which has no ${lacking.join(' and no ')}` : undefined;
   }
 
   private stagingDir(pass: Pass, podName: string): string {
@@ -495,6 +517,14 @@ export class RunReconciler {
           delete failed.podName;
           pass.tasks[taskPath] = failed;
           pass.staged.push(dir);
+          continue;
+        }
+      }
+      if (pass.launcher && this.opts.inPodLauncher) {
+        // a Pod whose Secret is missing would wait forever in CreateContainerConfigError
+        const missing = await (pass.launcherSecret ??= this.launcherSecretProblem(pass));
+        if (missing) {
+          pass.tasks[taskPath] = { ...rec, state: FAILED, finishedAt: pass.at, message: `task ${taskPath}: ${missing}` } as TaskStatus;
           continue;
         }
       }
@@ -1205,13 +1235,19 @@ export class RunReconciler {
       spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: container.image, command, args, env, ...(resources ? { resources } : {}) }] },
     } as unknown as PodObject;
     if (pass.launcher) {
-      // the folders KFP's executor Pods have for S3 URIs, emptyDirs its node fills and empties
-      // (launcher.ts), and what KFP's launcher would be told
-      const { volumes, mounts } = launcherVolumes();
-      pod.spec.volumes = volumes;
-      (pod.spec.containers[0] as { volumeMounts?: unknown[] }).volumeMounts = mounts;
+      // the folders KFP's executor Pods have for S3 URIs, emptyDirs that the launcher fills and
+      // empties (launcher.ts), and what KFP's launcher would be told: on the Pod for its node's
+      // agent, or in the Pod's environment for the launcher inside it
       try {
-        annotations[launcherAnnotation] = JSON.stringify(launcherPlan(executorInput, pass.root));
+        const plan = launcherPlan(executorInput, pass.root);
+        if (this.opts.inPodLauncher) {
+          inPodLauncher(pod.spec, plan, this.opts.inPodLauncher);
+        } else {
+          const { volumes, mounts } = launcherVolumes();
+          pod.spec.volumes = volumes;
+          (pod.spec.containers[0] as { volumeMounts?: unknown[] }).volumeMounts = mounts;
+          annotations[launcherAnnotation] = JSON.stringify(plan);
+        }
       } catch (e) {
         throw new TaskFailure(`task ${path}: ${(e as Error).message}`);
       }

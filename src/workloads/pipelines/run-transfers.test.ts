@@ -407,4 +407,40 @@ describe('Run controller: transfers of an S3 root in the background', () => {
     assert.equal(existsSync(join(root, 'default', '.artifact-staging')), false);
     assert.equal(s3.reads.calls, 1, 'only the node downloaded the input');
   });
+
+  it('with the launcher inside the Pods, needs the namespace\'s Secret, and shows the launcher\'s error', async () => {
+    await s3.write('minio://mlpipeline/data/in.txt', 'dataset');
+    env.agent.script = (pod) => pod.metadata.annotations?.[RunAnnotations.taskPath] === 'consume'
+      ? { exitCode: 1, message: 'reading...\nskiff-launcher: uploading its output artifact out to minio://mlpipeline/v2/x/out: Access Denied.' }
+      : { exitCode: 0 };
+    const mgr = new Manager(env.client);
+    addRunController(mgr, {
+      client: env.client, recorder: env.recorder, pipelineRoot: root, artifacts: new LocalArtifactStore(root), s3: stores, launcherInPod: true,
+      inPodLauncher: { image: 'registry.example/skiff:1', endpoint: 'http://minio.kubeflow:9000', region: 'us-east-1' },
+    });
+    mgr.start();
+    managers.push(mgr);
+    // no Secret: no Pod that would wait forever for it
+    await createS3Run('nosecret');
+    const refused = await waitDone('nosecret');
+    assert.equal(refused.status?.state, 'FAILED');
+    assert.match(refused.status?.message ?? '', /: the launcher in its Pod reads the S3 credentials from the Secret mlpipeline-minio-artifact in namespace default \(keys accesskey and secretkey\), which does not exist/);
+    assert.equal((await consumePods('nosecret')).length, 0);
+    const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'mlpipeline-minio-artifact', namespace: 'default' }, data: { accesskey: Buffer.from('k').toString('base64') } };
+    await env.client.create(secret);
+    await createS3Run('halfsecret');
+    assert.match((await waitDone('halfsecret')).status?.message ?? '', /mlpipeline-minio-artifact in namespace default \(keys accesskey and secretkey\), which has no secretkey/);
+    const full = await env.client.get<typeof secret & { metadata: { resourceVersion?: string } }>(Kinds.Secret, { namespace: 'default', name: 'mlpipeline-minio-artifact' });
+    await env.client.update({ ...full, data: { ...full.data, secretkey: Buffer.from('s').toString('base64') } });
+    await createS3Run('inpod');
+    const run = await waitDone('inpod');
+    assert.equal(run.status?.state, 'FAILED');
+    // the launcher's last line, not the command's output
+    assert.match(run.status?.message ?? '', /task consume failed: container exited with code 1 \(Error\): skiff-launcher: uploading its output artifact out to minio:\/\/mlpipeline\/v2\/x\/out: Access Denied\.$/);
+    const [pod] = await consumePods('inpod');
+    assert.ok(pod);
+    assert.equal(pod.metadata.annotations?.[launcherAnnotation], undefined, 'no plan for a node agent to act on as well');
+    assert.deepEqual(pod.spec.initContainers?.map((c) => [c.name, c.image]), [['kfp-launcher', 'registry.example/skiff:1']]);
+    assert.deepEqual(pod.spec.containers[0]?.command?.slice(0, 3), ['/skiff-launcher/launch', 'run', '--']);
+  });
 });
