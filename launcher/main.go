@@ -250,6 +250,7 @@ func run(argv []string) int {
 		say("starting %s: %v", argv[0], err)
 		return 127
 	}
+	say("started %s", argv[0])
 	ws, err := wait(cmd)
 	sigs.set(nil)
 	if err != nil {

@@ -3,18 +3,23 @@
 // part on its machine (the inputs downloaded into the Pod's emptyDir volumes before its containers,
 // the outputs and the executor output uploaded after them); the Run controller reads the outputs from
 // S3 and keeps no staging directory. An upload that fails (the bucket removed mid-run) fails the task
-// with a message naming the object. Skipped, saying why, without the control plane or MinIO.
+// with a message naming the object. Then the same with the launcher inside the Pods, as a real
+// kubelet needs it (`artifacts.launcherImage`): an init container copies Skiff's launcher binary
+// into the Pod and the command runs under it, with the namespace's mlpipeline-minio-artifact Secret;
+// the agent only runs the Pod. Skipped, saying why, without the control plane or MinIO (and the
+// last part without the launcher binary).
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { DeleteBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import type { StoredObject } from '../src/api/meta.js';
 import { KubeCluster, kubeClusterSkipReason } from '../src/testing/kube-cluster.js';
 import { MinioServer, minioSkip } from '../src/testing/minio.js';
+import { launcherBinary, launcherSkip } from '../src/testing/launcher-binary.js';
 import { kubectlBin, repoRoot, runCli } from './harness.js';
 import { type Daemon, eventually, removeDataDir, skiffDaemon, stopDaemon } from './kube-daemons.js';
 
@@ -46,6 +51,9 @@ describe('KFP\'s launcher on a node agent: pipeline artifacts in S3 for task Pod
   const node = 'launcher-agent';
   let upDir = '';
   let agentDir = '';
+  let agentConfig = '';
+  let inPodConfig = '';
+  const launcherImage = 'registry.example/skiff:test';
   const kubectl = async (...args: string[]): Promise<string> => (await run(kubectlBin, ['--kubeconfig', cluster.kubeconfig, ...args], { timeout: 60_000 })).stdout;
   const getJson = async <T = StoredObject>(...args: string[]): Promise<T> => JSON.parse(await kubectl('get', ...args, '-o', 'json')) as T;
   const url = (): string => /ready at (http:\/\/\S+)/.exec(up?.output() ?? '')?.[1] ?? '';
@@ -56,18 +64,26 @@ describe('KFP\'s launcher on a node agent: pipeline artifacts in S3 for task Pod
   }, 240_000, 500);
 
   before(async () => {
-    minio = await MinioServer.start({ buckets: ['mlpipeline', 'doomed'] });
+    minio = await MinioServer.start({ buckets: ['mlpipeline', 'doomed', 'doomed-in-pod'] });
     s3 = new S3Client({ endpoint: minio.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: minio.accessKey, secretAccessKey: minio.secretKey } });
     cluster = await KubeCluster.start();
     upDir = mkdtempSync(join(tmpdir(), 'skiff-kube-launcher-up-'));
     agentDir = mkdtempSync(join(tmpdir(), 'skiff-kube-launcher-agent-'));
     const cfgDir = mkdtempSync(join(tmpdir(), 'skiff-kube-launcher-cfg-'));
+    agentConfig = join(cfgDir, 'agent.yaml');
+    inPodConfig = join(cfgDir, 'in-pod.yaml');
     dirs.push(upDir, agentDir, cfgDir);
     // the same S3 server for both; the credentials are the config's (no Secret in the namespace)
     const config = join(cfgDir, 'skiff.yaml');
     writeFileSync(config, JSON.stringify({ artifacts: { s3: { endpoint: minio.endpoint, accessKey: minio.accessKey, secretKey: minio.secretKey } } }));
+    // the agent's image of the launcher: Skiff's image has the binary on its PATH, as this directory does
+    writeFileSync(agentConfig, JSON.stringify({
+      artifacts: { s3: { endpoint: minio.endpoint, accessKey: minio.accessKey, secretKey: minio.secretKey } },
+      environments: [{ image: `${launcherImage.split(':')[0]}:*`, environment: { path: [dirname(launcherBinary())] } }],
+    }));
+    writeFileSync(inPodConfig, JSON.stringify({ artifacts: { s3: { endpoint: minio.endpoint }, launcherImage } }));
     up = skiffDaemon(['up', '--port', '0', '--data-dir', upDir, '--kubeconfig', cluster.kubeconfig, '--config', config], /ready at http/);
-    agent = skiffDaemon(['node', '--kubeconfig', cluster.kubeconfig, '--name', node, '--data-dir', agentDir, '--client-ca-file', cluster.caFile, '--config', config], new RegExp(`Node ${node} is ready`));
+    agent = skiffDaemon(['node', '--kubeconfig', cluster.kubeconfig, '--name', node, '--data-dir', agentDir, '--client-ca-file', cluster.caFile, '--config', agentConfig], new RegExp(`Node ${node} is ready`));
     await Promise.all([up.ready, agent.ready]);
   }, { timeout: 300_000 });
 
@@ -147,5 +163,72 @@ describe('KFP\'s launcher on a node agent: pipeline artifacts in S3 for task Pod
     const pods = await getJson<{ items: StoredObject[] }>('pods', '-l', `pipelines.kubeflow.org/run=${name}`);
     assert.equal(pods.items[0]?.status?.phase, 'Failed');
     assert.equal(pods.items[0]?.status?.reason, 'ArtifactUploadFailed');
+  });
+
+  describe('with the launcher inside the Pods (artifacts.launcherImage), as real kubelets need it', { skip: launcherSkip() || undefined }, () => {
+    before(async () => {
+      // the same Skiff, now putting the launcher into its task Pods; the credentials are the namespace's
+      await stopDaemon(up);
+      up = skiffDaemon(['up', '--port', '0', '--data-dir', upDir, '--kubeconfig', cluster.kubeconfig, '--config', inPodConfig], /ready at http/);
+      await up.ready;
+      await kubectl('create', 'secret', 'generic', 'mlpipeline-minio-artifact', `--from-literal=accesskey=${minio.accessKey}`, `--from-literal=secretkey=${minio.secretKey}`);
+    }, { timeout: 180_000 });
+
+    it('runs the pipeline with the launcher copied into each task Pod by its init container; the agent only runs the Pods', { timeout: 360_000 }, async () => {
+      const submitted = await runCli(['run', pipeline, '--pipeline-root', 'minio://mlpipeline/v2/in-pod', '-p', 'text=bytes through the pod'], { SKIFF_SERVER: url() });
+      assert.equal(submitted.code, 0, submitted.stdout + submitted.stderr);
+      const name = runName(submitted.stdout);
+      const r = await finished(name);
+      assert.equal(r.status?.state, 'SUCCEEDED', JSON.stringify(r.status));
+      const pods = await getJson<{ items: StoredObject[] }>('pods', '-l', `pipelines.kubeflow.org/run=${name}`);
+      assert.equal(pods.items.length, 2);
+      for (const p of pods.items) {
+        assert.equal(p.spec?.nodeName, node);
+        assert.equal(p.metadata.annotations?.['pipelines.kubeflow.org/launcher'], undefined, 'no plan for the agent');
+        const init = (p.spec?.initContainers ?? []) as { name: string; image: string; command: string[] }[];
+        assert.deepEqual(init.map((c) => [c.name, c.image, c.command.join(' ')]), [['kfp-launcher', launcherImage, 'skiff-launcher copy /skiff-launcher/launch']]);
+        const main = (p.spec?.containers as { command: string[]; env: { name: string; value?: string; valueFrom?: object }[] }[])[0];
+        assert.deepEqual(main?.command.slice(0, 3), ['/skiff-launcher/launch', 'run', '--']);
+        // the credentials are not in the Pod's spec
+        for (const n of ['SKIFF_S3_ACCESS_KEY_ID', 'SKIFF_S3_SECRET_ACCESS_KEY']) {
+          const e = main?.env.find((x) => x.name === n);
+          assert.ok(e?.valueFrom && e.value === undefined, `${n} from the Secret: ${JSON.stringify(e)}`);
+        }
+        const initStatus = (p.status?.initContainerStatuses as { state?: { terminated?: { exitCode: number } } }[] | undefined)?.[0];
+        assert.equal(initStatus?.state?.terminated?.exitCode, 0);
+      }
+      const tasks = (r.status?.tasks ?? {}) as Record<string, { outputs?: { artifacts?: Record<string, { uri: string; metadata: Record<string, unknown> }[]>; parameters?: Record<string, unknown> } }>;
+      const dataset = tasks['produce']?.outputs?.artifacts?.['data']?.[0];
+      assert.ok(dataset, JSON.stringify(tasks));
+      assert.equal(dataset.metadata['words'], 4);
+      assert.equal(tasks['consume']?.outputs?.parameters?.['Output'], `${dataset.uri} at /minio/${dataset.uri.slice('minio://'.length)}: bytes through the pod / BYTES THROUGH THE POD / 21`);
+      const obj = await s3.send(new GetObjectCommand({ Bucket: 'mlpipeline', Key: dataset.uri.slice('minio://mlpipeline/'.length) }));
+      assert.equal(await obj.Body?.transformToString(), 'bytes through the pod');
+      // the agent did nothing of the launcher's
+      const consumePod = pods.items.find((p) => p.metadata.annotations?.['pipelines.kubeflow.org/task-path'] === 'consume') as StoredObject;
+      const events = await getJson<{ items: { reason: string }[] }>('events', '--field-selector', `involvedObject.name=${consumePod.metadata.name}`);
+      const reasons = events.items.map((e) => e.reason);
+      for (const agentsOwn of ['DownloadingInputs', 'UploadingOutputs']) assert.ok(!reasons.includes(agentsOwn), `no ${agentsOwn} in ${reasons.join(', ')}`);
+    });
+
+    it('fails a task whose upload fails inside the Pod, with the launcher\'s message', { timeout: 360_000 }, async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'skiff-kube-launcher-slow-'));
+      dirs.push(dir);
+      const compiled = join(dir, 'slow.yaml');
+      execFileSync(python, [join(repoRoot, 'test', 'fixtures', 's3', 'slow_produce.py'), compiled]);
+      const submitted = await runCli(['run', compiled, '--pipeline-root', 'minio://doomed-in-pod/v2', '-p', 'pause=8'], { SKIFF_SERVER: url() });
+      assert.equal(submitted.code, 0, submitted.stdout + submitted.stderr);
+      const name = runName(submitted.stdout);
+      // the launcher checked the bucket and started the command (its log says so): the bucket goes
+      await eventually('the produce Pod\'s command started', async () => {
+        const pods = await getJson<{ items: StoredObject[] }>('pods', '-l', `pipelines.kubeflow.org/run=${name}`);
+        const pod = pods.items.find((p) => p.status?.phase === 'Running');
+        return pod && /^skiff-launcher: started /m.test(await kubectl('logs', pod.metadata.name, '-c', 'main'));
+      }, 180_000, 200);
+      await s3.send(new DeleteBucketCommand({ Bucket: 'doomed-in-pod' }));
+      const r = await finished(name);
+      assert.equal(r.status?.state, 'FAILED', JSON.stringify(r.status));
+      assert.match(r.status?.message ?? '', /task produce failed: container exited with code 1 \(Error\): skiff-launcher: uploading its output artifact data to minio:\/\/doomed-in-pod\/v2\/slow-produce\/[0-9a-f-]+\/produce\/[0-9a-f]+\/data: .*bucket does not exist/i);
+    });
   });
 });
