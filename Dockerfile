@@ -1,10 +1,18 @@
-# Skiff's image for a cluster (deploy/kubernetes/): the server only, which runs `skiff up --in-cluster`.
+# Skiff's image for a cluster (deploy/kubernetes/): the server, which runs `skiff up --in-cluster`, and
+# the launcher that task Pods copy from it (/usr/local/bin/skiff-launcher).
 # Pods run on the cluster's nodes, so none of the local substrate's parts (the Python environment, the
 # native container monitor, bubblewrap) are in it.
 #
 #   docker build -t REGISTRY/skiff:TAG . && docker push REGISTRY/skiff:TAG
 #
 # test/dockerfile.test.ts checks that what this file copies exists after a build.
+
+# KFP's launcher for task Pods on nodes without Skiff (launcher/, a static Go binary): with
+# `artifacts.launcherImage` set to this image, each task Pod's init container copies it in
+FROM golang:1.26-bookworm AS launcher
+WORKDIR /opt/skiff
+COPY launcher launcher
+RUN cd launcher && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /opt/skiff/launcher/skiff-launcher .
 
 FROM node:20-bookworm-slim AS build
 WORKDIR /opt/skiff
@@ -35,6 +43,7 @@ COPY --from=build /opt/skiff/dist/src dist/src
 COPY --from=build /opt/skiff/src/api/schemas src/api/schemas
 COPY --from=build /opt/skiff/build/web build/web
 COPY bin/skiff.js bin/skiff.js
+COPY --from=launcher /opt/skiff/launcher/skiff-launcher /usr/local/bin/skiff-launcher
 RUN groupadd --gid 10001 skiff \
  && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /var/lib/skiff --shell /usr/sbin/nologin skiff \
  && mkdir -p /var/lib/skiff && chown 10001:10001 /var/lib/skiff

@@ -4,6 +4,8 @@
 # controller (sigs.k8s.io/kwok, simulated Nodes for the scale benchmark), from
 # the Go module proxy with the installed Go toolchain, into a cache outside the repository:
 #   ${SKIFF_K8S_HOME:-$HOME/.cache/skiff-k8s}/bin
+# With them, the two other Go builds the tests need: Skiff's own KFP launcher for task Pods
+# (scripts/launcher.sh, from launcher/) and MinIO, the S3 server of the artifact tests (scripts/minio.sh).
 # Nothing ships these as packages (Debian's etcd 3.4 is too old for current client-go's watch-list), so
 # they are built once per machine: about 10-20 minutes cold on two busy cores, seconds when warm, and
 # nothing at all when every binary already reports the pinned version.
@@ -42,8 +44,13 @@ if [ "${1:-}" = --check ]; then
   if go version | grep -qE 'go1\.(2[6-9]|[3-9][0-9])'; then
     has_version kwok "v$KWOK_VERSION\b" && [ "$(cat "$home/kwok-stage/VERSION" 2>/dev/null)" = "$KWOK_VERSION" ] || exit 1
   fi
+  [ -x "$bin/minio" ] || exit 1
+  bash "$(dirname "$0")/launcher.sh" --check || exit 1
   exit 0
 fi
+
+# ---- Skiff's launcher (seconds), first: the tests of task Pods on a cluster need it ----
+bash "$(dirname "$0")/launcher.sh"
 
 # ---- kube-apiserver, kube-scheduler, kube-controller-manager ----
 # k8s.io/kubernetes cannot be built with `go install pkg@version`: its go.mod replaces ~30 staging modules
@@ -136,6 +143,14 @@ if command -v go >/dev/null && go version | grep -qE 'go1\.(2[6-9]|[3-9][0-9])';
   fi
 else
   say "kwok skipped: it needs Go >= 1.26 ($(go version | cut -d' ' -f3) here); the kwok tests and bench skip"
+fi
+
+# ---- MinIO (github.com/minio/minio): the S3 server of the artifact tests ----
+if [ ! -x "$bin/minio" ]; then
+  start=$(date +%s)
+  say "building MinIO"
+  bash "$(dirname "$0")/minio.sh" >/dev/null
+  say "built MinIO in $(( $(date +%s) - start ))s"
 fi
 
 say "control plane ready in $bin"

@@ -2,9 +2,10 @@
 # Lint, typecheck (the build) and the whole test suite: unit tests beside the code, e2e tests in test/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The Kubernetes control plane for the cluster tests (test/kubernetes*.ts) is built once per machine
-# into ~/.cache/skiff-k8s (scripts/kubernetes.sh, 12-15 minutes cold on two cores). When it is missing
-# it is built beside the other tests, and the cluster tests run once it is there. SKIFF_KUBERNETES=0
+# The Kubernetes control plane for the cluster tests (test/kubernetes*.ts), MinIO for the S3 tests and
+# Skiff's launcher binary are built once per machine into ~/.cache/skiff-k8s (scripts/kubernetes.sh,
+# 12-15 minutes cold on two cores). When one is missing they are built beside the other tests, and the
+# tests that need them run once they are there. SKIFF_KUBERNETES=0
 # builds nothing (the cluster tests then skip, saying why); no Go toolchain, the same.
 k8s_build=
 if [ "${SKIFF_KUBERNETES:-1}" != 0 ] && { [ -x /usr/local/go/bin/go ] || command -v go >/dev/null 2>&1; } \
@@ -33,11 +34,15 @@ for name in "${slow[@]}"; do [ -f "dist/test/$name.test.js" ] && files+=("dist/t
 for f in "${all[@]}"; do [[ " ${files[*]} " == *" $f "* ]] || files+=("$f"); done
 cluster=()
 if [ -n "$k8s_build" ]; then
+  # what the build makes: the control plane (test/kubernetes*), MinIO and Skiff's launcher (the files
+  # that ask whether those are there)
   rest=()
-  for f in "${files[@]}"; do if [[ $f == dist/test/kubernetes*.test.js ]]; then cluster+=("$f"); else rest+=("$f"); fi; done
+  for f in "${files[@]}"; do
+    if [[ $f == dist/test/kubernetes*.test.js ]] || grep -qE 'minioSkip|launcherSkip' "$f"; then cluster+=("$f"); else rest+=("$f"); fi
+  done
   files=("${rest[@]}")
 fi
-echo "[test] ${#files[@]} test files${cluster[0]:+, then ${#cluster[@]} that need the control plane being built}"
+echo "[test] ${#files[@]} test files${cluster[0]:+, then ${#cluster[@]} that need the control plane, MinIO or the launcher being built}"
 # e2e tests start real servers and processes and wait on them much of the time: three at a time keeps
 # a 2-core machine busy (at two, the suite used about half of its CPU time); a file gets 10 minutes:
 # the longest take 60-170 s on a quiet machine and passed 300 s at a load of 24
