@@ -42,6 +42,7 @@ import { CheckpointError, SuggestionVolume, prepareCheckpointDir, removeTrialChe
 import { GjsonSyntaxError, gjsonMatch } from './gjson.js';
 import { MetricsParseError, ZeroTime, compileFormats, earlyStopped, metricNames, metricStrategies, observationAvailable, parseJsonMetrics, parseTextMetrics, summarise } from './metrics.js';
 import { tfEventMetrics } from './tfevent.js';
+import { wrapForFilesInLog } from './files-in-log.js';
 import type { Stopper } from './asha.js';
 
 export interface TrialControllerOptions {
@@ -51,6 +52,8 @@ export interface TrialControllerOptions {
   podLogs: PodLogSource;
   /** files Pods wrote (File and TensorFlowEvent collectors) */
   podFiles: PodFileSource;
+  /** the files come back in the primary container's log (a cluster: files-in-log.ts), so trials' commands are wrapped to write them there */
+  filesInLog?: boolean;
   /** how often a running trial with early-stopping rules is read again (default 1000 ms) */
   pollMs?: number;
   /** clock, for tests */
@@ -127,9 +130,11 @@ function primaryContainerOf(containers: Container[], name: string | undefined): 
  * KATIB_TRIAL_NAME in each container (what Katib's pod webhook adds); for File and TensorFlowEvent
  * collectors the primary container gets the `metrics-volume` emptyDir at the metrics directory, so
  * the file outlives the container; with `checkpoints`, the primary container gets the trial's
- * checkpoint directory as the `suggestion-volume` hostPath at its mount path.
+ * checkpoint directory as the `suggestion-volume` hostPath at its mount path. With `filesInLog` (on
+ * a cluster), the primary container's command runs under sh, which writes the metrics files to its
+ * log after it (files-in-log.ts).
  */
-export function renderTrialJob(trial: Trial & StoredObject, checkpoints?: { mountPath: string; hostDir: string }): KObject {
+export function renderTrialJob(trial: Trial & StoredObject, checkpoints?: { mountPath: string; hostDir: string }, opts: { filesInLog?: boolean } = {}): KObject {
   const runSpec = trial.spec.runSpec;
   if (!runSpec || typeof runSpec !== 'object') throw new Error('spec.runSpec: Required value');
   const job = structuredClone(runSpec) as KObject;
@@ -161,6 +166,8 @@ export function renderTrialJob(trial: Trial & StoredObject, checkpoints?: { moun
     }
     if (!mp) continue;
     if (!primary || !mayBePrimary(tpl, trial.spec.primaryPodLabels)) continue;
+    // on a cluster the files come back in the container's log (files-in-log.ts)
+    if (opts.filesInLog) wrapForFilesInLog(primary, mp.path, collectorKind(trial.spec.metricsCollector));
     const covered = (primary.volumeMounts ?? []).some((m) => {
       const at = m.mountPath.replace(/\/+$/, '') || '/';
       return mp.dir === at || mp.dir.startsWith(at === '/' ? '/' : `${at}/`);
@@ -292,7 +299,7 @@ export class TrialReconciler {
       const checkpoints = await this.checkpoints(trial, pass).catch((e: unknown) => (e instanceof CheckpointError ? e : Promise.reject(e)));
       try {
         if (checkpoints instanceof CheckpointError) throw checkpoints;
-        rendered = renderTrialJob(trial, checkpoints);
+        rendered = renderTrialJob(trial, checkpoints, { filesInLog: this.opts.filesInLog === true });
       } catch (e) {
         this.complete(pass, 'Failed', TrialReasons.failed, `Trial has failed. ${(e as Error).message}`);
         await this.writeStatus(pass);
