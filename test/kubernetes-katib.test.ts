@@ -3,10 +3,12 @@
 // with kubectl to the cluster's API server; its trials' Jobs are the cluster's, their Pods are placed by
 // the cluster's scheduler and run on the agent, and Katib's StdOut collector reads `loss=` from their
 // logs through the cluster. The Experiment succeeds with every trial and an optimal one, as Katib
-// reports it. Skipped, saying why, where scripts/kubernetes.sh has not built the control plane.
+// reports it. Then an Experiment with Katib's File collector: its trials write their metrics to a
+// file, which Skiff reads from the agent through the API server's node proxy after they end.
+// Skipped, saying why, where scripts/kubernetes.sh has not built the control plane.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -103,5 +105,76 @@ describe('Katib on a cluster: an Experiment\'s trials run on a node agent', { sk
       const jobs = await getJson<{ items: StoredObject[] }>('jobs.batch');
       return !jobs.items.some((j) => trials.items.some((t) => t.metadata.name === j.metadata.name));
     }, 60_000);
+  });
+
+  it('collects a File collector\'s metrics from the agent, through the API server, after each trial ends', { timeout: 300_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'skiff-kube-katib-file-'));
+    dirs.push(dir);
+    const file = join(dir, 'file-collector.yaml');
+    // Katib's File collector at its default path, the text format with Katib's default filter
+    writeFileSync(file, `apiVersion: kubeflow.org/v1beta1
+kind: Experiment
+metadata:
+  name: file-collector
+spec:
+  objective: {type: maximize, objectiveMetricName: accuracy, additionalMetricNames: [loss]}
+  algorithm: {algorithmName: grid}
+  parallelTrialCount: 3
+  maxTrialCount: 3
+  maxFailedTrialCount: 1
+  metricsCollectorSpec:
+    collector: {kind: File}
+    source:
+      fileSystemPath: {path: /var/log/katib/metrics.log, kind: File}
+  parameters:
+  - name: width
+    parameterType: int
+    feasibleSpace: {min: "1", max: "3"}
+  trialTemplate:
+    primaryContainerName: training
+    retain: true
+    trialParameters:
+    - {name: width, reference: width}
+    trialSpec:
+      apiVersion: batch/v1
+      kind: Job
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            containers:
+            - name: training
+              image: python:3.11
+              command:
+              - python3
+              - -c
+              - |
+                import sys
+                w = int(sys.argv[1])
+                with open('/var/log/katib/metrics.log', 'w') as f:
+                    for epoch in (1, 2):
+                        f.write(f"epoch {epoch}: accuracy={w * 0.1 + epoch * 0.01:.2f} loss={1 / w:.3f}\\n")
+                print("nothing on stdout but this")
+              - "\${trialParameters.width}"
+`);
+    await kubectl('apply', '-f', file);
+    const exp = await eventually('the File Experiment to end', async () => {
+      const e = await getJson<Experiment>('experiment', 'file-collector');
+      return e.status?.conditions?.some((c) => (c.type === 'Succeeded' || c.type === 'Failed') && c.status === 'True') ? e : undefined;
+    }, 240_000, 1000);
+    const trialConditions = async (): Promise<string> => JSON.stringify((await getJson<{ items: StoredObject[] }>('trials', '-l', 'katib.kubeflow.org/experiment=file-collector')).items.map((t) => [t.metadata.name, t.status?.conditions?.at(-1)]));
+    assert.ok(exp.status?.conditions?.some((c) => c.type === 'Succeeded' && c.status === 'True'), `experiment status: ${JSON.stringify(exp.status)}\ntrials: ${await trialConditions()}\n${logs()}`);
+    assert.equal(exp.status?.trialsSucceeded, 3, JSON.stringify(exp.status));
+    // the optimum is width 3: its last epoch's accuracy, and its loss, read from the file
+    const best = exp.status?.currentOptimalTrial;
+    assert.deepEqual(best?.parameterAssignments?.map((a) => [a.name, a.value]), [['width', '3']], JSON.stringify(best));
+    const metric = (name: string) => best?.observation?.metrics?.find((m) => m.name === name);
+    assert.equal(metric('accuracy')?.latest, '0.32', JSON.stringify(best));
+    assert.equal(metric('accuracy')?.max, '0.32');
+    assert.equal(metric('loss')?.latest, '0.333');
+    // the trials' Pods ran on the agent (retained, so their Jobs and Pods are still there)
+    const pods = await getJson<{ items: (StoredObject & { spec: { nodeName?: string } })[] }>('pods', '-l', 'katib.kubeflow.org/experiment=file-collector');
+    assert.equal(pods.items.length, 3, JSON.stringify(pods.items.map((p) => p.metadata.name)));
+    for (const p of pods.items) assert.equal(p.spec.nodeName, node);
   });
 });
