@@ -150,7 +150,7 @@ export function writeKubeconfigFile(file: string, server: string, caFile: string
 }
 
 export class KubeCluster {
-  private readonly procs: { name: string; proc: ChildProcess }[] = [];
+  private readonly procs: { name: string; proc: ChildProcess; logged?: Promise<void> }[] = [];
 
   private constructor(
     /** the run's directory: PKI, etcd's data, each component's log */
@@ -172,7 +172,7 @@ export class KubeCluster {
     const pki = join(dir, 'pki');
     mkdirSync(pki);
     const { token, nobodyToken } = makePki(pki);
-    const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+    const apiPort = await freePort();
     const server = `https://127.0.0.1:${apiPort}`;
     const kubeconfig = join(dir, 'kubeconfig');
     writeKubeconfigFile(kubeconfig, server, join(pki, 'ca.crt'), token);
@@ -180,16 +180,28 @@ export class KubeCluster {
     writeKubeconfigFile(nobody, server, join(pki, 'ca.crt'), nobodyToken);
     const c = new KubeCluster(dir, server, kubeconfig, token, nobody);
     try {
-      const etcdUrl = `http://127.0.0.1:${etcdPort}`;
-      c.spawn('etcd', [
-        '--name', 'test', '--data-dir', join(dir, 'etcd'), '--listen-client-urls', etcdUrl, '--advertise-client-urls', etcdUrl,
-        '--listen-peer-urls', `http://127.0.0.1:${peerPort}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${peerPort}`,
-        '--initial-cluster', `test=http://127.0.0.1:${peerPort}`, '--unsafe-no-fsync', '--log-level', 'warn',
-      ]);
-      await c.waitFor('etcd', timeoutMs, async () => {
-        const r = await fetch(`${etcdUrl}/health`);
-        return r.ok;
-      });
+      // a free port may be taken by another process before etcd binds it (test files run side by
+      // side): etcd that exits at once is started again on other ports
+      let etcdUrl = '';
+      for (let attempt = 1; ; attempt++) {
+        const [etcdPort, peerPort] = [await freePort(), await freePort()];
+        etcdUrl = `http://127.0.0.1:${etcdPort}`;
+        const url = etcdUrl;
+        c.spawn('etcd', [
+          '--name', 'test', '--data-dir', join(dir, 'etcd'), '--listen-client-urls', url, '--advertise-client-urls', url,
+          '--listen-peer-urls', `http://127.0.0.1:${peerPort}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${peerPort}`,
+          '--initial-cluster', `test=http://127.0.0.1:${peerPort}`, '--unsafe-no-fsync', '--log-level', 'warn',
+        ]);
+        try {
+          await c.waitFor('etcd', timeoutMs, async () => (await fetch(`${url}/health`)).ok);
+          break;
+        } catch (e) {
+          const failed = c.procs.findIndex((p) => p.name === 'etcd');
+          if (attempt >= 3 || failed < 0 || c.procs[failed]?.proc.exitCode === null) throw e;
+          c.procs.splice(failed, 1);
+          rmSync(join(dir, 'etcd'), { recursive: true, force: true });
+        }
+      }
       c.spawn('kube-apiserver', [
         `--etcd-servers=${etcdUrl}`, `--secure-port=${apiPort}`, '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1',
         `--tls-cert-file=${pki}/apiserver.crt`, `--tls-private-key-file=${pki}/apiserver.key`, `--client-ca-file=${pki}/ca.crt`,
@@ -202,6 +214,9 @@ export class KubeCluster {
         // node agents (skiff node) listen at their InternalIP; a Hostname may not resolve to it
         '--kubelet-preferred-address-types=InternalIP,Hostname',
         `--kubelet-client-certificate=${pki}/kubelet-client.crt`, `--kubelet-client-key=${pki}/kubelet-client.key`,
+        // webhooks named by a Service are reached at its endpoints (a Pod's address), not through a
+        // cluster IP and DNS, which this machine has neither of
+        '--enable-aggregator-routing=true',
       ]);
       const http = new KubeHttp(loadKubeconfig(kubeconfig));
       try {
@@ -267,13 +282,18 @@ export class KubeCluster {
   }
 
   private spawn(name: string, args: string[]): void {
-    const log = createWriteStream(join(this.dir, `${name}.log`));
+    const log = createWriteStream(join(this.dir, `${name}.log`), { flags: 'a' });
     const proc = spawn(kubeBin(name), args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    proc.stdout?.pipe(log);
-    proc.stderr?.pipe(log);
+    // the log is whole once the process's output has closed and the file is written
+    const logged = new Promise<void>((resolve) => {
+      proc.once('close', () => log.end(() => resolve()));
+      proc.once('error', () => resolve());
+    });
+    proc.stdout?.pipe(log, { end: false });
+    proc.stderr?.pipe(log, { end: false });
     running.add(proc);
     proc.once('exit', () => running.delete(proc));
-    this.procs.push({ name, proc });
+    this.procs.push({ name, proc, logged });
   }
 
   /** the CA that signs the API server's certificate and its kubelet client certificate */
@@ -295,7 +315,10 @@ export class KubeCluster {
     const proc = this.procs.find((p) => p.name === name)?.proc;
     let last = '';
     for (;;) {
-      if (proc && proc.exitCode !== null) throw new Error(`${name} exited with ${proc.exitCode}:\n${this.logTail(name)}`);
+      if (proc && proc.exitCode !== null) {
+        await Promise.race([this.procs.find((p) => p.proc === proc)?.logged, sleep(2000)]);
+        throw new Error(`${name} exited with ${proc.exitCode}:\n${this.logTail(name)}`);
+      }
       try {
         if (await ready()) return;
       } catch (e) {
