@@ -32,7 +32,7 @@ import { Environments } from '../substrate/local/environments.js';
 import { artifactSecret, secretS3Store } from '../workloads/pipelines/artifact-roots.js';
 import { PodLauncher, nodeLauncher } from '../workloads/pipelines/launcher.js';
 import { LocalSubstrate } from '../substrate/local/index.js';
-import { isLoopbackCidr, parseIpv4Cidr, podNetwork } from '../substrate/local/network.js';
+import { isLoopbackCidr, localRouteArgs, makeRangeLocal, parseIpv4Cidr, podNetwork } from '../substrate/local/network.js';
 import type { IssuedToken } from '../substrate/local/projected-tokens.js';
 import { every, type Timer } from '../util/timers.js';
 import { KeyUsage, createCertificate, keyPairFromPem, newKeyPair, privateKeyPem, toPem } from '../util/x509.js';
@@ -427,10 +427,16 @@ export async function startNodeAgent(opts: NodeAgentOptions): Promise<NodeAgent>
         return undefined;
       }
       if (!isLoopbackCidr(cidr)) {
-        // a Pod is processes in this machine's network namespace: an address from a routable range
-        // would have to be made local here and routed to from other nodes, which the agent does not do
-        warnings.push(`the Node's podCIDR ${cidr} is not a loopback range (127.0.0.0/8): Pods get addresses from ${podNetwork} at random, reachable on this machine only`);
-        return undefined;
+        // a Pod is processes in this machine's network namespace: the routable range is made local
+        // here, as 127.0.0.0/8 is (other machines route it to this one: the README says how). The
+        // route stays when the agent stops, as its Pods do.
+        const problem = makeRangeLocal(cidr);
+        if (problem) {
+          warnings.push(`the Node's podCIDR ${cidr} is not a loopback range (127.0.0.0/8), and it could not be made local to this machine (${problem}): Pods get addresses from ${podNetwork} at random, reachable on this machine only`);
+          return undefined;
+        }
+        log(`node ${nodeName}: Pods get addresses from ${cidr}, made local to this machine (ip ${localRouteArgs(cidr, 'replace').join(' ')})`);
+        return cidr;
       }
       log(`node ${nodeName}: Pods get addresses from ${cidr}`);
       return cidr;

@@ -3,7 +3,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Pod } from '../../api/core-types.js';
-import { PodAddresses, hostsFile, isLoopbackCidr, parseIpv4Cidr } from './network.js';
+import { PodAddresses, hostsFile, isLoopbackCidr, localRouteArgs, parseIpv4Cidr } from './network.js';
+
+void test('a routable range is made local with a local route on lo, named by its first address', () => {
+  assert.deepEqual(localRouteArgs('10.250.3.0/24', 'replace'), ['route', 'replace', 'local', '10.250.3.0/24', 'dev', 'lo', 'table', 'local']);
+  assert.deepEqual(localRouteArgs('10.250.3.7/24', 'del'), ['route', 'del', 'local', '10.250.3.0/24', 'dev', 'lo', 'table', 'local']);
+  assert.throws(() => localRouteArgs('10.250.3.0/33', 'replace'), /is not an IPv4 CIDR/);
+});
 
 void test('parseIpv4Cidr takes the range\'s first address; isLoopbackCidr says whether it lies in 127/8', () => {
   assert.deepEqual(parseIpv4Cidr('127.64.3.0/24'), { base: (127 * 2 ** 24) + (64 << 16) + (3 << 8), bits: 24 });

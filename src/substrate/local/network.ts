@@ -1,11 +1,12 @@
 // Pod networking on one machine. Every Pod gets its own loopback address (127.1.x.y, or on a
 // cluster an address from its Node's podCIDR, such as 127.64.3.0/24: all of 127.0.0.0/8 reaches this
-// host on Linux), and a hosts file mapping the names other Pods and Services are known by to those
+// host on Linux; a routable podCIDR such as 10.244.3.0/24 is made local the same way, makeRangeLocal), and a hosts file mapping the names other Pods and Services are known by to those
 // addresses, so `MASTER_ADDR=pi-master-0` resolves inside a sandboxed Pod, also when pi-master-0 runs
 // on another node agent of this machine.
 // A small preload library (native/skiff-net.c) narrows wildcard binds to the Pod IP, so two Pods can
 // both listen on 0.0.0.0:8080, and sends localhost connections to the Pod's declared ports to its own
 // IP, as containers of one Kubernetes Pod share localhost.
+import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readSync, writeFileSync, writeSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Pod } from '../../api/core-types.js';
@@ -56,6 +57,29 @@ const dotted = (n: number): string => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 2
 /** whether an IPv4 CIDR lies within 127.0.0.0/8, where every address reaches this host */
 export function isLoopbackCidr(cidr: string): boolean {
   return parseIpv4Cidr(cidr).base >>> 24 === 127;
+}
+
+/** the `ip route` arguments that make every address of a range local to this machine, as 127.0.0.0/8 is */
+export function localRouteArgs(cidr: string, verb: 'replace' | 'del'): string[] {
+  const { base, bits } = parseIpv4Cidr(cidr);
+  return ['route', verb, 'local', `${dotted(base)}/${bits}`, 'dev', 'lo', 'table', 'local'];
+}
+
+/**
+ * Makes every address of a routable range local to this machine (a `local` route on lo, Linux's
+ * AnyIP), so that Pods in this machine's network namespace take addresses from it: addresses that,
+ * unlike 127.0.0.0/8, a Service's endpoints may hold and other machines may route to. Needs
+ * CAP_NET_ADMIN. Returns why it could not, or undefined when the route is in place.
+ */
+export function makeRangeLocal(cidr: string): string | undefined {
+  const r = spawnSync('ip', localRouteArgs(cidr, 'replace'), { encoding: 'utf8' });
+  if (r.error) return `ip: ${r.error.message}`;
+  return r.status === 0 ? undefined : `ip ${localRouteArgs(cidr, 'replace').join(' ')}: ${(r.stderr || `exit ${r.status}`).trim()}`;
+}
+
+/** Takes a range made local by makeRangeLocal back (nothing when it is not there). */
+export function removeLocalRange(cidr: string): void {
+  spawnSync('ip', localRouteArgs(cidr, 'del'), { stdio: 'ignore' });
 }
 
 export class PodAddresses {
