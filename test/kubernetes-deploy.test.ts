@@ -5,8 +5,8 @@
 // ServiceAccount passes its RBAC check, reconciles a PyTorchJob and a Profile (whose RoleBindings need
 // the role's bind rule), and installs Profiles' and Notebooks' upstream schemas, which the cluster
 // enforces for kubectl; with one rule removed Skiff refuses to start, naming what that rule granted;
-// `skiff node` as the node-agent component's ServiceAccount runs a Job. The Deployment's Pods are not run here: there is no
-// container engine to build the image, and no node but the node agents. Skipped, saying why, where
+// `skiff node` as the node-agent component's ServiceAccount runs a Job. The Deployment's Pods run in
+// test/kubernetes-in-pod.test.ts, on a node agent (there is no container engine to build the image). Skipped, saying why, where
 // scripts/kubernetes.sh has not built the control plane or kubectl is missing.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
