@@ -63,6 +63,17 @@ describe('KFP\'s launcher on a node agent: pipeline artifacts in S3 for task Pod
     return ['SUCCEEDED', 'FAILED', 'CANCELED'].includes(r.status?.state) ? r : undefined;
   }, 240_000, 500);
 
+  /** a run of a task that writes its dataset after a pause, into a bucket the test removes meanwhile */
+  const submitSlow = async (bucket: string): Promise<string> => {
+    const dir = mkdtempSync(join(tmpdir(), 'skiff-kube-launcher-slow-'));
+    dirs.push(dir);
+    const compiled = join(dir, 'slow.yaml');
+    execFileSync(python, [join(repoRoot, 'test', 'fixtures', 's3', 'slow_produce.py'), compiled]);
+    const submitted = await runCli(['run', compiled, '--pipeline-root', `minio://${bucket}/v2`, '-p', 'pause=8'], { SKIFF_SERVER: url() });
+    assert.equal(submitted.code, 0, submitted.stdout + submitted.stderr);
+    return runName(submitted.stdout);
+  };
+
   before(async () => {
     minio = await MinioServer.start({ buckets: ['mlpipeline', 'doomed', 'doomed-in-pod'] });
     s3 = new S3Client({ endpoint: minio.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: minio.accessKey, secretAccessKey: minio.secretKey } });
@@ -144,13 +155,7 @@ describe('KFP\'s launcher on a node agent: pipeline artifacts in S3 for task Pod
   });
 
   it('fails a task whose upload fails (its bucket removed mid-run), naming the object', { timeout: 360_000 }, async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'skiff-kube-launcher-slow-'));
-    dirs.push(dir);
-    const compiled = join(dir, 'slow.yaml');
-    execFileSync(python, [join(repoRoot, 'test', 'fixtures', 's3', 'slow_produce.py'), compiled]);
-    const submitted = await runCli(['run', compiled, '--pipeline-root', 'minio://doomed/v2', '-p', 'pause=8'], { SKIFF_SERVER: url() });
-    assert.equal(submitted.code, 0, submitted.stdout + submitted.stderr);
-    const name = runName(submitted.stdout);
+    const name = await submitSlow('doomed');
     // the task's container is running (its inputs step passed the bucket check): the bucket goes
     await eventually('the produce Pod running', async () => {
       const pods = await getJson<{ items: StoredObject[] }>('pods', '-l', `pipelines.kubeflow.org/run=${name}`);
@@ -212,13 +217,7 @@ describe('KFP\'s launcher on a node agent: pipeline artifacts in S3 for task Pod
     });
 
     it('fails a task whose upload fails inside the Pod, with the launcher\'s message', { timeout: 360_000 }, async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'skiff-kube-launcher-slow-'));
-      dirs.push(dir);
-      const compiled = join(dir, 'slow.yaml');
-      execFileSync(python, [join(repoRoot, 'test', 'fixtures', 's3', 'slow_produce.py'), compiled]);
-      const submitted = await runCli(['run', compiled, '--pipeline-root', 'minio://doomed-in-pod/v2', '-p', 'pause=8'], { SKIFF_SERVER: url() });
-      assert.equal(submitted.code, 0, submitted.stdout + submitted.stderr);
-      const name = runName(submitted.stdout);
+      const name = await submitSlow('doomed-in-pod');
       // the launcher checked the bucket and started the command (its log says so): the bucket goes
       await eventually('the produce Pod\'s command started', async () => {
         const pods = await getJson<{ items: StoredObject[] }>('pods', '-l', `pipelines.kubeflow.org/run=${name}`);
