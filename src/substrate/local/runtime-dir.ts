@@ -2,8 +2,8 @@
 // (token, ca.crt, namespace), its record (pod.json: its address and start) and its containers' run
 // state (the shim's pid and exit files, meta.json). A kubelet mounts projected volumes on a tmpfs
 // and a container runtime keeps its state under /run; Skiff does the same, on a tmpfs when the
-// machine has one. The mounted service-account token never reaches the disk (projected volumes a
-// Pod declares are written with its other volumes), and starting a container costs no file-system
+// machine has one. The mounted service-account token never reaches the disk, nor do the secret and
+// projected volumes a Pod declares (volumes.ts writes them here), and starting a container costs no file-system
 // journal writes: on an ext4 data directory they were about a third of the server's CPU time per
 // task, and grew with the disk's churn.
 //

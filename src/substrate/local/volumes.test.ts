@@ -91,3 +91,47 @@ it('a projected volume as the ServiceAccount admission plugin adds it: the token
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+it('secret and projected volumes go to the runtime directory (memory); others, and one a server left on disk, stay on disk', async () => {
+  const { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { prepareVolumes } = await import('./volumes.js');
+  const root = mkdtempSync(join(tmpdir(), 'skiff-memory-volumes-'));
+  const podDir = join(root, 'disk', 'pods', 'u1');
+  const memory = join(root, 'shm', 'pods', 'u1');
+  try {
+    const pod = {
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'team', uid: 'u1' },
+      spec: {
+        containers: [{ name: 'main', image: 'python:3' }],
+        volumes: [
+          { name: 'creds', secret: { secretName: 's3' } },
+          { name: 'kube-api-access-x', projected: { sources: [{ serviceAccountToken: { path: 'token' } }] } },
+          { name: 'settings', configMap: { name: 'cfg' } },
+          { name: 'scratch', emptyDir: {} },
+          { name: 'old', secret: { secretName: 's3' } },
+        ],
+      },
+    };
+    // a volume an earlier server wrote on disk, which a running container may have bound
+    mkdirSync(join(podDir, 'volumes', 'old'), { recursive: true });
+    const vols = await prepareVolumes(pod as never, podDir, {
+      configMap: async () => ({ data: { mode: 'fast' } }) as never,
+      secret: async () => ({ data: { key: Buffer.from('s3cr3t').toString('base64') } }) as never,
+      claim: async () => undefined,
+      claimDir: () => '',
+      serviceAccountToken: async () => ({ token: 'jwt', expirationTimestamp: new Date(Date.now() + 3600_000).toISOString(), expirationSeconds: 3600 }),
+    }, memory);
+    assert.equal(vols.get('creds')?.dir, join(memory, 'volumes', 'creds'));
+    assert.equal(readFileSync(join(memory, 'volumes', 'creds', 'key'), 'utf8'), 's3cr3t');
+    assert.equal(readFileSync(join(memory, 'volumes', 'kube-api-access-x', 'token'), 'utf8'), 'jwt');
+    assert.equal(existsSync(join(podDir, 'volumes', 'creds')), false, 'the secret never on disk');
+    assert.equal(existsSync(join(podDir, 'volumes', 'kube-api-access-x')), false, 'the token never on disk');
+    assert.equal(vols.get('settings')?.dir, join(podDir, 'volumes', 'settings'));
+    assert.equal(vols.get('scratch')?.dir, join(podDir, 'volumes', 'scratch'));
+    assert.equal(vols.get('old')?.dir, join(podDir, 'volumes', 'old'));
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});

@@ -129,12 +129,19 @@ async function writeProjected(v: Volume, dir: string, pod: Pod, src: VolumeSourc
   }
 }
 
-/** Creates the pod's volume directories; returns the host directory of each volume by name. */
-export async function prepareVolumes(pod: Pod, podDir: string, src: VolumeSources): Promise<Map<string, { dir: string; readOnly: boolean }>> {
+/**
+ * Creates the pod's volume directories; returns the host directory of each volume by name. With
+ * `memoryDir` (the Pod's part of the runtime directory, on a tmpfs), secret and projected volumes
+ * are written there, as a kubelet backs them with memory: their keys and service-account tokens
+ * never reach the disk. One already on disk (written by a server from before) stays where it is.
+ */
+export async function prepareVolumes(pod: Pod, podDir: string, src: VolumeSources, memoryDir?: string): Promise<Map<string, { dir: string; readOnly: boolean }>> {
   const out = new Map<string, { dir: string; readOnly: boolean }>();
   const ns = pod.metadata.namespace ?? 'default';
   for (const v of (pod.spec.volumes ?? []) as Volume[]) {
-    const dir = join(podDir, 'volumes', v.name);
+    const onDisk = join(podDir, 'volumes', v.name);
+    const inMemory = memoryDir !== undefined && (v.secret !== undefined || v.projected !== undefined) && !existsSync(onDisk);
+    const dir = inMemory ? join(memoryDir, 'volumes', v.name) : onDisk;
     if (v.emptyDir) {
       mkdirSync(dir, { recursive: true });
       out.set(v.name, { dir, readOnly: false });
