@@ -472,7 +472,7 @@ export class Kubelet {
             serviceAccountToken: token,
             onToken: (t) => this.tokens.track(rt.uid, t.file, t.issued, token, t.ask, t.mode),
           } : {}),
-        }, this.podDirs(rt.uid).state);
+        }, rt.stateDir);
         if (this.opts.isolation) this.ownVolumes(pod, rt);
         const mounts = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].flatMap((c) => c.volumeMounts ?? []);
         if (!this.sandboxed && mounts.length) {

@@ -10,6 +10,7 @@ export const pipelinesWorkload: Workload = {
   name: 'pipelines',
   kinds: [...pipelineKinds, ...kfpKinds],
   async setup({ client, manager, recorder, settings, artifacts, s3 }) {
+    const region = settings.artifacts?.s3?.region ?? 'us-east-1';
     addRunController(manager, {
       client, recorder: recorder('pipeline-runner'), pipelineRoot: settings.pipelineRoot, rootPerNamespace: settings.podIsolation === true, artifacts,
       // on a cluster a task Pod may run on any node: its node is its launcher
@@ -18,8 +19,8 @@ export const pipelinesWorkload: Workload = {
       ...(settings.cluster === true && settings.artifacts?.launcherImage ? {
         inPodLauncher: {
           image: settings.artifacts.launcherImage,
-          region: settings.artifacts.s3?.region ?? 'us-east-1',
-          endpoint: settings.artifacts.s3?.endpoint ?? `https://s3.${settings.artifacts.s3?.region ?? 'us-east-1'}.amazonaws.com`,
+          region,
+          endpoint: settings.artifacts.s3?.endpoint ?? `https://s3.${region}.amazonaws.com`,
         },
       } : {}),
       ...(settings.artifacts?.pipelineRoot ? { defaultPipelineRoot: settings.artifacts.pipelineRoot } : {}), ...(s3 ? { s3 } : {}),

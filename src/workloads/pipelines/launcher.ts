@@ -9,7 +9,7 @@
 // controller then reads the output parameters and the executor output from S3, never from a disk.
 //
 // Pods that a real kubelet runs (the user's image, no Skiff on the node) get the launcher inside
-// them instead, as KFP does it (`launcher.image` in Skiff's config; `inPodLauncher` below): an init
+// them instead, as KFP does it (`artifacts.launcherImage` in Skiff's config; `inPodLauncher` below): an init
 // container from Skiff's image copies the static `skiff-launcher` binary (launcher/, Go) into an
 // emptyDir, and the main container's command runs under it with the plan and the S3 server in its
 // environment and the credentials from the namespace's mlpipeline-minio-artifact Secret.

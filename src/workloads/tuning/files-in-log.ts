@@ -66,26 +66,32 @@ export function parseFilesInLog(log: string, path: string): PodFile[] {
   return out.filter((f) => f.path === base || f.path.startsWith(base === '/' ? '/' : `${base}/`));
 }
 
+/** A container's whole log, or undefined when it has none yet (it has not started). */
+export async function wholeLog(logs: PodLogSource, pod: StoredObject, container: string | undefined, signal?: AbortSignal): Promise<string | undefined> {
+  const ac = new AbortController();
+  const stop = (): void => ac.abort();
+  signal?.addEventListener('abort', stop, { once: true });
+  try {
+    const it = await logs.logs(pod, { container }, ac.signal);
+    let text = '';
+    for await (const chunk of it) text += chunk;
+    return text;
+  } catch (e) {
+    if (/waiting to start|not found|not valid/i.test((e as Error).message)) return undefined;
+    throw e;
+  } finally {
+    signal?.removeEventListener('abort', stop);
+    ac.abort();
+  }
+}
+
 /** Files read back from the logs of wrapped containers, through the Pods' log source (the cluster's API server). */
 export function filesFromLogs(logs: PodLogSource): PodFileSource {
   return {
     async readPodFiles(pod: StoredObject, container: string, path: string, signal?: AbortSignal): Promise<PodFile[]> {
-      const ac = new AbortController();
-      const stop = (): void => ac.abort();
-      signal?.addEventListener('abort', stop, { once: true });
-      try {
-        const it = await logs.logs(pod, { container }, ac.signal);
-        let text = '';
-        for await (const chunk of it) text += chunk;
-        return parseFilesInLog(text, path);
-      } catch (e) {
-        // a container that has not started has no log, and no files, yet
-        if (/waiting to start|not found|not valid/i.test((e as Error).message)) return [];
-        throw e;
-      } finally {
-        signal?.removeEventListener('abort', stop);
-        ac.abort();
-      }
+      // a container that has not started has no log, and no files, yet
+      const text = await wholeLog(logs, pod, container, signal);
+      return text === undefined ? [] : parseFilesInLog(text, path);
     },
   };
 }

@@ -42,7 +42,7 @@ import { CheckpointError, SuggestionVolume, prepareCheckpointDir, removeTrialChe
 import { GjsonSyntaxError, gjsonMatch } from './gjson.js';
 import { MetricsParseError, ZeroTime, compileFormats, earlyStopped, metricNames, metricStrategies, observationAvailable, parseJsonMetrics, parseTextMetrics, summarise } from './metrics.js';
 import { tfEventMetrics } from './tfevent.js';
-import { wrapForFilesInLog } from './files-in-log.js';
+import { wholeLog, wrapForFilesInLog } from './files-in-log.js';
 import type { Stopper } from './asha.js';
 
 export interface TrialControllerOptions {
@@ -493,19 +493,7 @@ export class TrialReconciler {
 
   /** the primary container's whole log, or undefined when it has none yet */
   private async readLog(pod: Pod & StoredObject, container: string | undefined): Promise<string | undefined> {
-    const ac = new AbortController();
-    try {
-      const it = await this.opts.podLogs.logs(pod, { container }, ac.signal);
-      let text = '';
-      for await (const chunk of it) text += chunk;
-      return text;
-    } catch (e) {
-      // a container that has not started has no log yet
-      if (/waiting to start|not found|not valid/i.test((e as Error).message)) return undefined;
-      throw e;
-    } finally {
-      ac.abort();
-    }
+    return wholeLog(this.opts.podLogs, pod, container);
   }
 
   /** the job's Pods that carry the metrics: those matching primaryPodLabels, else all of them, oldest first */
