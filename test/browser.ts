@@ -16,6 +16,12 @@ export interface Ui {
   errors: string[];
   /** opens a dashboard path (`/ui/default/jobs/pi`) on the server */
   open(path: string): Promise<void>;
+  /**
+   * waits until the page's own location passes `check`, read in the page: Playwright's `page.url()`
+   * learns of a same-document navigation (pushState, replaceState) from an event that may come after
+   * the click that made it, on a busy machine
+   */
+  urlBecomes(check: (u: URL) => boolean, what: string): Promise<URL>;
   /** writes build/test-output/screenshots/<name>.png */
   shot(name: string): Promise<string>;
   close(): Promise<void>;
@@ -38,6 +44,15 @@ export async function openUi(server: TestServer, opts: { width?: number; height?
     errors,
     async open(path: string) {
       await page.goto(server.url + path);
+    },
+    async urlBecomes(check: (u: URL) => boolean, what: string) {
+      const until = Date.now() + 30_000;
+      for (;;) {
+        const u = new URL(await page.evaluate(() => window.location.href));
+        if (check(u)) return u;
+        if (Date.now() > until) throw new Error(`the page's URL never became ${what}: it is ${u.href}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
     },
     async shot(name: string) {
       mkdirSync(screenshotDir, { recursive: true });

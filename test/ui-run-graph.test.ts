@@ -66,7 +66,7 @@ describe('the run page', { skip: !existsSync(compiled) && 'the conformance corpu
     assert.match((await loop.getByRole('button').first().getAttribute('aria-label')) ?? '', /for-loop-2, loop: succeeded, 2 succeeded/);
 
     await printOp.click();
-    assert.equal(new URL(ui.page.url()).searchParams.get('task'), 'print-op1');
+    await ui.urlBecomes((u) => u.searchParams.get('task') === 'print-op1', '?task=print-op1');
     const panel = ui.page.getByRole('complementary', { name: 'Task print-op1' });
     await panel.locator('pre.log').filter({ hasText: 'waiting for the gate' }).first().waitFor();
     assert.match(await panel.innerText(), /msg\s+Hello/);
@@ -85,12 +85,12 @@ describe('the run page', { skip: !existsSync(compiled) && 'the conformance corpu
     await loop.click();
     const loopPanel = ui.page.getByRole('complementary', { name: 'Task for-loop-2' });
     await loopPanel.getByRole('button', { name: 'Open iteration 1' }).click();
-    assert.equal(new URL(ui.page.url()).searchParams.get('layer'), 'for-loop-2.1');
+    await ui.urlBecomes((u) => u.searchParams.get('layer') === 'for-loop-2.1', '?layer=for-loop-2.1');
     await graphReady(ui);
     const inner = node(ui, 'inner-pipeline');
     await inner.locator('.tasknode.st-succeeded').waitFor();
     await inner.getByRole('button', { name: 'Open inner-pipeline' }).click();
-    assert.equal(new URL(ui.page.url()).searchParams.get('layer'), 'for-loop-2.1.inner-pipeline');
+    await ui.urlBecomes((u) => u.searchParams.get('layer') === 'for-loop-2.1.inner-pipeline', '?layer=for-loop-2.1.inner-pipeline');
     await graphReady(ui);
     // iteration 1 got "world!": condition-1 (== 'Hello') was skipped, condition-2 ran
     await node(ui, 'condition-1').locator('.tasknode.st-skipped').waitFor();
@@ -178,7 +178,7 @@ describe('the run page', { skip: !existsSync(compiled) && 'the conformance corpu
     }
     assert.ok(reached, 'Tab never reached the loop node');
     await ui.page.keyboard.press('Enter');
-    assert.equal(new URL(ui.page.url()).searchParams.get('task'), 'for-loop-1');
+    await ui.urlBecomes((u) => u.searchParams.get('task') === 'for-loop-1', '?task=for-loop-1');
     const panel = ui.page.getByRole('complementary', { name: 'Task for-loop-1' });
     await panel.getByText('1000 succeeded').waitFor();
     await panel.getByText('1000 items', { exact: true }).waitFor();
@@ -191,7 +191,7 @@ describe('the run page', { skip: !existsSync(compiled) && 'the conformance corpu
     // an iteration far down the list opens as its own layer
     await panel.getByPlaceholder('Filter').fill('999');
     await panel.getByRole('button', { name: 'Open iteration 999' }).click();
-    assert.equal(new URL(ui.page.url()).searchParams.get('layer'), 'for-loop-1.999');
+    await ui.urlBecomes((u) => u.searchParams.get('layer') === 'for-loop-1.999', '?layer=for-loop-1.999');
     await graphReady(ui);
     await node(ui, 'work').locator('.tasknode.st-succeeded').waitFor();
   });

@@ -101,7 +101,7 @@ describe('the serving pages', { skip, timeout: 300_000 }, () => {
     await ui.shot('serving-tryit-v2');
     await page.getByRole('tab', { name: 'Metrics' }).click();
     await page.waitForFunction((n) => Number(document.querySelector('[data-testid="traffic-requests"]')?.textContent) >= n + 2, before);
-    assert.equal(ui.page.url().includes('tab=metrics'), true);
+    await ui.urlBecomes((u) => u.searchParams.get('tab') === 'metrics', '?tab=metrics');
     // the chart draws the series the page was given
     await page.locator('.isvc-chart canvas').first().waitFor();
     assert.match(await page.locator('.u-legend').first().innerText(), /requests\/s/);

@@ -56,7 +56,7 @@ describe('the dashboard: jobs, training jobs and Pods', () => {
 
     // the replica's log, from the row's Logs button: lines arrive while the job still runs
     await master.getByRole('button', { name: 'logs of ddp-master-0' }).click();
-    assert.equal(new URL(ui.page.url()).searchParams.get('tab'), 'logs');
+    await ui.urlBecomes((u) => u.searchParams.get('tab') === 'logs', '?tab=logs');
     const log = ui.page.getByLabel('log of ddp-master-0');
     await log.getByText('master step 2', { exact: false }).waitFor();
     const job = await s.req('GET', '/apis/kubeflow.org/v1/namespaces/default/pytorchjobs/ddp');

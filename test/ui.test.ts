@@ -77,7 +77,7 @@ describe('the dashboard', () => {
     // no reload: the watch brings the row
     await ui.page.getByRole('link', { name: 'hello' }).waitFor();
     await ui.page.getByRole('link', { name: 'hello' }).click();
-    assert.equal(new URL(ui.page.url()).pathname, '/ui/default/jobs/hello');
+    await ui.urlBecomes((u) => u.pathname === '/ui/default/jobs/hello', '/ui/default/jobs/hello');
     await ui.page.locator('.objhead .badge', { hasText: 'Complete' }).waitFor({ timeout: 60_000 });
     await ui.shot('job');
   });
@@ -118,7 +118,7 @@ describe('the dashboard', () => {
     await ui.open('/ui/default/jobs');
     await ui.page.getByLabel('Namespace').selectOption('team-a');
     await ui.page.getByRole('link', { name: 'in-team-a' }).waitFor();
-    assert.equal(new URL(ui.page.url()).pathname, '/ui/team-a/jobs');
+    await ui.urlBecomes((u) => u.pathname === '/ui/team-a/jobs', '/ui/team-a/jobs');
     await ui.open('/ui/default/kinds');
     await ui.page.getByRole('link', { name: 'InferenceService', exact: true }).waitFor();
     await ui.open('/ui/default/nonsense');
