@@ -94,6 +94,9 @@ describe('KFP\'s launcher on the node: the plan on a task Pod', () => {
     // the launcher's progress before a command that failed is not the error
     assert.equal(launcherError('skiff-launcher: downloaded input artifact data (1 object)\nTraceback ...\nValueError: x'), undefined);
     assert.equal(launcherError(undefined), undefined);
+    // the command failed, not the launcher: the exit code says so already
+    assert.equal(launcherError('Traceback ...\nValueError: x\nskiff-launcher: python3 exited with 1; nothing uploaded\n'), undefined);
+    assert.equal(launcherError('skiff-launcher: sh was killed by SIGKILL; nothing uploaded'), undefined);
   });
 
   describe('with MinIO', { skip: minioSkip() }, () => {

@@ -133,7 +133,10 @@ export function inPodLauncher(spec: { volumes?: Volume[]; initContainers?: Conta
  */
 export function launcherError(message: string | undefined): string | undefined {
   const last = (message ?? '').trimEnd().split('\n').at(-1) ?? '';
-  return last.startsWith('skiff-launcher: ') ? last : undefined;
+  if (!last.startsWith('skiff-launcher: ')) return undefined;
+  // the command's own failure, which the container's exit code already says: not the launcher's
+  if (/; nothing uploaded$/.test(last)) return undefined;
+  return last;
 }
 
 /** Reads a Pod's plan from its annotation: undefined when it has none; an error naming the field when it is malformed. */

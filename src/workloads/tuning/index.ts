@@ -12,7 +12,6 @@ import { algorithmByName, notBuilt } from './algorithms/index.js';
 import { addExperimentController } from './experiment-controller.js';
 import { addSuggestionController } from './suggestion-controller.js';
 import { addTrialController } from './trial-controller.js';
-import { filesFromLogs } from './files-in-log.js';
 import { ashaStopper } from './asha.js';
 import { Kinds } from '../../api/index.js';
 import type { Experiment, ObservationLog } from '../../api/tuning.js';
@@ -58,7 +57,6 @@ export const tuningWorkload: Workload = {
       logsOf: (namespace, experiment) => (manager.cache.list(Kinds.ObservationLog, { namespace }) as unknown as ObservationLog[]).filter((l) => l.metadata.labels?.[TuningLabels.experiment] === experiment),
     });
     // on a cluster a trial's files are on its node: they come back in its log, through the API server
-    const files = settings.cluster === true ? { podFiles: filesFromLogs(podLogs), filesInLog: true } : { podFiles };
-    addTrialController(manager, { client, recorder: recorder('trial-controller'), podLogs, ...files, stopper, checkpointRoot: join(settings.dataDir, 'tuning', 'checkpoints') });
+    addTrialController(manager, { client, recorder: recorder('trial-controller'), podLogs, podFiles: settings.cluster === true ? 'log' : podFiles, stopper, checkpointRoot: join(settings.dataDir, 'tuning', 'checkpoints') });
   },
 };

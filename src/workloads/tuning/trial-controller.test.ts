@@ -13,6 +13,7 @@ import { Manager } from '../../control/controller.js';
 import { GarbageCollector } from '../../control/gc.js';
 import { TestEnv } from '../../testing/fake-agent.js';
 import type { PodObject } from '../jobs/pods.js';
+import { filesBegin, filesEnd, filesInLogScript } from './files-in-log.js';
 import { addTrialController, metricsPath, renderTrialJob } from './trial-controller.js';
 import type { TrialOptions } from './testing.js';
 import { ScriptedPodFiles, ScriptedPodLogs, encodeEvent, makeTrial, tfRecords } from './testing.js';
@@ -150,6 +151,30 @@ describe('trial controller', () => {
     const t = await waitTrial('t4', 'Succeeded');
     assert.deepEqual(metric(t, 'loss'), { name: 'loss', min: '0.3', max: '0.8', latest: '0.3' });
     assert.deepEqual(metric(t, 'accuracy'), { name: 'accuracy', min: '0.9', max: '0.9', latest: '0.9' });
+  });
+
+  it("File collector where the node's files are out of reach (podFiles 'log'): the command is wrapped, the file read back from its log", async () => {
+    const path = '/var/log/katib/metrics.log';
+    let command: string[] | undefined;
+    env.agent.script = (pod) => {
+      command = pod.spec.containers[0]?.command;
+      // what the wrapper prints after the command: the file, base64, between the markers
+      const block = [filesBegin, `=== ${path}`, Buffer.from('loss=0.7\nloss=0.2\n').toString('base64'), filesEnd].join('\n');
+      logs.set(pod.metadata.name, `training\nloss=9\n${block}\n`, 'training');
+      return { exitCode: 0 };
+    };
+    const mgr = new Manager(env.client);
+    // no file on any node: only the log may answer
+    addTrialController(mgr, { client: env.client, recorder: env.recorder, podLogs: logs, podFiles: 'log', pollMs: 10 });
+    mgr.start();
+    managers.push(mgr);
+    await createTrial('fl', { metricsCollector: { collector: { kind: 'File' }, source: { fileSystemPath: { path, kind: 'File' } } } });
+    const t = await waitTrial('fl', 'Succeeded');
+    assert.equal(command?.[0], 'sh');
+    assert.equal(command?.[1], '-c');
+    assert.equal(command?.[2], filesInLogScript(path));
+    // the file's values, not the line printed on stdout
+    assert.deepEqual(metric(t, 'loss'), { name: 'loss', min: '0.2', max: '0.7', latest: '0.2' });
   });
 
   it('TensorFlowEvent collector reads the event files under its directory', async () => {

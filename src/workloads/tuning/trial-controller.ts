@@ -42,7 +42,7 @@ import { CheckpointError, SuggestionVolume, prepareCheckpointDir, removeTrialChe
 import { GjsonSyntaxError, gjsonMatch } from './gjson.js';
 import { MetricsParseError, ZeroTime, compileFormats, earlyStopped, metricNames, metricStrategies, observationAvailable, parseJsonMetrics, parseTextMetrics, summarise } from './metrics.js';
 import { tfEventMetrics } from './tfevent.js';
-import { wholeLog, wrapForFilesInLog } from './files-in-log.js';
+import { filesFromLogs, wholeLog, wrapForFilesInLog } from './files-in-log.js';
 import type { Stopper } from './asha.js';
 
 export interface TrialControllerOptions {
@@ -50,10 +50,12 @@ export interface TrialControllerOptions {
   recorder: Recorder;
   /** Pods' logs (StdOut collector) */
   podLogs: PodLogSource;
-  /** files Pods wrote (File and TensorFlowEvent collectors) */
-  podFiles: PodFileSource;
-  /** the files come back in the primary container's log (a cluster: files-in-log.ts), so trials' commands are wrapped to write them there */
-  filesInLog?: boolean;
+  /**
+   * files Pods wrote (File and TensorFlowEvent collectors): read on their node, or `'log'` where the
+   * node's files cannot be reached (a cluster): trials' commands are then wrapped to write them into
+   * the primary container's log, and read back from there (files-in-log.ts)
+   */
+  podFiles: PodFileSource | 'log';
   /** how often a running trial with early-stopping rules is read again (default 1000 ms) */
   pollMs?: number;
   /** clock, for tests */
@@ -237,6 +239,8 @@ export class TrialReconciler {
   private readonly client: Client;
   private readonly now: () => Date;
   private readonly pollMs: number;
+  private readonly podFiles: PodFileSource;
+  private readonly filesInLog: boolean;
   /** log followers of running trials with early-stopping rules, by trial key and pod uid */
   private readonly followers = new Map<string, Map<string, AbortController>>();
   /** set by addTrialController: asks for a pass of this trial */
@@ -246,6 +250,8 @@ export class TrialReconciler {
     this.client = opts.client;
     this.now = opts.now ?? (() => new Date());
     this.pollMs = opts.pollMs ?? 1000;
+    this.filesInLog = opts.podFiles === 'log';
+    this.podFiles = opts.podFiles === 'log' ? filesFromLogs(opts.podLogs) : opts.podFiles;
   }
 
   /** PBT: the trial's checkpoint directory, made (from its parent's) when the algorithm asks for one */
@@ -299,7 +305,7 @@ export class TrialReconciler {
       const checkpoints = await this.checkpoints(trial, pass).catch((e: unknown) => (e instanceof CheckpointError ? e : Promise.reject(e)));
       try {
         if (checkpoints instanceof CheckpointError) throw checkpoints;
-        rendered = renderTrialJob(trial, checkpoints, { filesInLog: this.opts.filesInLog === true });
+        rendered = renderTrialJob(trial, checkpoints, { filesInLog: this.filesInLog });
       } catch (e) {
         this.complete(pass, 'Failed', TrialReasons.failed, `Trial has failed. ${(e as Error).message}`);
         await this.writeStatus(pass);
@@ -461,7 +467,7 @@ export class TrialReconciler {
           if (!c) continue;
           let files;
           try {
-            files = await this.opts.podFiles.readPodFiles(p, c, where.path);
+            files = await this.podFiles.readPodFiles(p, c, where.path);
           } catch (e) {
             if (lenient) continue;
             throw new MetricsParseError(`cannot read ${where.path} of Pod ${p.metadata.name}: ${(e as Error).message}`);
