@@ -123,7 +123,7 @@ describe('skiff node: Pods on two agents reach each other, and DDP trains across
     await kubectl('delete', 'pod', 'web', '--wait=false');
   });
 
-  it('a PyTorchJob of a Master and two Workers on both agents trains with DDP to the same weights on every rank', { timeout: 420_000 }, async () => {
+  it('a PyTorchJob of a Master and two Workers on both agents trains with DDP to the same weights on every rank', { timeout: 420_000 }, async (t) => {
     const job = 'ddp-two';
     const selector = { matchLabels: { 'training.kubeflow.org/job-name': job } };
     const template = {
@@ -148,6 +148,13 @@ describe('skiff node: Pods on two agents reach each other, and DDP trains across
       return c?.type;
     }, 360_000).catch((e: Error) => `${e.message}`);
     const all = await pods();
+    // where the time went, for a run that is slow: each Pod's node, scheduling, start, end and restarts
+    const at = (ts: unknown): string => (typeof ts === 'string' ? `${((Date.parse(ts) - Date.parse(String(all[0]?.metadata.creationTimestamp))) / 1000).toFixed(0)}s` : '-');
+    for (const p of all) {
+      const st = p.status as { conditions?: { type: string; lastTransitionTime?: string }[]; containerStatuses?: { restartCount: number; state?: { terminated?: { startedAt?: string; finishedAt?: string; exitCode?: number } } }[] } | undefined;
+      const c = st?.containerStatuses?.[0];
+      t.diagnostic(`${p.metadata.name} on ${p.spec?.nodeName}: made ${at(p.metadata.creationTimestamp)}, scheduled ${at(st?.conditions?.find((x) => x.type === 'PodScheduled')?.lastTransitionTime)}, started ${at(c?.state?.terminated?.startedAt)}, ended ${at(c?.state?.terminated?.finishedAt)} (exit ${c?.state?.terminated?.exitCode ?? '-'}), restarts ${c?.restartCount ?? '-'}`);
+    }
     const logs = new Map(await Promise.all(all.map(async (p) => [p.metadata.name, await logsOf(p.metadata.name)] as const)));
     const detail = (): string => `${all.map((p) => `--- ${p.metadata.name} on ${p.spec?.nodeName} (${p.status?.phase}, ${p.status?.podIP})\n${logs.get(p.metadata.name)}`).join('\n')}\n${podOutput()}`;
     assert.equal(state, 'Succeeded', detail());
