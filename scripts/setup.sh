@@ -77,6 +77,38 @@ python_env() {
   fi
 }
 
+# The Python environments are independent of one another: the ones of their own are made in the
+# background while the default one is (a fresh clone makes all of them: about half the time); each
+# one's output goes to the terminal as it comes, and a failure stops the setup, naming it
+py_jobs=()
+py_names=()
+in_background() { local name=$1; shift; "$@" & py_jobs+=($!); py_names+=("$name"); }
+katib_into() {
+  local venv=$1
+  [ -f "$venv/.skiff-installed-katib" ] || { say "installing kubeflow-katib into $venv"; "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps kubeflow-katib==0.19.0 kubeflow-training==1.9.4 && touch "$venv/.skiff-installed-katib"; }
+}
+
+# PaddlePaddle's images (paddlepaddle/paddle, registry.baidubce.com/paddlepaddle/paddle): the CPU build of
+# paddlepaddle from PyPI in an environment of its own (about 1.1 GB; it brings its own numpy and
+# protobuf, which the default environment's kfp and Debian's torch must not see)
+in_background .venv-paddle python_env .venv-paddle "PaddlePaddle's Python environment" python/requirements-paddle.txt
+
+# the clients users drive Skiff with (kubectl, the Python kubernetes client, the Kubeflow SDKs), at
+# current versions, in their own environment: kfp in .venv pins kubernetes<31; Katib's SDK (KatibClient
+# for users, report_metrics inside trials) without its pins (see requirements-tuning.txt)
+clients_env() {
+  python_env .venv-clients "the clients' Python environment" python/requirements-clients.txt --system-site-packages
+  katib_into .venv-clients
+}
+in_background .venv-clients clients_env
+# TensorFlow (tensorflow-cpu, with scikit-learn for the examples' data) in its own environment, without
+# the system's packages: it pins numpy and protobuf versions the default environment's kfp and Debian's
+# torch do not share. Images such as tensorflow/tensorflow:* run in it (src/server/builtin-images.ts).
+# About 1.7 GB; SKIFF_TENSORFLOW=0 leaves it out (TFJobs then run in the default environment).
+if [ "${SKIFF_TENSORFLOW:-1}" != 0 ]; then
+  in_background .venv-tensorflow python_env .venv-tensorflow "TensorFlow's Python environment" python/requirements-tensorflow.txt
+fi
+
 # Python: the default environment of images (python/requirements.txt: the kfp SDK, for pipelines)
 if [ ! -x .venv/bin/python ]; then
   say "creating the Python environment (.venv)"
@@ -90,6 +122,7 @@ for req in python/requirements.txt python/requirements-training.txt python/requi
     touch "$stamp"
   fi
 done
+katib_into .venv
 
 # the Kubeflow notebook images (jupyter-scipy, jupyter-pytorch, ...): JupyterLab in its own environment,
 # made with --system-site-packages so Debian's torch is there and `pip install --user` lands in the
@@ -99,24 +132,11 @@ nb_site=$(.venv-notebooks/bin/python -c 'import sysconfig; print(sysconfig.get_p
 default_site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 [ "$(cat "$nb_site/skiff-default-env.pth" 2>/dev/null)" = "$default_site" ] || echo "$default_site" > "$nb_site/skiff-default-env.pth"
 
-# PaddlePaddle's images (paddlepaddle/paddle, registry.baidubce.com/paddlepaddle/paddle): the CPU build of
-# paddlepaddle from PyPI in an environment of its own (about 1.1 GB; it brings its own numpy and
-# protobuf, which the default environment's kfp and Debian's torch must not see)
-python_env .venv-paddle "PaddlePaddle's Python environment" python/requirements-paddle.txt
-
-# the clients users drive Skiff with (kubectl, the Python kubernetes client, the Kubeflow SDKs), at
-# current versions, in their own environment: kfp in .venv pins kubernetes<31
-python_env .venv-clients "the clients' Python environment" python/requirements-clients.txt --system-site-packages
-# TensorFlow (tensorflow-cpu, with scikit-learn for the examples' data) in its own environment, without
-# the system's packages: it pins numpy and protobuf versions the default environment's kfp and Debian's
-# torch do not share. Images such as tensorflow/tensorflow:* run in it (src/server/builtin-images.ts).
-# About 1.7 GB; SKIFF_TENSORFLOW=0 leaves it out (TFJobs then run in the default environment).
-if [ "${SKIFF_TENSORFLOW:-1}" != 0 ]; then
-  python_env .venv-tensorflow "TensorFlow's Python environment" python/requirements-tensorflow.txt
-fi
-# Katib's SDK (KatibClient for users, report_metrics inside trials), without its pins (see requirements-tuning.txt)
-for venv in .venv .venv-clients; do
-  [ -f $venv/.skiff-installed-katib ] || { say "installing kubeflow-katib into $venv"; $venv/bin/pip install --quiet --disable-pip-version-check --no-deps kubeflow-katib==0.19.0 kubeflow-training==1.9.4 && touch $venv/.skiff-installed-katib; }
+for i in "${!py_jobs[@]}"; do
+  if ! wait "${py_jobs[$i]}"; then
+    say "error: ${py_names[$i]} could not be made (its pip output is above)" >&2
+    exit 1
+  fi
 done
 
 # Debian's torchrun (torch 1.13) cannot start on Python 3.11; the environment's own fixes that
