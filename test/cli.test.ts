@@ -1,6 +1,6 @@
 // The skiff CLI against the real server: tables, apply/delete of files, and one clear line for bad input.
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -14,6 +14,7 @@ describe('skiff CLI', () => {
   });
   after(async () => {
     await s.cleanup();
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('says what to do when the server is down, without a stack trace', async () => {

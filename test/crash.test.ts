@@ -2,7 +2,7 @@
 // is counted twice, and no process is left running unowned.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -16,10 +16,11 @@ describe('crash recovery', () => {
     await s?.cleanup();
   });
 
-  it('converges after kill -9 at arbitrary moments', async () => {
+  it('converges after kill -9 at arbitrary moments', async (t) => {
     s = await TestServer.start();
     const server = s;
     const record = mkdtempSync(join(tmpdir(), 'skiff-crash-'));
+    t.after(() => rmSync(record, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }));
     const marker = `crash-marker-${Math.floor(Math.random() * 1e6)}`;
     const runOnce = (cmd: string): string => `echo "start $JOB_COMPLETION_INDEX$HOSTNAME" >> /record/runs; ${cmd}`;
     const mk = (name: string, spec: Record<string, unknown>, cmd: string): unknown => ({
@@ -61,10 +62,11 @@ describe('crash recovery', () => {
     await server.until('no processes', async () => processesWith(marker).length === 0, 10_000);
   });
 
-  it('finishes a 20-task pipeline run after three kill -9s, running no task twice', async () => {
+  it('finishes a 20-task pipeline run after three kill -9s, running no task twice', async (t) => {
     const python = join(repoRoot, '.venv', 'bin', 'python');
     assert.ok(existsSync(python), 'scripts/setup.sh makes .venv');
     const dir = mkdtempSync(join(tmpdir(), 'skiff-crash-run-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }));
     const compiled = join(dir, 'chain.yaml');
     execFileSync(python, [join(repoRoot, 'test', 'fixtures', 'recorded_chain.py'), compiled]);
     const log = join(dir, 'steps.log');

@@ -2,7 +2,7 @@
 // their bodies as application/vnd.kubernetes.protobuf (others, like `run` and `expose`, as JSON), and
 // what Skiff stores must be what the same command prints under --dry-run=client.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -44,6 +44,7 @@ describe('kubectl typed commands (protobuf bodies)', () => {
   });
   after(async () => {
     await s?.cleanup();
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   const ok = async (args: string[]): Promise<string> => {

@@ -1,6 +1,6 @@
 // Pods on the local substrate, end to end: real processes under the real server.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -61,8 +61,9 @@ describe('pods on the local substrate', () => {
     assert.equal(log, 'one\ntwo\nhello world-hello envy default envy blue s3cret $(GREETING) $(UNDEFINED)\n/tmp\n');
   });
 
-  it('mounts configMap, secret, hostPath and PVC volumes at their mountPath', async () => {
+  it('mounts configMap, secret, hostPath and PVC volumes at their mountPath', async (t) => {
     const host = mkdtempSync(join(tmpdir(), 'skiff-hostpath-'));
+    t.after(() => rmSync(host, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }));
     writeFileSync(join(host, 'from-host.txt'), 'host file');
     await s.create('/api/v1/namespaces/default/persistentvolumeclaims', { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } });
     await s.until('pvc bound', async () => (await s.get('/api/v1/namespaces/default/persistentvolumeclaims/data')).status?.phase === 'Bound');
@@ -123,8 +124,9 @@ describe('pods on the local substrate', () => {
     assert.equal((await s.req('GET', `${pods}/needs-secret/log`)).text, 'finally\n');
   });
 
-  it('restarts OnFailure with back-off and keeps the previous log', async () => {
+  it('restarts OnFailure with back-off and keeps the previous log', async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'skiff-restart-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }));
     // fails twice, then succeeds: the count lives in a hostPath file
     const m = podManifest('flaky', ['sh', '-c', 'n=$(cat /state/n 2>/dev/null || echo 0); n=$((n+1)); echo $n > /state/n; echo "attempt $n"; [ $n -ge 3 ]'], {
       restartPolicy: 'OnFailure', volumes: [{ name: 'state', hostPath: { path: dir } }],

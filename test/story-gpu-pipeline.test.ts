@@ -6,7 +6,7 @@
 // saved model), a text file a 400 with PIL's message, and Chromium shows the page after an upload.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -96,6 +96,7 @@ describe('story: NVIDIA\'s GPU pipeline on CPU', { skip, timeout: 1_200_000 }, (
   });
   after(async () => {
     await s?.cleanup();
+    if (work) rmSync(work, { recursive: true, force: true });
   });
 
   it('the pipeline runs: preprocess, train, export to ONNX, deploy on the Triton runtime', async () => {

@@ -196,11 +196,10 @@ describe('sqlite store', () => {
     assert.throws(() => client.watch(Kinds.ConfigMap, { resourceVersion: first.metadata.resourceVersion }, () => undefined), (e) => reason(e) === '410 Expired');
   });
 
-  it('never reuses a version after reopening, even when the newest changes were deletions past a trim', async () => {
-    const { mkdtempSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
-    const file = join(mkdtempSync(join(tmpdir(), 'skiff-store-')), 'db');
+  it('never reuses a version after reopening, even when the newest changes were deletions past a trim', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'skiff-store-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const file = join(dir, 'db');
     const s1 = new SqliteStore({ file, historySize: 2 });
     for (let i = 0; i < 1005; i++) await s1.create(Kinds.Namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `n${i}` } });
     for (let i = 0; i < 3; i++) await s1.delete(Kinds.Namespace, { name: `n${1004 - i}` });
@@ -213,11 +212,10 @@ describe('sqlite store', () => {
     await s2.close();
   });
 
-  it('survives reopening the file: objects, versions and history persist', async () => {
-    const { mkdtempSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
-    const file = join(mkdtempSync(join(tmpdir(), 'skiff-store-')), 'db');
+  it('survives reopening the file: objects, versions and history persist', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'skiff-store-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const file = join(dir, 'db');
     const s1 = new SqliteStore({ file });
     const c1 = new Client(s1, defaultRegistry());
     await c1.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default' } });

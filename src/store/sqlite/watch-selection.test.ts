@@ -1,7 +1,7 @@
 // A filtered watch sees objects enter and leave its selection, live and when it resumes from a
 // version; continue tokens and list versions as kube-apiserver answers them.
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -51,8 +51,10 @@ describe('watch selection', () => {
     assert.deepEqual(seen(events), ['DELETED a', 'ADDED b', 'DELETED b']);
   });
 
-  it('a data file from before changes named their object still opens and replays', async () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'skiff-store-')), 'db');
+  it('a data file from before changes named their object still opens and replays', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'skiff-store-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const file = join(dir, 'db');
     const db = new Database(file);
     db.exec('CREATE TABLE changes (rv INTEGER PRIMARY KEY, res TEXT NOT NULL, ns TEXT NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL)');
     db.close();
