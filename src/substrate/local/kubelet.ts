@@ -2,6 +2,7 @@
 // stops them when they are deleted. Every step reads the Pod from the store and the run directories
 // from disk, so a restarted server adopts what the last one started.
 import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { constants } from 'node:os';
 import { join, posix, resolve } from 'node:path';
@@ -29,7 +30,7 @@ import { followLog, logTail, readLog, terminationLogLines } from './logs.js';
 import type { PythonLaunch, PythonPods } from './python-pods.js';
 import { PodAddresses, hostsFile, netPreloadPath, podNetworkEnv, sandboxPreloadPath, writeHosts } from './network.js';
 import type { ServiceView } from './network.js';
-import type { BindMount, ContainerProcess, SandboxIsolation } from './process.js';
+import type { BindMount, ContainerProcess, ExitInfo, SandboxIsolation } from './process.js';
 import { adopt, bwrapAvailable, execTarget, launch, recordTerminationMessage } from './process.js';
 import type { ContainerRuntime, PodDirs, PodRuntime } from './runtime.js';
 import { loadContainer, logFile, readPodRecord, runDir, writePodRecordAsync } from './runtime.js';
@@ -124,6 +125,8 @@ const osSignals = constants.signals as Record<string, number>;
 const terminalPhase = (p: Pod): boolean => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
 /** a container that ran this long without failing starts its back-off afresh */
 const backoffResetMs = 10 * 60_000;
+/** how many times in a row a start whose sandbox bubblewrap could not set up is made again */
+const sandboxSetupRetries = 3;
 /** how long an attach waits for a just-started container to open its stdin FIFO */
 const STDIN_OPEN_WAIT_MS = 5_000;
 
@@ -361,10 +364,39 @@ export class Kubelet {
         }
       }
       if (c.proc !== proc) return;
+      if (run !== undefined && await this.retrySandboxSetup(rt, c, run, exit)) return;
+      if (c.proc !== proc) return;
+      c.sandboxRetries = 0;
       c.proc = undefined;
       if (c.current) c.current.exit = exit;
       this.controller?.enqueue({ namespace: rt.namespace, name: rt.name });
     }, (e) => this.opts.log?.(`kubelet: ${rt.namespace}/${rt.name}/${c.name}: ${(e as Error).message}`));
+  }
+
+  /**
+   * bubblewrap could not set the sandbox up, so the container's program never ran: its log is only
+   * bwrap's own error lines. Binding the host's root races with a mount point vanishing under it (a
+   * network namespace another Pod's removal unmounts from /run/netns), so this start is undone (its
+   * run directory and log) and made again, a few times, with no restart counted, as a kubelet retries
+   * a sandbox it could not create. A lasting error (a bind source that is missing) fails as before.
+   */
+  private async retrySandboxSetup(rt: PodRuntime, c: ContainerRuntime, run: number, exit: ExitInfo): Promise<boolean> {
+    if (exit.exitCode !== 1 || !c.beforeStart || (c.sandboxRetries ?? 0) >= sandboxSetupRetries) return false;
+    const ranFor = Date.parse(exit.finishedAt) - Date.parse(c.current?.startedAt ?? '');
+    if (!(ranFor < 10_000)) return false;
+    const log = (await readLog(logFile(rt.dir, c.name, run), {}).catch(() => '')).trim();
+    if (!log || !log.split('\n').every((l) => l.startsWith('bwrap: '))) return false;
+    if (this.stopped || rt.termination) return false;
+    c.sandboxRetries = (c.sandboxRetries ?? 0) + 1;
+    c.proc = undefined;
+    c.current = c.beforeStart.current;
+    c.last = c.beforeStart.last;
+    c.beforeStart = undefined;
+    await rm(logFile(rt.dir, c.name, run), { force: true });
+    await rm(runDir(rt.stateDir, c.name, run), { recursive: true, force: true });
+    this.opts.log?.(`kubelet: ${rt.namespace}/${rt.name}/${c.name}: the sandbox could not be set up (${log.split('\n')[0]}); starting it again (${c.sandboxRetries} of ${sandboxSetupRetries})`);
+    setTimeout(() => this.controller?.enqueue({ namespace: rt.namespace, name: rt.name }), 200 * c.sandboxRetries).unref();
+    return true;
   }
 
   /** graceful stop: SIGTERM, then SIGKILL when the grace period is over; then the final status */
@@ -817,6 +849,7 @@ export class Kubelet {
         },
       } : {}),
     });
+    c.beforeStart = { ...(prev ? { current: prev } : {}), ...(c.last ? { last: c.last } : {}) };
     if (prev) c.last = prev;
     c.current = { n, startedAt: proc.startedAt };
     c.proc = proc;

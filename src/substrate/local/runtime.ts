@@ -32,6 +32,10 @@ export interface ContainerRuntime {
   gpuShares?: { uuid: string; cores: number }[];
   /** terminationMessagePolicy FallbackToLogsOnError: a failed run's log tail is its termination message */
   fallbackToLogs?: boolean;
+  /** what current and last were before the current run started, and how many starts in a row
+   *  bubblewrap could not set the sandbox up for (kubelet.ts: retrySandboxSetup) */
+  beforeStart?: { current?: Run; last?: Run };
+  sandboxRetries?: number;
   /** its Python environment (the local image pull): being built, ready, or failed */
   preparing?: { state: 'pending' | 'ready' | 'failed'; binDir?: string; message?: string };
 }
