@@ -39,7 +39,8 @@ checks_verdict() {
     exit 1
   fi
   checks=
-  grep -E "problems?|warnings?|Test Files|Tests " build/checks.log || true
+  echo "[test] lint, layer map and web units passed (build/checks.log):"
+  grep -E "problems?|warnings?|Test Files|Tests " build/checks.log | sed 's/^/  /' || true
 }
 # bench/ has unit tests of its own (bench/tuning's problems and scoring)
 mapfile -t all < <(find dist/src dist/test dist/bench -name '*.test.js' | sort)
