@@ -1,5 +1,6 @@
 // A container whose sandbox bubblewrap could not set up never ran its program: the start is made
-// again, with no restart counted, as a kubelet retries a sandbox it could not create. On a busy
+// again, with no restart counted, as a kubelet retries a sandbox it could not create; and an exec
+// into a container whose sandbox is still being made waits for it. On a busy
 // machine this happens when a mount point vanishes while bwrap binds the host's root (another Pod's
 // network namespace being removed from /run/netns). The server here finds, first on its PATH, a
 // `bwrap` that fails the way bubblewrap does in that race a given number of times, then runs the real
@@ -33,6 +34,8 @@ case " $* " in *" --die-with-parent "*)
     exit 1
   fi;;
 esac
+delay=$(cat '${join(dir, 'delay')}' 2>/dev/null || echo 0)
+[ "$delay" = 0 ] || sleep "$delay"
 exec ${realBwrap} "$@"
 `);
     chmodSync(join(dir, 'bwrap'), 0o755);
@@ -64,6 +67,20 @@ exec ${realBwrap} "$@"
     assert.equal(p.status.containerStatuses[0].restartCount, 0);
     assert.equal((await s.req('GET', `${pods}/raced/log`)).text, 'ran\n');
     assert.match(s.output, /raced\/main: the sandbox could not be set up \(bwrap: Can't bind mount .*\); starting it again \(1 of 3\)/);
+  });
+
+  it('kubectl exec into a container whose sandbox is still being set up waits for it', async () => {
+    // the Pod is Running once its process is there; bubblewrap makes the sandbox after that
+    writeFileSync(join(dir, 'delay'), '2');
+    try {
+      await s.create(pods, podManifest('slow-sandbox', ['sleep', '3600']));
+      await s.until('slow-sandbox Running', async () => ((await s.get(`${pods}/slow-sandbox`)).status?.phase === 'Running' ? true : undefined));
+      const r = await s.kubectl(['exec', 'slow-sandbox', '--', 'sh', '-c', 'echo inside $HOSTNAME']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, 'inside slow-sandbox\n');
+    } finally {
+      writeFileSync(join(dir, 'delay'), '0');
+    }
   });
 
   it('fails the Pod with bubblewrap\'s error when the sandbox never comes up', async () => {

@@ -1251,7 +1251,12 @@ export class Kubelet {
     if (terminalPhase(p)) throw new ApiError(StatusReason.BadRequest, `cannot exec into a container in a completed pod; current phase is ${p.status?.phase}`);
     const c = this.pods.get(p.metadata.uid)?.containers.get(cname);
     const cur = c?.current;
-    const target = cur && !cur.exit && c?.proc ? execTarget(c.proc.stateDir) : null;
+    let target = cur && !cur.exit && c?.proc ? execTarget(c.proc.stateDir) : null;
+    // a container that has just started may still be inside bubblewrap's set-up: a moment more
+    for (let waited = 0; !target && cur && !cur.exit && c?.proc && waited < 10_000; waited += 50) {
+      await new Promise((r) => setTimeout(r, 50));
+      target = !cur.exit && c.proc ? execTarget(c.proc.stateDir) : null;
+    }
     if (!target) throw new ApiError(StatusReason.BadRequest, `container "${cname}" in pod "${p.metadata.name}" is not running`);
     let child;
     try {

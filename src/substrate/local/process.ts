@@ -303,11 +303,14 @@ export function execTarget(stateDir: string): ExecTarget | null {
   if (!meta || meta.pid <= 0 || !isSame(meta.pid, meta.pidStartTime)) return null;
   const cwd = meta.cwd ?? '/';
   if (!meta.sandboxed) return { sandboxed: false, nsPid: meta.pid, envPid: meta.pid, cwd };
-  // bwrap (meta.pid, outside) -> bwrap as pid 1 of the new namespaces -> the container's command
+  // bwrap (meta.pid, outside) -> bwrap as pid 1 of the new namespaces -> the container's command.
+  // bwrap forks the command only once the sandbox's mounts are made: before that, pid 1's root is
+  // still being built (no `sh` in it), so the container is not there to exec into yet
   const init = childrenOf(meta.pid)[0];
   if (init === undefined) return null;
   const workload = childrenOf(init)[0];
-  return { sandboxed: true, nsPid: init, envPid: workload ?? init, cwd };
+  if (workload === undefined) return null;
+  return { sandboxed: true, nsPid: init, envPid: workload, cwd };
 }
 
 /** The container's environment, as its main process was started with it. */
