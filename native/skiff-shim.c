@@ -5,7 +5,8 @@
  *
  * It holds the container's stdout/stderr pipes and collects its exit status, so
  * the container keeps running (and logging) when the Skiff server crashes, and a
- * later server can adopt it from STATE_DIR: `pid` (written right after fork),
+ * later server can adopt it from STATE_DIR: `claim` (made first, exclusively: a
+ * shim that finds it there exits 125 without running anything), `pid` (written right after fork),
  * `exec-error` (why execvp failed; exit code 127), `exit` (one line of JSON).
  * LOG_FILE gets CRI-format lines: <RFC3339Nano> <stdout|stderr> <F|P> <content>
  *
@@ -179,6 +180,23 @@ int main(int argc, char **argv) {
   state_dir = argv[a];
   const char *log_path = argv[a + 1];
   char **cargv = argv + a + 3;
+
+  /* The run is this shim's only if it claims it first. A server that restarts and finds a run with
+   * no record of a process (it died between asking for this shim and the shim's `pid`) claims the run
+   * itself and starts the container again; a shim its predecessor asked for that only comes now must
+   * not run the command a second time. */
+  {
+    char claim[4096], who[64];
+    snprintf(claim, sizeof claim, "%s/claim", state_dir);
+    int cfd = open(claim, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (cfd < 0) {
+      fprintf(stderr, "skiff-shim: %s: %s\n", claim, strerror(errno));
+      return 125;
+    }
+    int n = snprintf(who, sizeof who, "shim %d\n", (int)getpid());
+    if (write(cfd, who, (size_t)n) != n) { /* the claim is the file itself; its text is for people */ }
+    close(cfd);
+  }
 
   /* A process group of our own, so the terminal's Ctrl-C to the server does not reach containers, but
    * not a session of our own: Linux's scheduler gives each session its own autogroup, and containers in

@@ -2,7 +2,7 @@
 // is counted twice, and no process is left running unowned.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -60,6 +60,41 @@ describe('crash recovery', () => {
     await server.req('DELETE', `${jobs}/doomed`);
     await server.until('no pods', async () => (await server.get('/api/v1/namespaces/default/pods')).items.length === 0);
     await server.until('no processes', async () => processesWith(marker).length === 0, 10_000);
+  });
+
+  it('starts again, once, a container whose start the server died in', async (t) => {
+    s ??= await TestServer.start();
+    const server = s;
+    const record = mkdtempSync(join(tmpdir(), 'skiff-crash-'));
+    t.after(() => rmSync(record, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }));
+    // a shim that comes late: the server asked for it, then died before it wrote the container's pid
+    const late = join(record, 'late-shim');
+    writeFileSync(late, `#!/bin/sh\nsleep 4\nexec ${join(repoRoot, 'build', 'skiff-shim')} "$@"\n`, { mode: 0o755 });
+    await server.crash();
+    await server.launch({ env: { SKIFF_SHIM: late } });
+    const pods = '/api/v1/namespaces/default/pods';
+    await server.create(pods, {
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'started-in-a-crash' },
+      spec: {
+        restartPolicy: 'Never',
+        volumes: [{ name: 'record', hostPath: { path: record } }],
+        containers: [{ name: 'main', image: 'python', command: ['sh', '-c', 'echo ran >> /record/runs; sleep 1'], volumeMounts: [{ name: 'record', mountPath: '/record' }] }],
+      },
+    });
+    await server.until('the late shim to be asked for', async () => processesWith(late).length > 0, 30_000);
+    await server.crash();
+    await server.launch();
+    const pod = await server.until('the Pod to end', async () => {
+      const p = await server.get(`${pods}/started-in-a-crash`);
+      return ['Succeeded', 'Failed'].includes(p.status?.phase) ? p : undefined;
+    }, 60_000);
+    assert.equal(pod.status.phase, 'Succeeded', JSON.stringify(pod.status));
+    assert.equal(pod.status.containerStatuses[0].restartCount, 0);
+    // the late shim finds the run claimed by the server that started the container again: it runs nothing
+    await server.until('the late shim to give up', async () => processesWith(late).length === 0, 30_000);
+    await sleep(500);
+    assert.deepEqual(readFileSync(join(record, 'runs'), 'utf8').trim().split('\n'), ['ran'], 'the command ran once');
+    await server.req('DELETE', `${pods}/started-in-a-crash`);
   });
 
   it('finishes a 20-task pipeline run after three kill -9s, running no task twice', async (t) => {

@@ -43,11 +43,11 @@ export class TestServer {
    * starts (or restarts) the server process on the same data dir; `samePort` restarts it at the
    * address it had, as a restarted `skiff up` would be, so that clients holding that address resume
    */
-  async launch(opts: { samePort?: boolean } = {}): Promise<void> {
+  async launch(opts: { samePort?: boolean; env?: Record<string, string> } = {}): Promise<void> {
     const port = opts.samePort && this.url ? new URL(this.url).port : '0';
     this.output = '';
     // a test file the runner kills at its timeout takes its servers with it
-    const proc = spawn(process.execPath, [skiffBin, 'up', '--port', port, '--data-dir', this.dataDir, '--config', this.configFile], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SKIFF_STOP_WITH_PARENT: '1' } });
+    const proc = spawn(process.execPath, [skiffBin, 'up', '--port', port, '--data-dir', this.dataDir, '--config', this.configFile], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SKIFF_STOP_WITH_PARENT: '1', ...opts.env } });
     this.proc = proc;
     this.url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`server did not start:\n${this.output}`)), 20_000);

@@ -1,7 +1,7 @@
 // Real processes, no mocks: the shim, sh, sleep and (where it works here) bubblewrap.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -300,6 +300,36 @@ void describe('adopt', () => {
     assert.equal((await exited).reason, 'Unknown');
     const later = adopt(s.stateDir);
     assert.ok(!('exited' in later) && later.reason === 'Unknown');
+  });
+
+  void test('a run its server left before any shim started is claimed: a shim that comes later runs nothing', () => {
+    const s = spec(['sh', '-c', 'echo ran > "$0"', path.join(base, 'late-ran')]);
+    fs.mkdirSync(s.stateDir, { recursive: true }); // what launch() had made when its server died
+    const info = adopt(s.stateDir);
+    assert.ok(!('exited' in info));
+    assert.deepEqual([info.reason, info.neverStarted], ['Unknown', true]);
+    assert.match(fs.readFileSync(path.join(s.stateDir, 'claim'), 'utf8'), /^server \d+/);
+    const late = spawnSync(shimPath(), [s.stateDir, s.logFile, '--', ...s.argv], { env, encoding: 'utf8' });
+    assert.equal(late.status, 125, late.stderr);
+    assert.match(late.stderr, /claim: File exists/);
+    assert.ok(!fs.existsSync(path.join(base, 'late-ran')), 'the late shim ran the command');
+    assert.ok(!fs.existsSync(path.join(s.stateDir, 'pid')));
+  });
+
+  void test('a run a shim claimed but has no pid for yet: adopt waits for the pid', () => {
+    const s = spec(['true']);
+    fs.mkdirSync(s.stateDir, { recursive: true });
+    // a stand-in shim: it claims the run, writes its pid a moment later, and runs a while
+    const shim = spawn('sh', ['-c', 'echo "shim $$" > claim; sleep 0.3; echo $$ > pid.tmp; mv pid.tmp pid; exec sleep 5'], { cwd: s.stateDir, stdio: 'ignore' });
+    try {
+      const claimed = Date.now() + 5000;
+      while (!fs.existsSync(path.join(s.stateDir, 'claim')) && Date.now() < claimed) spawnSync('sleep', ['0.02']);
+      const found = adopt(s.stateDir);
+      assert.ok('exited' in found, JSON.stringify(found));
+      assert.equal(found.pid, shim.pid);
+    } finally {
+      shim.kill('SIGKILL');
+    }
   });
 
   void test('a pid reused by another process is not mistaken for the container', () => {

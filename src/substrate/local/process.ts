@@ -2,9 +2,10 @@
 // monitor (native/skiff-shim.c, like conmon), optionally inside bubblewrap, and re-attaches to
 // containers started by an earlier server process.
 //
-// Each container *run* has its own state directory. The shim writes there `pid` (the container's
-// pid), `exec-error` (why exec failed) and `exit` (its exit status, once it has exited); this module
-// adds `meta.json`, which is what adopt() needs to find and verify the processes again.
+// Each container *run* has its own state directory. The shim writes there `claim` (first, and only
+// if no one has: see adopt()), `pid` (the container's pid), `exec-error` (why exec failed) and `exit`
+// (its exit status, once it has exited); this module adds `meta.json`, which is what adopt() needs to
+// find and verify the processes again.
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -57,6 +58,9 @@ export interface ExitInfo {
   finishedAt: string;
   reason: 'Completed' | 'Error' | 'StartError' | 'OOMKilled' | 'Unknown';
   message?: string;
+  /** adopt(): no process ever ran for this run, and none will (the adopter claimed it first): the
+   *  server that made it died before its shim started, so the container is started again */
+  neverStarted?: true;
 }
 export interface ContainerProcess {
   /** the container's main process (the child of the shim; with bwrap: bwrap's pid); 0 if it never started */
@@ -140,7 +144,7 @@ export async function launch(spec: LaunchSpec): Promise<ContainerProcess> {
   // synchronous call would hold every other controller up for as long as it waits
   if ((await fs.promises.mkdir(stateDir, { recursive: true })) === undefined) {
     // A reused directory: stale files would be mistaken for this run's.
-    for (const f of ['pid', 'exit', 'exec-error', 'meta.json']) fs.rmSync(path.join(stateDir, f), { force: true });
+    for (const f of ['pid', 'exit', 'exec-error', 'meta.json', 'claim']) fs.rmSync(path.join(stateDir, f), { force: true });
   }
   const logFile = path.resolve(spec.logFile);
   // the log is kept apart from the run state (which may be on a tmpfs), and its folder made here too
@@ -264,7 +268,8 @@ async function startShim(args: string[], env: Record<string, string | undefined>
  *  Returns a ContainerProcess while the shim or the container is still alive (checked against the
  *  pid start times in meta.json, so a reused pid does not count), the recorded ExitInfo once it has
  *  finished, or reason 'Unknown' with exitCode UNKNOWN_EXIT_CODE (137) when it vanished without an
- *  exit file (or there is no record of it at all). */
+ *  exit file (or there is no record of it at all). A run no process was started for (the server died
+ *  first) is claimed, so that a shim asked for too late cannot start one, and reads `neverStarted`. */
 export function adopt(stateDir: string): ContainerProcess | ExitInfo {
   stateDir = path.resolve(stateDir);
   let meta = readMeta(stateDir);
@@ -272,7 +277,17 @@ export function adopt(stateDir: string): ContainerProcess | ExitInfo {
   if (exit) return exit;
   if (!meta) {
     // The server died between starting the shim and writing meta.json: all we know is the pid.
-    const pid = readPid(stateDir);
+    let pid = readPid(stateDir);
+    if (pid === null) {
+      // No shim had claimed the run: claiming it here means none ever runs the command.
+      const claim = claimRun(stateDir);
+      if (claim === 'missing') return unknownExit('no record of the container process');
+      if (claim === 'claimed') return { ...unknownExit('the server stopped before the container process started'), neverStarted: true };
+      // A shim claimed it: it writes its pid right after its fork.
+      pid = awaitPid(stateDir);
+      const exit = readExit(stateDir, null);
+      if (exit) return exit;
+    }
     if (pid === null || !procStat(pid)) return unknownExit('no record of the container process');
     const st = procStat(pid);
     meta = { shimPid: 0, shimStartTime: null, pid, pidStartTime: st?.startTime ?? null,
@@ -523,6 +538,36 @@ function readPid(stateDir: string): number | null {
   const raw = readText(path.join(stateDir, 'pid'));
   const pid = raw === null ? NaN : Number.parseInt(raw, 10);
   return pid > 0 ? pid : null;
+}
+
+/** Takes the run's claim (STATE_DIR/claim, made exclusively, as the shim makes it before it forks):
+ *  'shim' when a shim has it, 'missing' when the run has no state directory. */
+function claimRun(stateDir: string): 'claimed' | 'shim' | 'missing' {
+  try {
+    fs.writeFileSync(path.join(stateDir, 'claim'), `server ${process.pid}\n`, { flag: 'wx' });
+    return 'claimed';
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return 'shim';
+    if (code === 'ENOENT' || code === 'ENOTDIR') return 'missing';
+    throw e;
+  }
+}
+
+/** The pid a shim that claimed the run writes after its fork: waited for (at most 2 s) while the
+ *  shim is alive. Only a server adopting a run its predecessor left mid-start waits here. */
+function awaitPid(stateDir: string): number | null {
+  const claim = /^shim (\d+)/.exec(readText(path.join(stateDir, 'claim')) ?? '');
+  const shim = claim ? Number(claim[1]) : 0;
+  const until = Date.now() + 2000;
+  const nap = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    const pid = readPid(stateDir);
+    if (pid !== null || Date.now() >= until) return pid;
+    const st = procStat(shim);
+    if (!st || st.state === 'Z') return readPid(stateDir);
+    Atomics.wait(nap, 0, 0, 10);
+  }
 }
 
 function unknownExit(message: string): ExitInfo {

@@ -1,6 +1,6 @@
 // What the node agent knows about a Pod's containers: rebuilt from the run directories on disk, so a
 // restarted server picks up exactly where the last one was.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PodNetwork } from './podnet.js';
@@ -137,6 +137,13 @@ export function loadContainer(dirs: PodDirs, name: string, init: boolean): Conta
   if (latest === undefined) return rt;
   const stateDir = stateDirOf(dirs, name, latest);
   const found = adopt(stateDir);
+  if (!('exited' in found) && found.neverStarted) {
+    // the server stopped while starting it: nothing ran, so the run is undone and made again (as a
+    // kubelet starts a container its runtime has no record of, whatever the restart policy)
+    rmSync(stateDir, { recursive: true, force: true });
+    rmSync(logFile(dirs.pod, name, latest), { force: true });
+    return loadContainer(dirs, name, init);
+  }
   const startedAt = startedAtOf(stateDir);
   if ('exited' in found) {
     rt.proc = found;
