@@ -27,9 +27,16 @@ export function UsageChart({ title, data, format, height = 160, xRange }: { titl
   const shape = `${data.series.map((s) => s.label).join('\n')}|${xRange?.join('-') ?? ''}`;
   // a new plot when the lines change (a container appears) or the theme does; new points only update it
   const theme = useSyncExternalStore(subscribeTheme, themeName);
+  // the plot is built from the latest props, but only a change of shape, theme or height rebuilds it
+  const latest = useRef({ data, format, xRange });
+  useEffect(() => {
+    latest.current = { data, format, xRange };
+  });
   useEffect(() => {
     const el = box.current;
     if (!el) return;
+    const { data, xRange } = latest.current;
+    const format = (v: number | undefined): string => latest.current.format(v);
     const text = cssVar(el, '--muted', '#666');
     const grid = cssVar(el, '--border', '#ddd');
     const opts: uPlot.Options = {
@@ -63,7 +70,7 @@ export function UsageChart({ title, data, format, height = 160, xRange }: { titl
       p.destroy();
       plot.current = null;
     };
-    // data is applied by the effect below; only the shape rebuilds the plot
+    // new data is applied by the effect below
   }, [shape, theme, height]);
   useEffect(() => {
     plot.current?.setData([data.x, ...data.series.map((s) => s.values)] as uPlot.AlignedData);

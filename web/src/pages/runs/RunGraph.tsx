@@ -21,11 +21,18 @@ const nodeTypes = { task: TaskNode };
 /** the minimap draws each task in its state's colour (the same variables as the nodes, so both themes work) */
 const TONES: Partial<Record<string, string>> = { SUCCEEDED: 'ok', CACHED: 'info', RUNNING: 'run', PENDING: 'wait', FAILED: 'bad', SKIPPED: 'off', CANCELED: 'off', CANCELING: 'off', NOT_STARTED: 'border' };
 
+/** `value` as it was when `key` was first seen: a new key (another object) takes the new value */
+function useKeptFor<T>(value: T, key: unknown): T {
+  const [kept, setKept] = useState({ key, value });
+  if (kept.key !== key) setKept({ key, value });
+  return kept.key === key ? kept.value : value;
+}
+
 /** `loaded`: the task records have arrived (until then every task would read as not started) */
 export function RunGraph({ run, tasks, loaded = true }: { run: Run; tasks: Record<string, TaskStatus>; loaded?: boolean }) {
   // a Run's spec never changes (the API refuses it), but every watch event parses a new copy: keyed
   // by the run's uid, the graph is built and laid out once instead of on every task's change
-  const spec = useMemo(() => run.spec.pipelineSpec, [run.metadata?.uid]);
+  const spec = useKeptFor(run.spec.pipelineSpec, run.metadata?.uid);
   const [layerParam, setLayer] = useQueryParam('layer');
   const [selected, setSelected] = useQueryParam('task');
   const layerPath = layerParam ?? '';

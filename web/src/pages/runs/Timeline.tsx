@@ -9,10 +9,13 @@ import { shortDuration } from '../../components/time';
 import { label, timeTicks, timelineBars } from './graph/state';
 
 const ROW = 26;
+/** the time now; `tick` names the page tick it is read for */
+const clockAt = (_tick: number): number => Date.now();
 
 export function Timeline({ tasks }: { tasks: Record<string, TaskStatus> }) {
   const tick = useTick();
-  const { bars, t0, t1 } = useMemo(() => timelineBars(tasks, Date.now()), [tasks, tick]);
+  // the clock is read again when the tasks change and on each tick (running bars grow)
+  const { bars, t0, t1 } = useMemo(() => timelineBars(tasks, clockAt(tick)), [tasks, tick]);
   const { navigate } = useNav();
   const box = useRef<HTMLDivElement>(null);
   const v = useVirtualizer({ count: bars.length, getScrollElement: () => box.current, estimateSize: () => ROW, overscan: 20 });
