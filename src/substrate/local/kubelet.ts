@@ -364,13 +364,18 @@ export class Kubelet {
         }
       }
       if (c.proc !== proc) return;
-      if (run !== undefined && await this.retrySandboxSetup(rt, c, run, exit)) return;
+      try {
+        if (run !== undefined && await this.retrySandboxSetup(rt, c, run, exit)) return;
+      } catch (e) {
+        // the start could not be undone: it ends as it did
+        this.opts.log?.(`kubelet: ${rt.namespace}/${rt.name}/${c.name}: starting it again: ${(e as Error).message}`);
+      }
       if (c.proc !== proc) return;
       c.sandboxRetries = 0;
       c.proc = undefined;
       if (c.current) c.current.exit = exit;
       this.controller?.enqueue({ namespace: rt.namespace, name: rt.name });
-    }, (e) => this.opts.log?.(`kubelet: ${rt.namespace}/${rt.name}/${c.name}: ${(e as Error).message}`));
+    }).catch((e: unknown) => this.opts.log?.(`kubelet: ${rt.namespace}/${rt.name}/${c.name}: ${(e as Error).message}`));
   }
 
   /**
@@ -387,13 +392,15 @@ export class Kubelet {
     const log = (await readLog(logFile(rt.dir, c.name, run), {}).catch(() => '')).trim();
     if (!log || !log.split('\n').every((l) => l.startsWith('bwrap: '))) return false;
     if (this.stopped || rt.termination) return false;
+    // undone first (a failure leaves the start as it ended); the shim may still be writing its last
+    // files in the run directory, so its removal is tried again when an entry appears under it
+    await rm(runDir(rt.stateDir, c.name, run), { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+    await rm(logFile(rt.dir, c.name, run), { force: true });
     c.sandboxRetries = (c.sandboxRetries ?? 0) + 1;
     c.proc = undefined;
     c.current = c.beforeStart.current;
     c.last = c.beforeStart.last;
     c.beforeStart = undefined;
-    await rm(logFile(rt.dir, c.name, run), { force: true });
-    await rm(runDir(rt.stateDir, c.name, run), { recursive: true, force: true });
     this.opts.log?.(`kubelet: ${rt.namespace}/${rt.name}/${c.name}: the sandbox could not be set up (${log.split('\n')[0]}); starting it again (${c.sandboxRetries} of ${sandboxSetupRetries})`);
     setTimeout(() => this.controller?.enqueue({ namespace: rt.namespace, name: rt.name }), 200 * c.sandboxRetries).unref();
     return true;

@@ -140,7 +140,7 @@ export function loadContainer(dirs: PodDirs, name: string, init: boolean): Conta
   if (!('exited' in found) && found.neverStarted) {
     // the server stopped while starting it: nothing ran, so the run is undone and made again (as a
     // kubelet starts a container its runtime has no record of, whatever the restart policy)
-    rmSync(stateDir, { recursive: true, force: true });
+    rmSync(stateDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     rmSync(logFile(dirs.pod, name, latest), { force: true });
     return loadContainer(dirs, name, init);
   }
