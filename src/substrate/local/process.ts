@@ -125,9 +125,13 @@ export function bwrapAvailable(): boolean {
     if (found) {
       // The probe uses the same namespaces and mounts as bwrapArgv, so an environment that allows
       // `bwrap --ro-bind / / true` but not a new /proc (e.g. unprivileged inside a container) says no.
-      const probe = spawnSync(found, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-pid',
-        '--unshare-uts', '--die-with-parent', '--', 'true'], { stdio: 'ignore', timeout: 10_000 });
-      if (probe.status === 0) bwrapPath = found;
+      // Tried up to three times: binding the host's root races with a mount point vanishing under it
+      // (another Pod's network namespace), and one lost race must not leave a server without sandboxes.
+      for (let attempt = 0; attempt < 3 && bwrapPath === null; attempt++) {
+        const probe = spawnSync(found, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-pid',
+          '--unshare-uts', '--die-with-parent', '--', 'true'], { stdio: 'ignore', timeout: 10_000 });
+        if (probe.status === 0) bwrapPath = found;
+      }
     }
   }
   return bwrapPath !== null;
